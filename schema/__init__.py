@@ -1,0 +1,1 @@
+"""Package data: the normative JSON Schemas, SPEC.md and golden vectors (see schema/SPEC.md)."""
