@@ -1,0 +1,455 @@
+"""One isolated virtual environment per released ``modelexpress`` version.
+
+The compat matrix runs the *released* upstream reader and writer as testees, so
+each release needs an interpreter where ``modelexpress.refit.reshard.rendezvous``
+and ``...verify`` import. The released wheels declare heavy dependencies (model
+streamers, cloud SDKs) that those two modules never touch, so an environment is
+built with just enough:
+
+1. ``python -m venv <tmp>``;
+2. ``pip install torch==2.13.0`` first and alone, so that nothing afterwards can
+   pull a multi-GB CUDA build of torch;
+3. the packages the two modules really import (see :data:`IMPORT_REQUIREMENTS`);
+4. ``pip install --no-deps modelexpress==X``;
+5. a smoke import of :data:`SMOKE_MODULES`;
+6. a marker file (:data:`MARKER_NAME`) recording the version, the recipe and the
+   ``pip freeze``, then an atomic rename of the temporary directory into place.
+
+A failed build removes its temporary directory, so nothing half-installed is ever
+found, and raises :class:`EnvBuildError` carrying the tail of the pip output (the
+full log is kept beside the cache as ``modelexpress-X.failed.log``). A complete
+environment (marker present, same recipe) is reused as is.
+
+Environments live under :func:`cache_dir`: ``$REFITWIRE_ENVS`` if set, else
+``.compat-envs/`` in the source checkout (or the git work tree around the current
+directory, or the current directory itself).
+
+pip runs from inside the new environment with the caller's environment
+variables and configuration, so locally configured indexes and wheel folders are
+honoured, and with ``--no-compile`` to keep the install short. Because the
+environment is renamed after it is built, its console scripts (``bin/pip`` ...)
+carry stale shebangs: always run ``<env>/bin/python -m ...``.
+
+Stdlib only. Command line::
+
+    python -m refitwire.compat.upstream.envs [--versions 0.6.0 0.7.0] [--cache DIR] [--rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ENV_VAR",
+    "IMPORT_REQUIREMENTS",
+    "MARKER_NAME",
+    "SMOKE_MODULES",
+    "TORCH_REQUIREMENT",
+    "UPSTREAM_VERSIONS",
+    "EnvBuildError",
+    "EnvInfo",
+    "cache_dir",
+    "ensure_env",
+    "env_dir",
+    "find_env",
+    "main",
+]
+
+#: Released versions that have ``refit/reshard`` (0.5.1 and older have none).
+UPSTREAM_VERSIONS: tuple[str, ...] = ("0.6.0", "0.7.0")
+
+#: Installed first and alone: the CPU build available locally.
+TORCH_REQUIREMENT = "torch==2.13.0"
+
+#: What ``rendezvous`` and ``verify`` need to import (checked by removing each in
+#: turn). Importing ``modelexpress.refit.reshard.rendezvous`` runs
+#: ``modelexpress/__init__`` (grpc client, generated protobuf, Hugging Face hub
+#: helpers). pydantic, although declared, is not needed for these modules. numpy
+#: is not imported by them either, but torch warns on import without it. Lower
+#: bounds are the wheels' own.
+IMPORT_REQUIREMENTS: tuple[str, ...] = (
+    "grpcio>=1.66.2",
+    "protobuf>=5.27.2,<7",
+    "huggingface_hub>=0.20",
+    "numpy>=1.24",
+)
+
+#: Imported in the new environment before it is accepted.
+SMOKE_MODULES: tuple[str, ...] = (
+    "modelexpress.refit.reshard.rendezvous",
+    "modelexpress.refit.reshard.verify",
+)
+
+#: Overrides the cache directory.
+ENV_VAR = "REFITWIRE_ENVS"
+
+#: Written last, inside the environment; its presence means "complete".
+MARKER_NAME = "refitwire-env.json"
+
+_PIP_INSTALL = (
+    "-m",
+    "pip",
+    "install",
+    "--no-compile",
+    "--no-input",
+    "--disable-pip-version-check",
+)
+_VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+)*([A-Za-z0-9.+-]*)$")
+_STEP_TIMEOUT_S = 1200
+_TAIL_LINES = 40
+
+
+class EnvBuildError(RuntimeError):
+    """Building the environment for ``version`` failed at ``step``."""
+
+    def __init__(self, version: str, step: str, detail: str, log: Path | None = None) -> None:
+        self.version = version
+        self.step = step
+        self.detail = detail
+        self.log = log
+        where = f" (full log: {log})" if log else ""
+        super().__init__(f"modelexpress {version}: {step} failed{where}\n{detail}")
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    """What :func:`ensure_env` found or did."""
+
+    version: str
+    python: Path
+    built: bool
+    seconds: float
+
+
+def _recipe() -> dict[str, object]:
+    return {
+        "torch": TORCH_REQUIREMENT,
+        "requirements": list(IMPORT_REQUIREMENTS),
+        "smoke": list(SMOKE_MODULES),
+    }
+
+
+def _recipe_id() -> str:
+    text = json.dumps(_recipe(), sort_keys=True).encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def _checkout_root() -> Path | None:
+    """The source checkout holding this file (``compat/upstream/envs.py``), if any."""
+    here = Path(__file__).resolve()
+    if len(here.parents) < 3:
+        return None
+    root = here.parents[2]
+    if (root / "pyproject.toml").is_file() and (root / ".git").exists():
+        return root
+    return None
+
+
+def _git_root(start: Path) -> Path | None:
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def cache_dir() -> Path:
+    """Where the environments live (not created here)."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override).expanduser().resolve()
+    cwd = Path.cwd().resolve()
+    root = _checkout_root() or _git_root(cwd) or cwd
+    return root / ".compat-envs"
+
+
+def _check_version(version: str) -> str:
+    if not isinstance(version, str) or not _VERSION_RE.match(version):
+        raise ValueError(f"{version!r} is not a release version")
+    return version
+
+
+def env_dir(version: str, cache: Path | None = None) -> Path:
+    """The directory the environment for ``version`` has (or would have)."""
+    return (cache or cache_dir()) / f"modelexpress-{_check_version(version)}"
+
+
+def _python_in(env: Path) -> Path:
+    if os.name == "nt":  # pragma: no cover - the envs are built on Linux
+        return env / "Scripts" / "python.exe"
+    return env / "bin" / "python"
+
+
+def _read_marker(env: Path) -> dict[str, object] | None:
+    try:
+        marker = json.loads((env / MARKER_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def find_env(version: str, cache: Path | None = None) -> Path | None:
+    """The python of a complete environment for ``version``, or ``None``. Never builds."""
+    env = env_dir(version, cache)
+    marker = _read_marker(env)
+    if marker is None or marker.get("version") != version:
+        return None
+    if marker.get("recipe_id") != _recipe_id():
+        return None
+    python = _python_in(env)
+    return python if python.exists() else None
+
+
+def _tail(text: str, lines: int = _TAIL_LINES) -> str:
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join(kept)
+
+
+def _child_env() -> dict[str, str]:
+    # Inherit everything (pip's configuration, proxies, certificates, wheel
+    # folders), but not what would make the new interpreter see other packages.
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_USER"):
+        env.pop(name, None)
+    return env
+
+
+def _run(argv: Sequence[str | os.PathLike[str]], *, version: str, step: str, log_file: Path) -> str:
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [os.fspath(a) for a in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_child_env(),
+            timeout=_STEP_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.output or b"").decode("utf-8", "replace")
+        _append_log(log_file, step, argv, out, f"timed out after {_STEP_TIMEOUT_S}s")
+        raise EnvBuildError(version, step, f"timed out after {_STEP_TIMEOUT_S}s\n{_tail(out)}") from None
+    except OSError as exc:
+        _append_log(log_file, step, argv, "", repr(exc))
+        raise EnvBuildError(version, step, f"could not run {argv[0]}: {exc}") from exc
+    out = proc.stdout.decode("utf-8", "replace")
+    took = time.monotonic() - started
+    _append_log(log_file, step, argv, out, f"exit {proc.returncode} after {took:.1f}s")
+    if proc.returncode != 0:
+        raise EnvBuildError(version, step, f"exit status {proc.returncode}\n{_tail(out)}")
+    return out
+
+
+def _append_log(
+    log_file: Path, step: str, argv: Sequence[str | os.PathLike[str]], out: str, end: str
+) -> None:
+    with log_file.open("a", encoding="utf-8") as fh:
+        fh.write(f"=== {step}: {' '.join(os.fspath(a) for a in argv)}\n{out}\n=== {end}\n")
+
+
+@contextlib.contextmanager
+def _lock(cache: Path, version: str) -> Iterator[None]:
+    """Serialize builds of one version across processes (POSIX only; no-op elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    with (cache / f".modelexpress-{version}.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def _build(version: str, final: Path, base_python: str, log: Callable[[str], None]) -> None:
+    cache = final.parent
+    failed_log = cache / f"{final.name}.failed.log"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=cache))
+    log_file = tmp.with_name(tmp.name + ".log")
+    try:
+        log(f"modelexpress {version}: creating venv in {tmp}")
+        _run([base_python, "-m", "venv", tmp], version=version, step="venv", log_file=log_file)
+        python = _python_in(tmp)
+        log(f"modelexpress {version}: installing {TORCH_REQUIREMENT}")
+        _run(
+            [python, *_PIP_INSTALL, TORCH_REQUIREMENT],
+            version=version,
+            step="install torch",
+            log_file=log_file,
+        )
+        log(f"modelexpress {version}: installing {' '.join(IMPORT_REQUIREMENTS)}")
+        _run(
+            [python, *_PIP_INSTALL, *IMPORT_REQUIREMENTS],
+            version=version,
+            step="install import requirements",
+            log_file=log_file,
+        )
+        log(f"modelexpress {version}: installing modelexpress=={version} (--no-deps)")
+        _run(
+            [python, *_PIP_INSTALL, "--no-deps", f"modelexpress=={version}"],
+            version=version,
+            step="install modelexpress",
+            log_file=log_file,
+        )
+        smoke = (
+            "import importlib, importlib.metadata as m, sys\n"
+            f"for name in {list(SMOKE_MODULES)!r}:\n"
+            "    importlib.import_module(name)\n"
+            f"got = m.version('modelexpress')\n"
+            f"assert got == {version!r}, got\n"
+        )
+        log(f"modelexpress {version}: smoke-importing {', '.join(SMOKE_MODULES)}")
+        _run([python, "-c", smoke], version=version, step="smoke import", log_file=log_file)
+        python_version = _run(
+            [python, "-c", "import sys; print(sys.version.split()[0])"],
+            version=version,
+            step="python version",
+            log_file=log_file,
+        )
+        freeze = _run(
+            [python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"],
+            version=version,
+            step="pip freeze",
+            log_file=log_file,
+        )
+        marker = {
+            "version": version,
+            "recipe_id": _recipe_id(),
+            "recipe": _recipe(),
+            "python": python_version.strip(),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "freeze": [line for line in freeze.splitlines() if line and "==" in line],
+        }
+        (tmp / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        tmp.chmod(0o755)  # mkdtemp made it private
+        # Swap into place: an existing (outdated or broken) env is moved aside first,
+        # then deleted, so ``final`` is at every moment either absent, old or complete.
+        old = None
+        if final.exists() or final.is_symlink():
+            old = final.with_name(f".{final.name}.old-{os.getpid()}")
+            os.replace(final, old)
+        os.replace(tmp, final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            failed_log.unlink()
+        log_file.unlink(missing_ok=True)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if log_file.exists():
+            os.replace(log_file, failed_log)
+        if isinstance(exc, EnvBuildError):
+            raise EnvBuildError(version, exc.step, exc.detail, failed_log) from None
+        raise
+
+
+def ensure_env(
+    version: str,
+    cache: Path | None = None,
+    *,
+    base_python: str | None = None,
+    rebuild: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> Path:
+    """The python of a complete environment for ``version``, building it if needed."""
+    return _ensure(version, cache, base_python=base_python, rebuild=rebuild, log=log).python
+
+
+def _ensure(
+    version: str,
+    cache: Path | None,
+    *,
+    base_python: str | None,
+    rebuild: bool,
+    log: Callable[[str], None] | None,
+) -> EnvInfo:
+    cache = cache or cache_dir()
+    final = env_dir(version, cache)
+    say = log or (lambda _msg: None)
+    started = time.monotonic()
+    if not rebuild:
+        found = find_env(version, cache)
+        if found is not None:
+            return EnvInfo(version, found, built=False, seconds=0.0)
+    cache.mkdir(parents=True, exist_ok=True)
+    with _lock(cache, version):
+        if not rebuild:  # another process may have finished it while we waited
+            found = find_env(version, cache)
+            if found is not None:
+                return EnvInfo(version, found, built=False, seconds=time.monotonic() - started)
+        _build(version, final, base_python or sys.executable, say)
+    python = find_env(version, cache)
+    if python is None:  # pragma: no cover - _build writes the marker before the rename
+        raise EnvBuildError(version, "verify", f"{final} is not complete after the build")
+    return EnvInfo(version, python, built=True, seconds=time.monotonic() - started)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m refitwire.compat.upstream.envs",
+        description="Build (or reuse) one virtual environment per released modelexpress.",
+    )
+    parser.add_argument(
+        "--versions",
+        nargs="+",
+        default=list(UPSTREAM_VERSIONS),
+        metavar="VERSION",
+        help="default: %(default)s",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help=f"cache directory (default: ${ENV_VAR} or <repo>/.compat-envs)",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="rebuild even a complete env")
+    parser.add_argument("--python", default=None, help="base interpreter for the venvs (default: this one)")
+    args = parser.parse_args(argv)
+
+    def progress(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    cache = args.cache.resolve() if args.cache else cache_dir()
+    failures = 0
+    for version in args.versions:
+        try:
+            info = _ensure(version, cache, base_python=args.python, rebuild=args.rebuild, log=progress)
+        except (EnvBuildError, ValueError) as exc:
+            failures += 1
+            print(f"{version}\tfailed\t{exc}", flush=True)
+            continue
+        env = info.python.parent.parent
+        if info.built:
+            size = _du(env) / 2**20
+            print(f"{version}\tbuilt\t{env}\t{info.seconds:.1f}s\t{size:.0f} MiB", flush=True)
+        else:
+            print(f"{version}\treused\t{env}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
