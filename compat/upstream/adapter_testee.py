@@ -1,0 +1,314 @@
+"""Compat-matrix testee backed by a *released* ``modelexpress`` package.
+
+Run it with the python of an environment built by ``refitwire.compat.upstream.envs``
+(refitwire itself is not installed there, so this file is stdlib-only). It speaks
+the matrix's JSON-lines protocol on stdin/stdout, one UTF-8 JSON object per line
+each way; diagnostics go to stderr. Every request is answered by the release's own
+code: ``wrap_rendezvous_blob`` / ``unwrap_rendezvous_blob`` with its
+``PublishedTensor`` / ``PublishedShard``, and ``verify.tensor_digest``.
+
+Commands:
+
+``{"cmd": "start", "protocol": 1}``
+    -> ``{"implementation": {...}, "spec_version": "1.2.0", "roles": ["reader", "writer"]}``
+``{"cmd": "write", "seq": N, "payload": DECODED}``
+    -> ``{"seq": N, "blob_b64": ...}``; an exception from upstream -> ``errored``.
+``{"cmd": "read", "seq": N, "blob_b64": ...}``
+    -> ``{"seq": N, "payload": DECODED}``, or ``{"seq": N, "rejected": true,
+    "message": "<ExceptionType>: <msg>"}`` when upstream's unwrap raises.
+``{"cmd": "stop"}``
+    -> no answer; exit status 0. End of input does the same.
+
+Optional extension command (not part of the matrix protocol):
+
+``{"cmd": "digest", "seq": N, "data_b64": ..., "dtype": "int32", "shape": [...]}``
+    -> ``{"seq": N, "digest": ...}``: ``verify.tensor_digest`` of a CPU torch tensor
+    holding exactly those bytes, viewed as ``dtype`` (``"int32"`` or
+    ``"torch.int32"``) and reshaped to ``shape`` (flat when ``shape`` is absent).
+
+Anything else gets ``{"seq": N, "skipped": true, "reason": "unknown command"}``;
+a request that is not valid JSON, not an object, or misses a field gets
+``{"seq": N|null, "errored": true, "message": ...}``. One bad request never stops
+the process.
+
+The read result is reported as upstream returns it, not normalized: the reader
+``int()``s ``device_id``, ``addr``, ``elsize`` and ``publisher_step`` and turns
+shapes and offsets into tuples without touching their elements, so
+``"addr": "4096"`` comes back as ``4096`` while ``"shape": ["4", "4"]`` comes back
+as strings. Tuples become JSON arrays; ``agent_metadata`` bytes become standard
+padded base64. A value JSON cannot carry (a non-finite float) is ``errored``,
+since upstream did accept the blob.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import math
+import os
+import sys
+from importlib import metadata
+from typing import Any
+
+PROTOCOL = 1
+SPEC_VERSION = "1.2.0"
+ROLES = ["reader", "writer"]
+
+
+class BadRequest(Exception):
+    """The request itself is malformed (not upstream's fault)."""
+
+
+class Unrepresentable(Exception):
+    """Upstream returned a value the protocol cannot carry."""
+
+
+def _b64decode(value: object, field: str) -> bytes:
+    if not isinstance(value, str):
+        raise BadRequest(f"{field} must be a base64 string, got {type(value).__name__}")
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise BadRequest(f"{field} is not valid base64: {exc}") from None
+
+
+def _field(obj: object, key: str, where: str) -> object:
+    if not isinstance(obj, dict):
+        raise BadRequest(f"{where} must be an object, got {type(obj).__name__}")
+    if key not in obj:
+        raise BadRequest(f"{where} has no {key!r}")
+    return obj[key]
+
+
+def _as_given(value: object) -> object:
+    """What upstream's types say: sequences as tuples; anything else untouched."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _jsonable(value: object, where: str) -> object:
+    """A faithful JSON image of a value upstream returned."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise Unrepresentable(f"{where} is {value!r}, which JSON cannot carry")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise Unrepresentable(f"{where} has a non-string key {key!r}")
+            out[key] = _jsonable(item, f"{where}.{key}")
+        return out
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise Unrepresentable(f"{where} is a {type(value).__name__}: {value!r}")
+
+
+class Adapter:
+    def __init__(self, rendezvous: Any, verify: Any) -> None:
+        self.rendezvous = rendezvous
+        self.verify = verify
+
+    # -- commands --------------------------------------------------------------
+
+    def start(self, request: dict[str, Any]) -> dict[str, Any]:
+        protocol = request.get("protocol")
+        if protocol != PROTOCOL:
+            raise BadRequest(f"unsupported protocol {protocol!r} (this testee speaks {PROTOCOL})")
+        return {
+            "implementation": {
+                "name": "modelexpress",
+                "version": metadata.version("modelexpress"),
+                "language": "python",
+            },
+            "spec_version": SPEC_VERSION,
+            "roles": list(ROLES),
+        }
+
+    def write(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
+        payload = _field(request, "payload", "request")
+        if not isinstance(payload, dict):
+            raise BadRequest(f"payload must be an object, got {type(payload).__name__}")
+        tensors = []
+        raw_tensors = _field(payload, "tensors", "payload")
+        if not isinstance(raw_tensors, list):
+            raise BadRequest("payload.tensors must be an array")
+        for i, t in enumerate(raw_tensors):
+            where = f"payload.tensors[{i}]"
+            raw_shards = _field(t, "shards", where)
+            if not isinstance(raw_shards, list):
+                raise BadRequest(f"{where}.shards must be an array")
+            shards = []
+            for j, s in enumerate(raw_shards):
+                swhere = f"{where}.shards[{j}]"
+                shards.append(
+                    self.rendezvous.PublishedShard(
+                        agent_name=_field(s, "agent_name", swhere),
+                        device_id=_field(s, "device_id", swhere),
+                        addr=_field(s, "addr", swhere),
+                        shard_offset=_as_given(_field(s, "shard_offset", swhere)),
+                        shape=_as_given(_field(s, "shape", swhere)),
+                        digest=s.get("digest"),
+                    )
+                )
+            tensors.append(
+                self.rendezvous.PublishedTensor(
+                    name=_field(t, "name", where),
+                    dtype=_field(t, "dtype", where),
+                    elsize=_field(t, "elsize", where),
+                    full_shape=_as_given(_field(t, "full_shape", where)),
+                    shards=shards,
+                )
+            )
+        agent_meta = _b64decode(_field(payload, "agent_meta_b64", "payload"), "payload.agent_meta_b64")
+        agent_name = _field(payload, "agent_name", "payload")
+        endpoint = _field(payload, "metadata_endpoint", "payload")
+        step = payload.get("publisher_step")
+        blob = self.rendezvous.wrap_rendezvous_blob(
+            agent_meta, agent_name, endpoint, tensors, publisher_step=step
+        )
+        return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
+
+    def read(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
+        blob = _b64decode(_field(request, "blob_b64", "request"), "blob_b64")
+        try:
+            result = self.rendezvous.unwrap_rendezvous_blob(blob)
+            decoded = self._decoded(result)
+        except Unrepresentable:
+            raise
+        except Exception as exc:
+            return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
+        return {"seq": seq, "payload": decoded}
+
+    def _decoded(self, result: Any) -> dict[str, Any]:
+        # Positions 0-3 never moved; later fields are read by name where they exist.
+        agent_metadata, agent_name, endpoint, tensors = tuple(result)[:4]
+        return {
+            "agent_name": _jsonable(agent_name, "agent_name"),
+            "metadata_endpoint": _jsonable(endpoint, "metadata_endpoint"),
+            "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
+            "publisher_step": _jsonable(getattr(result, "publisher_step", None), "publisher_step"),
+            "tensors": [
+                {
+                    "name": _jsonable(t.name, f"tensors[{i}].name"),
+                    "dtype": _jsonable(t.dtype, f"tensors[{i}].dtype"),
+                    "elsize": _jsonable(t.elsize, f"tensors[{i}].elsize"),
+                    "full_shape": _jsonable(t.full_shape, f"tensors[{i}].full_shape"),
+                    "shards": [
+                        {
+                            "agent_name": _jsonable(s.agent_name, f"{w}.agent_name"),
+                            "device_id": _jsonable(s.device_id, f"{w}.device_id"),
+                            "addr": _jsonable(s.addr, f"{w}.addr"),
+                            "shard_offset": _jsonable(s.shard_offset, f"{w}.shard_offset"),
+                            "shape": _jsonable(s.shape, f"{w}.shape"),
+                            "digest": _jsonable(getattr(s, "digest", None), f"{w}.digest"),
+                        }
+                        for j, s in enumerate(t.shards)
+                        for w in (f"tensors[{i}].shards[{j}]",)
+                    ],
+                }
+                for i, t in enumerate(tensors)
+            ],
+        }
+
+    def digest(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        data = _b64decode(_field(request, "data_b64", "request"), "data_b64")
+        label = _field(request, "dtype", "request")
+        if not isinstance(label, str):
+            raise BadRequest("dtype must be a string such as 'int32'")
+        dtype = getattr(torch, label.removeprefix("torch."), None)
+        if not isinstance(dtype, torch.dtype):
+            raise BadRequest(f"unknown torch dtype {label!r}")
+        shape = request.get("shape")
+        if shape is not None and not (isinstance(shape, list) and all(type(d) is int for d in shape)):
+            raise BadRequest("shape must be an array of integers")
+        if data:
+            raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        else:
+            raw = torch.empty(0, dtype=torch.uint8)
+        tensor = raw.view(dtype)
+        if shape is not None:
+            tensor = tensor.reshape(shape)
+        return {"seq": seq, "digest": self.verify.tensor_digest(tensor)}
+
+    # -- dispatch --------------------------------------------------------------
+
+    def handle(self, line: bytes) -> tuple[dict[str, Any] | None, bool]:
+        """The answer to one request line (``None``: no answer) and whether to stop."""
+        seq = None
+        try:
+            try:
+                request = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise BadRequest(f"not a UTF-8 JSON line: {exc}") from None
+            if not isinstance(request, dict):
+                raise BadRequest(f"a request must be an object, got {type(request).__name__}")
+            seq = request.get("seq")
+            cmd = request.get("cmd")
+            if cmd is None:
+                raise BadRequest("request has no 'cmd'")
+            if cmd == "stop":
+                return None, True
+            if cmd == "start":
+                return self.start(request), False
+            handler = {"write": self.write, "read": self.read, "digest": self.digest}.get(cmd)
+            if handler is None:
+                return {"seq": seq, "skipped": True, "reason": "unknown command"}, False
+            if "seq" not in request:
+                raise BadRequest(f"{cmd!r} request has no 'seq'")
+            return handler(seq, request), False
+        except (BadRequest, Unrepresentable) as exc:
+            return {"seq": seq, "errored": True, "message": str(exc)}, False
+        except Exception as exc:  # upstream raised while writing/digesting, or a bug here
+            return {"seq": seq, "errored": True, "message": f"{type(exc).__name__}: {exc}"}, False
+
+
+def _protocol_stdout() -> io.TextIOWrapper:
+    """Keep fd 1 for protocol lines only; anything else printing to stdout
+    (Python or native code) lands on stderr instead."""
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return io.TextIOWrapper(os.fdopen(proto_fd, "wb"), encoding="utf-8", newline="\n", write_through=True)
+
+
+def main() -> int:
+    out = _protocol_stdout()
+    # The released code under test. An import failure is fatal and reported on stderr.
+    from modelexpress.refit.reshard import (  # type: ignore[import-not-found]
+        rendezvous,
+        verify,
+    )
+
+    adapter = Adapter(rendezvous, verify)
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        answer, stop = adapter.handle(line)
+        if answer is not None:
+            try:
+                text = json.dumps(answer, ensure_ascii=True, allow_nan=False)
+            except (TypeError, ValueError) as exc:  # pragma: no cover - _jsonable guards this
+                text = json.dumps(
+                    {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
+                )
+            try:
+                out.write(text + "\n")
+                out.flush()
+            except BrokenPipeError:
+                return 0
+        if stop:
+            break
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
