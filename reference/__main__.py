@@ -1,0 +1,5 @@
+"""``python -m refitwire``: the same as the ``refitwire`` command."""
+
+from refitwire.cli import main
+
+raise SystemExit(main())

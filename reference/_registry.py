@@ -1,0 +1,61 @@
+"""The schema documents, loaded once from package data, and validators built from them."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from importlib import resources
+from typing import Any
+
+import jsonschema_rs
+import referencing
+import referencing.jsonschema
+from refitwire._spec import DOCUMENTS, check_version
+
+
+def _schema_files() -> Any:
+    return resources.files("refitwire.schema")
+
+
+@functools.cache
+def schema(document: str, version: str) -> dict[str, Any]:
+    """The JSON Schema of ``document`` ("rendezvous" or "shard-table") at spec ``version``."""
+    if document not in DOCUMENTS:
+        raise ValueError(f"unknown document {document!r} (known: {', '.join(DOCUMENTS)})")
+    check_version(version)
+    loaded: dict[str, Any] = json.loads(schema_bytes(f"{document}/{version}.json"))
+    return loaded
+
+
+def schema_bytes(relative_path: str) -> bytes:
+    """The exact bytes of a file under schema/, e.g. ``rendezvous/1.2.0.json``."""
+    return _schema_files().joinpath(relative_path).read_bytes()  # type: ignore[no-any-return]
+
+
+@functools.cache
+def released() -> dict[str, Any]:
+    """schema/index.json: every released schema file with its sha256."""
+    index: dict[str, Any] = json.loads(schema_bytes("index.json"))
+    return index
+
+
+def sha256_of(relative_path: str) -> str:
+    return hashlib.sha256(schema_bytes(relative_path)).hexdigest()
+
+
+@functools.cache
+def registry() -> referencing.Registry[Any]:
+    """Every schema under schema/ by its ``$id``, for validators that resolve references."""
+    resources_ = [
+        referencing.jsonschema.DRAFT202012.create_resource(schema(doc, entry["version"]))
+        for doc in DOCUMENTS
+        for entry in released()["documents"][doc]
+    ]
+    return referencing.Registry().with_resources((r.id(), r) for r in resources_)  # type: ignore[misc]
+
+
+@functools.cache
+def fast_validator(document: str, version: str) -> Any:
+    """A compiled jsonschema-rs validator (the reader's hot path)."""
+    return jsonschema_rs.validator_for(schema(document, version))

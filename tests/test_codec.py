@@ -1,0 +1,60 @@
+"""Writer format, older-version writing, the standalone table and the replica merge."""
+
+from __future__ import annotations
+
+import json
+
+from refitwire import (
+    PublishedShard,
+    PublishedTensor,
+    decode_shard_table,
+    encode_shard_table,
+    merge_shard_tables,
+    unwrap_rendezvous_blob,
+    wrap_rendezvous_blob,
+)
+
+
+def shard(offset: tuple[int, ...], agent: str = "r0", digest: str | None = None) -> PublishedShard:
+    return PublishedShard(agent_name=agent, device_id=0, addr=4096, shard_offset=offset, shape=(4, 4), digest=digest)
+
+
+def tensor(*shards: PublishedShard, name: str = "w") -> PublishedTensor:
+    return PublishedTensor(name=name, dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=shards)
+
+
+def test_an_empty_table_is_the_upstream_bytes() -> None:
+    assert encode_shard_table([]) == b'{"schema": "mx.reshard.shard_table.v1", "tensors": []}'
+
+
+def test_writing_as_an_older_version_drops_what_it_did_not_know() -> None:
+    tensors = [tensor(shard((0, 0), digest="0" * 32))]
+    old = wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 9, spec_version="1.0.0")
+    plain = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0)))])
+    assert old == plain
+    middle = json.loads(wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 9, spec_version="1.1.0"))
+    assert "publisher_step" not in middle and middle["tensors"][0]["shards"][0]["digest"] == "0" * 32
+
+
+def test_a_rendezvous_blob_decodes_as_a_shard_table() -> None:
+    tensors = [tensor(shard((0, 0)), shard((4, 0)))]
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 1)
+    assert decode_shard_table(blob) == tensors == decode_shard_table(encode_shard_table(tensors))
+
+
+def test_count_only_read_keeps_the_count() -> None:
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(name="a"), tensor(name="b")], 2)
+    counted = unwrap_rendezvous_blob(blob, with_tensors=False)
+    assert counted.tensors == [] and counted.entry_count() == 2 and counted.publisher_step == 2
+    assert unwrap_rendezvous_blob(blob).entry_count() == 2
+
+
+def test_merge_keeps_the_first_replica_and_every_distinct_box() -> None:
+    rank0 = [tensor(shard((0, 0), "dp0", "a" * 32)), tensor(shard((0, 0), "dp0"), name="only0")]
+    rank1 = [tensor(shard((0, 0), "dp1", "b" * 32), shard((4, 0), "dp1"))]
+    merged = merge_shard_tables([rank0, rank1])
+    assert [t.name for t in merged] == ["w", "only0"]
+    assert [(s.agent_name, s.shard_offset, s.digest) for s in merged[0].shards] == [
+        ("dp0", (0, 0), "a" * 32),
+        ("dp1", (4, 0), None),
+    ]

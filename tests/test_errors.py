@@ -1,0 +1,103 @@
+"""Bad input of any kind gives the one error type, with rule, pointer and a short message."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from refitwire import (
+    InvalidBlob,
+    PublishedShard,
+    PublishedTensor,
+    decode_shard_table,
+    from_decoded,
+    merge_shard_tables,
+    unwrap_rendezvous_blob,
+    wrap_rendezvous_blob,
+)
+from refitwire._spec import MAX_BLOB_BYTES
+from strategies import payloads
+
+
+def test_the_message_leads_with_the_value_and_ends_with_the_rule() -> None:
+    blob = b'{"schema": "mx.reshard.shard_table.v2", "agent_name": "a", "agent_meta_b64": "", "tensors": []}'
+    with pytest.raises(InvalidBlob) as caught:
+        unwrap_rendezvous_blob(blob)
+    assert str(caught.value) == (
+        "'mx.reshard.shard_table.v2' at /schema: \"mx.reshard.shard_table.v1\" was expected [SCHEMA_ID]"
+    )
+    assert isinstance(caught.value, ValueError)
+    assert (caught.value.rule, caught.value.pointer) == ("SCHEMA_ID", "/schema")
+
+
+def test_all_violations_are_kept_in_document_order() -> None:
+    doc = {"schema": "mx.reshard.shard_table.v1", "agent_name": "a", "agent_meta_b64": "", "tensors": [
+        {"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [2], "shards": [
+            {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [1], "shape": [2]},
+            {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0, 0], "shape": [1]},
+        ]}]}  # fmt: skip
+    with pytest.raises(InvalidBlob) as caught:
+        unwrap_rendezvous_blob(json.dumps(doc).encode())
+    assert [v.rule for v in caught.value.violations] == ["BOX_IN_BOUNDS", "RANK_AGREEMENT"]
+    assert str(caught.value).endswith("[BOX_IN_BOUNDS] (and 1 more)")
+
+
+def test_a_blob_over_the_size_limit_is_refused_before_parsing() -> None:
+    with pytest.raises(InvalidBlob, match=r"BLOB_SIZE"):
+        unwrap_rendezvous_blob(b" " * (MAX_BLOB_BYTES + 1))
+
+
+@pytest.mark.parametrize("blob", ["not bytes", None, 12, ["a"]])
+def test_a_blob_that_is_not_bytes(blob: object) -> None:
+    with pytest.raises(InvalidBlob, match=r"\[TYPE\]"):
+        unwrap_rendezvous_blob(blob)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [b"", b"{", b"null", b"0", b'{"schema": null}', b"\x00", b"\xef\xbb\xbf{}", b'{"tensors": [1]}', b"[" * 100_000,
+     b'{"schema": "mx.reshard.shard_table.v1", "agent_name": "a", "agent_meta_b64": "", "tensors": [[]]}',
+     b'{"schema": "mx.reshard.shard_table.v1", "agent_name": "a", "agent_meta_b64": "", "tensors": [{"shards": null}]}'],
+)  # fmt: skip
+def test_hostile_shapes_only_raise_invalid_blob(blob: bytes) -> None:
+    for read in (unwrap_rendezvous_blob, decode_shard_table):
+        with pytest.raises(InvalidBlob):
+            read(blob)
+
+
+@settings(max_examples=300)
+@given(payload=payloads, data=st.data())
+def test_mutated_blobs_are_read_or_refused_with_invalid_blob(payload: dict, data: st.DataObject) -> None:  # type: ignore[type-arg]
+    blob = bytearray(wrap_rendezvous_blob(**payload))
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(blob) - 1))
+        blob[at : at + 1] = data.draw(st.sampled_from([b"", b"0", b"-", b"[", b"}", b'"', b"\xff", b"1e999", b"null"]))
+    with contextlib.suppress(InvalidBlob):  # any other exception fails the test
+        unwrap_rendezvous_blob(bytes(blob))
+
+
+def test_the_writer_refuses_to_write_an_invalid_blob() -> None:
+    shard = PublishedShard(agent_name="a", device_id=0, addr=0, shard_offset=(6, 0), shape=(4, 4))
+    tensor = PublishedTensor(name="w", dtype="torch.float32", elsize=4, full_shape=(8, 4), shards=[shard])
+    with pytest.raises(InvalidBlob, match=r"BOX_IN_BOUNDS"):
+        wrap_rendezvous_blob(b"", "a", "", [tensor])
+    with pytest.raises(InvalidBlob, match=r"STEP_RANGE|TYPE"):
+        wrap_rendezvous_blob(b"", "a", "", [], -3)
+    with pytest.raises(InvalidBlob, match=r"\[TYPE\]"):
+        wrap_rendezvous_blob(b"", "a", "", [], True)  # not silently written as 1
+
+
+def test_merge_refuses_inconsistent_geometry() -> None:
+    def table(full_shape: tuple[int, ...]) -> list[PublishedTensor]:
+        return [PublishedTensor(name="w", dtype="torch.float32", elsize=4, full_shape=full_shape, shards=[])]
+
+    with pytest.raises(InvalidBlob, match=r"MERGE_CONSISTENT"):
+        merge_shard_tables([table((8, 4)), table((8, 5))])
+
+
+def test_a_malformed_decoded_payload_is_invalid_blob_not_key_error() -> None:
+    with pytest.raises(InvalidBlob, match="DECODED_FORM"):
+        from_decoded({"agent_name": "a"})
