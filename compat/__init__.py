@@ -1,0 +1,1 @@
+"""The compat matrix and conformance suite: testees, the protocol runner, reports."""

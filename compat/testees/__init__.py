@@ -1,0 +1,1 @@
+"""Example and adapter testees speaking the conformance protocol."""

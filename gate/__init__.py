@@ -1,0 +1,1 @@
+"""The wire-change gate: classify schema changes, lock released versions, prove each verdict."""
