@@ -1,0 +1,286 @@
+"""A thin wrapper over NIXL for refit reads: one agent, UCX, DRAM (VRAM for CUDA tensors).
+
+Importing this module imports NIXL and raises ImportError when it is missing,
+so ``pytest.importorskip`` works on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Agent", "Region", "Run", "load_nixl"]
+
+Run = tuple[int, int, int]  # (remote_addr, local_addr, nbytes)
+
+
+def load_nixl() -> ModuleType:
+    """The NIXL Python API: the ``nixl`` shim when present, else ``nixl_cu12``."""
+    errors = []
+    for name in ("nixl", "nixl_cu12"):
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            errors.append(f"{name}: {exc}")
+    raise ImportError(
+        "NIXL is not installed; install the refit extra (nixl-cu12) after the CPU torch build. "
+        + "; ".join(errors)
+    )
+
+
+_nixl = load_nixl()
+# NIXL's own errors share no base class; collect them to wrap exactly those.
+_bind = getattr(sys.modules[_nixl.nixl_agent.__module__], "nixlBind", None)
+_NIXL_ERRORS: tuple[type[BaseException], ...] = tuple(
+    obj
+    for name, obj in (vars(_bind).items() if _bind is not None else ())
+    if name.startswith("nixl") and isinstance(obj, type) and issubclass(obj, Exception)
+) or (Exception,)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A registered memory region."""
+
+    addr: int
+    nbytes: int
+    mem_type: str  # "DRAM" or "VRAM"
+    device_id: int
+
+    def holds(self, addr: int, nbytes: int) -> bool:
+        return self.addr <= addr and addr + nbytes <= self.addr + self.nbytes
+
+
+def _region(buf: Any) -> Region:
+    if isinstance(buf, np.ndarray):
+        if not buf.flags.c_contiguous:
+            raise ValueError("a numpy buffer must be C-contiguous to register")
+        return Region(buf.ctypes.data, buf.nbytes, "DRAM", 0)
+    torch = sys.modules.get("torch")  # no torch import unless the caller already has it
+    if torch is not None and isinstance(buf, torch.Tensor):
+        if not buf.is_contiguous():
+            raise ValueError("a tensor must be contiguous to register")
+        if buf.device.type == "cuda":
+            return Region(buf.data_ptr(), buf.nbytes, "VRAM", buf.device.index or 0)
+        if buf.device.type != "cpu":
+            raise ValueError(f"cannot register a tensor on {buf.device}")
+        return Region(buf.data_ptr(), buf.nbytes, "DRAM", 0)
+    if isinstance(buf, tuple) and len(buf) == 2:
+        return Region(int(buf[0]), int(buf[1]), "DRAM", 0)
+    raise TypeError(f"cannot register {type(buf).__name__}: want ndarray, tensor or (addr, nbytes)")
+
+
+class Agent:
+    """One NIXL agent with the UCX backend.
+
+    Its progress thread stays on by default: a publisher must keep progressing
+    while peers read it, or their reads hang. Use one agent from one thread.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        listen: bool = False,
+        listen_port: int | None = None,
+        progress_thread: bool = True,
+    ) -> None:
+        config = _nixl.nixl_agent_config(
+            enable_prog_thread=progress_thread,
+            enable_listen_thread=listen,
+            listen_port=_nixl.DEFAULT_COMM_PORT if listen_port is None else listen_port,
+            backends=["UCX"],
+        )
+        self.name = name
+        self._agent: Any = self._call("agent creation", _nixl.nixl_agent, name, config)
+        if "UCX" not in self._agent.backends:  # NIXL only warns when a plugin is missing
+            raise RuntimeError(f"NIXL agent {name!r} has no UCX backend")
+        self._regs: list[tuple[Any, list[Region]]] = []
+        self._keep: list[Any] = []  # registered buffers must outlive their registration
+        self._peers: dict[str, tuple[str, int]] = {}
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def regions(self) -> list[Region]:
+        return [r for _, regions in self._regs for r in regions]
+
+    def register(self, buffers: Iterable[Any]) -> list[Region]:
+        """Register numpy arrays, torch tensors or ``(addr, nbytes)`` DRAM regions.
+
+        Fetch :meth:`metadata` after this: it carries the registrations.
+        """
+        buffers = list(buffers)
+        regions = [_region(b) for b in buffers]
+        if any(r.nbytes <= 0 for r in regions):
+            raise ValueError("cannot register an empty region")
+        for mem_type in sorted({r.mem_type for r in regions}):
+            group = [r for r in regions if r.mem_type == mem_type]
+            descs = self._call(
+                "register_memory",
+                self._agent.register_memory,
+                [(r.addr, r.nbytes, r.device_id, "") for r in group],
+                mem_type,
+            )
+            self._regs.append((descs, group))
+        self._keep.extend(b for b in buffers if not isinstance(b, tuple))
+        return regions
+
+    def metadata(self) -> bytes:
+        """This agent's metadata, what a publisher puts in ``agent_meta_b64``."""
+        return bytes(self._agent.get_agent_metadata())
+
+    def add_peer(self, metadata: bytes, *, mem_type: str = "DRAM", device_id: int = 0) -> str:
+        """Load a peer's metadata and return its agent name.
+
+        ``mem_type``/``device_id`` describe the peer memory this agent will read.
+        """
+        name = self._call("add_remote_agent", self._agent.add_remote_agent, metadata)
+        name = name.decode() if isinstance(name, bytes) else str(name)  # NIXL returns bytes
+        self._peers[name] = (mem_type, device_id)
+        return name
+
+    def read(self, peer: str, runs: Sequence[Run], *, timeout_s: float) -> None:
+        """Read ``runs`` from one peer; see :meth:`read_many`."""
+        self.read_many({peer: runs}, timeout_s=timeout_s)
+
+    def read_many(self, runs_by_peer: Mapping[str, Sequence[Run]], *, timeout_s: float) -> None:
+        """Read ``(remote_addr, local_addr, nbytes)`` runs from several peers at once.
+
+        One transfer per peer (per local memory type); all are posted before any
+        wait, so peers are read concurrently. Raises RuntimeError when NIXL
+        reports a failure (a dead peer) and TimeoutError after ``timeout_s``
+        (a peer that stopped progressing). Handles are always released.
+        """
+        batches = self._batches(runs_by_peer)
+        deadline = time.monotonic() + timeout_s
+        posted: list[tuple[str, Any]] = []
+        try:
+            for (peer, mem_type), (local, remote) in batches.items():
+                handle = self._call(
+                    f"prepare read from {peer!r}",
+                    self._agent.initialize_xfer,
+                    "READ",
+                    self._agent.get_xfer_descs(local, mem_type),
+                    self._agent.get_xfer_descs(remote, self._peers[peer][0]),
+                    peer,
+                )
+                posted.append((peer, handle))
+                if self._call(f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+                    raise RuntimeError(f"NIXL read from peer {peer!r} failed to post")
+            self._wait(posted, deadline, timeout_s)
+        except BaseException:
+            self._drain(posted, deadline)
+            raise
+        finally:
+            self._release(posted)
+
+    def close(self) -> None:
+        """Forget peers, deregister memory and drop the agent. Safe to call twice."""
+        agent, self._agent = self._agent, None
+        if agent is None:
+            return
+        for peer in self._peers:
+            _quiet(agent.remove_remote_agent, peer)
+        for descs, _ in self._regs:
+            _quiet(agent.deregister_memory, descs)
+        self._peers.clear()
+        self._regs.clear()
+        self._keep.clear()
+
+    # -- internals ---------------------------------------------------------
+
+    def _batches(
+        self, runs_by_peer: Mapping[str, Sequence[Run]]
+    ) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+        # Check everything before posting anything: NIXL's own error for an
+        # unregistered address is a bare NIXL_ERR_NOT_FOUND.
+        regions = self.regions
+        grouped: dict[tuple[str, str], tuple[list[Run], list[int]]] = {}
+        for peer, runs in runs_by_peer.items():
+            if peer not in self._peers:
+                raise KeyError(f"unknown peer {peer!r}; add_peer() its metadata first")
+            for remote, local, nbytes in runs:
+                if nbytes <= 0:
+                    continue  # nothing to move; NIXL rejects empty descriptors
+                where = next((r for r in regions if r.holds(local, nbytes)), None)
+                if where is None:
+                    raise ValueError(
+                        f"local range {local:#x}+{nbytes} is not inside memory registered by {self.name!r}"
+                    )
+                kept, devs = grouped.setdefault((peer, where.mem_type), ([], []))
+                kept.append((remote, local, nbytes))
+                devs.append(where.device_id)
+        # NIXL takes descriptor lists as Nx3 uint64 arrays: (addr, nbytes, device).
+        batches = {}
+        for (peer, mem_type), (kept, devs) in grouped.items():
+            arr = np.asarray(kept, dtype=np.uint64)
+            peer_dev = np.full(len(arr), self._peers[peer][1], dtype=np.uint64)
+            batches[(peer, mem_type)] = (
+                np.stack([arr[:, 1], arr[:, 2], np.asarray(devs, dtype=np.uint64)], axis=1),
+                np.stack([arr[:, 0], arr[:, 2], peer_dev], axis=1),
+            )
+        return batches
+
+    def _wait(self, posted: list[tuple[str, Any]], deadline: float, timeout_s: float) -> None:
+        pending = list(posted)
+        while pending:
+            still = []
+            for peer, handle in pending:
+                state = self._call(f"read from {peer!r}", self._agent.check_xfer_state, handle)
+                if state == "ERR":
+                    raise RuntimeError(f"NIXL read from peer {peer!r} failed (ERR)")
+                if state != "DONE":
+                    still.append((peer, handle))
+            if len(still) == len(pending):  # no progress this sweep: yield the core
+                if time.monotonic() > deadline:
+                    names = sorted({p for p, _ in still})
+                    raise TimeoutError(f"NIXL read from {names} not done after {timeout_s:g} s")
+                time.sleep(0.0002)
+            pending = still
+
+    def _drain(self, posted: list[tuple[str, Any]], deadline: float) -> None:
+        # On failure, give transfers still running the rest of the deadline to
+        # finish or fail; release then cancels whatever is left.
+        pending = [h for _, h in posted]
+        while pending and time.monotonic() < deadline:
+            pending = [h for h in pending if _state(self._agent, h) == "PROC"]
+            if pending:
+                time.sleep(0.0002)
+
+    def _release(self, posted: list[tuple[str, Any]]) -> None:
+        # Releasing an unfinished transfer asks NIXL to cancel it; a failure
+        # there must not mask the error that got us here.
+        for _, handle in posted:
+            _quiet(self._agent.release_xfer_handle, handle)
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except _NIXL_ERRORS as exc:
+            raise RuntimeError(f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
+
+
+def _state(agent: Any, handle: Any) -> str:
+    try:
+        return str(agent.check_xfer_state(handle))
+    except Exception:
+        return "ERR"
+
+
+def _quiet(fn: Any, *args: Any) -> None:
+    # Teardown is best effort; NIXL logs the cause itself.
+    with contextlib.suppress(Exception):
+        fn(*args)
