@@ -59,3 +59,22 @@ def registry() -> referencing.Registry[Any]:
 def fast_validator(document: str, version: str) -> Any:
     """A compiled jsonschema-rs validator (the reader's hot path)."""
     return jsonschema_rs.validator_for(schema(document, version))
+
+
+PROTOCOL_MESSAGES = ("request", "response", "decoded")
+
+
+@functools.cache
+def protocol_schema(message: str) -> dict[str, Any]:
+    """The schema of a testee protocol message: "request", "response" or "decoded"."""
+    if message not in PROTOCOL_MESSAGES:
+        raise ValueError(f"unknown protocol message {message!r}")
+    loaded: dict[str, Any] = json.loads(schema_bytes(f"protocol/{message}.json"))
+    return loaded
+
+
+@functools.cache
+def protocol_validator(message: str) -> Any:
+    """A jsonschema-rs validator for a protocol message, resolving its cross-file references."""
+    known = jsonschema_rs.Registry([(protocol_schema(m)["$id"], protocol_schema(m)) for m in PROTOCOL_MESSAGES])
+    return jsonschema_rs.validator_for(protocol_schema(message), registry=known)

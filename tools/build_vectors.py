@@ -177,9 +177,10 @@ def legal_forms() -> list[dict[str, Any]]:
     unknown["future_top"] = {"nested": [1, {"deep": None}], "n": 2**70}
     unknown["tensors"][0]["future_tensor"] = "x"
     unknown["tensors"][0]["shards"][0]["future_shard"] = [1.5, True, None]
-    nulls = blob_doc([tensor(shards=[shard()])], endpoint=None)
+    nulls = blob_doc([tensor(shards=[shard()])])
     nulls["tensors"][0]["shards"][0]["digest"] = None
     nulls["publisher_step"] = None
+    null_endpoint = blob_doc(endpoint=None)
     no_endpoint = blob_doc()
     del no_endpoint["metadata_endpoint"]
     utf8_doc = blob_doc([tensor(name="層.0.重み")], agent="agént")
@@ -190,8 +191,10 @@ def legal_forms() -> list[dict[str, Any]]:
         vector("members in another order", py_dumps(reordered), tags=["reordered"]),
         vector("raw UTF-8 instead of \\u escapes", json.dumps(utf8_doc, ensure_ascii=False).encode(), tags=["unicode"]),
         vector("unknown members at every level are ignored", py_dumps(unknown), tags=["unknown-keys"]),
-        vector("null optional members read as absent (a writer must not produce them)", py_dumps(nulls),
+        vector("null digest and publisher_step read as absent (a writer must not produce them)", py_dumps(nulls),
                writer_conformant=False, tags=["null-optional"]),
+        vector("a null metadata_endpoint reads as empty (released readers return None: a known divergence)",
+               py_dumps(null_endpoint), writer_conformant=False, tags=["null-optional", "upstream-diverges"]),
         vector("metadata_endpoint absent reads as empty", py_dumps(no_endpoint), tags=["endpoint-default"]),
         vector("a repeated member name: the last one wins (a writer must not produce it)", dup,
                parsed=doc, writer_conformant=False, tags=["duplicate-keys"]),

@@ -1,0 +1,190 @@
+"""The cases every cell runs: golden vectors, seeded generated payloads, and their expectations."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from refitwire._spec import ADDED_IN, DTYPE_SIZES, version_key
+
+REQUIRED, RECOMMENDED = "required", "recommended"
+
+
+@dataclass(frozen=True)
+class ReadCase:
+    """A blob to read, with what a reader of each spec version must do."""
+
+    id: str
+    description: str
+    blob: bytes
+    expect: dict[str, dict[str, Any]]
+    tier: str
+
+
+@dataclass(frozen=True)
+class WriteCase:
+    """A payload a writer of ``spec_version`` must turn into exactly ``blob``."""
+
+    id: str
+    description: str
+    spec_version: str
+    payload: dict[str, Any]
+    blob: bytes
+
+
+def vectors() -> list[dict[str, Any]]:
+    folder = resources.files("refitwire.schema").joinpath("vectors")
+    found: list[dict[str, Any]] = []
+    for name in ("writer-output.json", "legal-forms.json", "invalid.json"):
+        found += json.loads(folder.joinpath(name).read_text(encoding="utf-8"))["vectors"]
+    return found
+
+
+def blob_of(vector: dict[str, Any]) -> bytes:
+    return vector["blob"].encode("utf-8") if "blob" in vector else base64.b64decode(vector["blob_b64"])
+
+
+def read_cases() -> list[ReadCase]:
+    """Rendezvous vectors (the protocol reads rendezvous blobs only)."""
+    cases = []
+    for v in vectors():
+        if v["document"] != "rendezvous":
+            continue
+        invalid = any(not o["valid"] for o in v["expect"].values())
+        # Required = what the spec MUSTs and every released upstream reader already does.
+        lenient_upstream = (invalid and v["upstream"] == "accepts") or "upstream-diverges" in v["tags"]
+        tier = RECOMMENDED if lenient_upstream else REQUIRED
+        cases.append(ReadCase(f"read:{v['id']}", v["description"], blob_of(v), v["expect"], tier))
+    return cases
+
+
+def write_cases() -> list[WriteCase]:
+    return [
+        WriteCase(f"write:{v['id']}@{w['spec_version']}", v["description"], w["spec_version"], w["payload"], blob_of(v))
+        for v in vectors()
+        for w in v.get("written_by", [])
+    ]
+
+
+# -- decoded-form arithmetic -----------------------------------------------------------------
+
+
+def knows(version: str, member: str) -> bool:
+    return version_key(version) >= version_key(ADDED_IN[member])
+
+
+def project(payload: dict[str, Any], version: str) -> dict[str, Any]:
+    """The payload as a ``version`` reader or writer sees it: unknown optionals dropped, known ones present (null if absent)."""
+    out = {k: payload[k] for k in ("agent_name", "metadata_endpoint", "agent_meta_b64")}
+    if knows(version, "publisher_step"):
+        out["publisher_step"] = payload.get("publisher_step")
+    out["tensors"] = [
+        {
+            **{k: t[k] for k in ("name", "dtype", "elsize", "full_shape")},
+            "shards": [
+                {
+                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
+                    **({"digest": s.get("digest")} if knows(version, "digest") else {}),
+                }
+                for s in t["shards"]
+            ],
+        }
+        for t in payload["tensors"]
+    ]
+    return out
+
+
+def expected_read(payload: dict[str, Any], writer: str, reader: str) -> dict[str, Any]:
+    """What ``reader`` must decode from ``writer``'s blob of ``payload``: only what both know."""
+    both = min(writer, reader, key=version_key)
+    return project(project(payload, both), reader)
+
+
+def first_difference(expected: Any, got: Any, at: str = "") -> str | None:
+    """A readable account of where two decoded forms first differ, or None when equal."""
+    if type(expected) is not type(got) and not (expected is None or got is None):
+        return f"at {at or '/'}: expected {expected!r}, got {got!r} ({type(got).__name__})"
+    if isinstance(expected, dict):
+        for key in expected.keys() | got.keys():
+            if key not in got:
+                return f"at {at}/{key}: missing (expected {expected[key]!r})"
+            if key not in expected:
+                return f"at {at}/{key}: unexpected member ({got[key]!r})"
+            found = first_difference(expected[key], got[key], f"{at}/{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        if len(expected) != len(got):
+            return f"at {at or '/'}: expected {len(expected)} items, got {len(got)}"
+        for i, (e, g) in enumerate(zip(expected, got)):
+            found = first_difference(e, g, f"{at}/{i}")
+            if found:
+                return found
+        return None
+    return None if expected == got else f"at {at or '/'}: expected {expected!r}, got {got!r}"
+
+
+def case_id(prefix: str, payload: Any) -> str:
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{prefix}-{digest}"
+
+
+# -- generated payloads ---------------------------------------------------------------------
+
+_DTYPES = sorted((f"torch.{name}", size) for name, size in DTYPE_SIZES.items() if name[0] != "c")
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=10)
+_addr_edges = st.sampled_from([0, 4096, 2**53 - 1, 2**53 + 1, 2**63, 2**64 - 2**20])
+
+
+@st.composite
+def _tensor(draw: Any) -> dict[str, Any]:
+    dtype, elsize = draw(st.sampled_from(_DTYPES))
+    full_shape = draw(st.lists(st.integers(0, 8), max_size=3))
+    shards = []
+    for _ in range(draw(st.integers(0, 3))):
+        offset = [draw(st.integers(0, n)) for n in full_shape]
+        shape = [draw(st.integers(0, n - o)) for n, o in zip(full_shape, offset)]
+        nbytes = elsize
+        for extent in shape:
+            nbytes *= extent
+        addr = draw(_addr_edges | st.integers(0, 2**64 - 1)) % (2**64 - nbytes)
+        shards.append({
+            "agent_name": draw(_text), "device_id": draw(st.integers(0, 7)), "addr": addr,
+            "shard_offset": offset, "shape": shape,
+            "digest": draw(st.none() | st.text("0123456789abcdef", min_size=32, max_size=32)),
+        })  # fmt: skip
+    return {"name": draw(_text), "dtype": dtype, "elsize": elsize, "full_shape": full_shape, "shards": shards}
+
+
+decoded_payloads = st.fixed_dictionaries({
+    "agent_name": _text,
+    "metadata_endpoint": _text,
+    "agent_meta_b64": st.binary(max_size=48).map(lambda b: base64.b64encode(b).decode()),
+    "publisher_step": st.none() | st.just(0) | st.integers(0, 2**63 - 1),
+    "tensors": st.lists(_tensor(), max_size=4),
+})  # fmt: skip
+
+
+def generated_payloads(seed: int, count: int) -> list[dict[str, Any]]:
+    """``count`` payloads drawn by Hypothesis, the same ones for the same seed."""
+    drawn: list[dict[str, Any]] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(decoded_payloads)
+    def collect(payload: dict[str, Any]) -> None:
+        drawn.append(payload)
+
+    collect()
+    unique = {case_id("gen", p): p for p in drawn}
+    return list(unique.values())

@@ -1,0 +1,65 @@
+"""Who takes part in the matrix: declared here, narrowed by what each one says it can do."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from refitwire._spec import SPEC_VERSIONS
+
+
+@dataclass(frozen=True)
+class Participant:
+    """A testee command with a short label for the matrix."""
+
+    label: str
+    command: tuple[str, ...]
+    kind: str  # "reference", "generation", "upstream", "example", "third-party"
+
+
+def reference() -> list[Participant]:
+    return [
+        Participant(f"reference@{v}", (sys.executable, "-m", "refitwire.compat.testees.reference", "--spec-version", v), "reference")
+        for v in SPEC_VERSIONS
+    ]
+
+
+def generations() -> list[Participant]:
+    folder = Path(str(resources.files("refitwire.compat.generations")))
+    return [
+        Participant(f"generation@{v}", (sys.executable, str(folder / f"gen_{v.replace('.', '_')}.py")), "generation")
+        for v in SPEC_VERSIONS
+        if (folder / f"gen_{v.replace('.', '_')}.py").exists()
+    ]
+
+
+def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:
+    """The released modelexpress readers and writers, each in its own environment."""
+    from refitwire.compat.upstream import ADAPTER_SCRIPT
+    from refitwire.compat.upstream.envs import UPSTREAM_VERSIONS, ensure_env, find_env
+
+    found, missing = [], []
+    for version in UPSTREAM_VERSIONS:
+        python = ensure_env(version) if build else find_env(version)
+        if python is None:
+            missing.append(f"modelexpress {version}: environment not built (python -m refitwire.compat.upstream.envs)")
+            continue
+        found.append(Participant(f"modelexpress@{version}", (str(python), str(ADAPTER_SCRIPT)), "upstream"))
+    return found, missing
+
+
+def javascript() -> tuple[list[Participant], list[str]]:
+    script = Path(str(resources.files("refitwire.compat.testees"))) / "js" / "testee.js"
+    node = shutil.which("node")
+    if not script.exists() or node is None:
+        return [], ["javascript example: node or the script is missing"]
+    return [Participant("javascript", (node, str(script)), "example")], []
+
+
+def third_party(command: str) -> Participant:
+    argv = tuple(shlex.split(command))
+    return Participant(Path(argv[0]).name if argv else command, argv, "third-party")

@@ -1,0 +1,164 @@
+"""A testee process: started once, spoken to line by line, restarted when it misbehaves.
+
+A crash is data, never an abort: every failure becomes a ProtocolError that the runner
+records as an errored case. Timeouts bound each request; restarts are bounded and replay
+the handshake; stderr is kept (bounded) for the report.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from refitwire.compat import _protocol as proto
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
+STDERR_KEEP = 200  # lines
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a testee said about itself in the handshake."""
+
+    name: str
+    version: str
+    language: str
+    spec_version: str
+    roles: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+
+@dataclass
+class Testee:
+    """One testee command, run as a persistent process."""
+
+    command: list[str]
+    env: dict[str, str] | None = None
+    timeout_s: float = 10.0
+    max_restarts: int = 3
+    check_messages: bool = True  # validate every request and reply against schema/protocol/
+    identity: Identity | None = None
+    restarts: int = 0
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_KEEP))
+    _proc: subprocess.Popen[bytes] | None = None
+    _lines: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
+    _seq: int = 0
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def start(self) -> Identity:
+        env = {**os.environ, **(self.env or {})}
+        self._lines = queue.Queue()
+        self._proc = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        threading.Thread(target=self._pump_stdout, args=(self._proc.stdout,), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self._proc.stderr,), daemon=True).start()
+        reply = self._exchange(proto.start(), seq=None)
+        proto.check_message(reply, "response")
+        if "implementation" not in reply:
+            raise proto.ProtocolError(f"handshake answered with {reply!r}")
+        impl = reply["implementation"]
+        identity = Identity(impl["name"], impl["version"], impl["language"], reply["spec_version"], tuple(reply["roles"]))
+        if self.identity is not None and identity != self.identity:
+            raise proto.ProtocolError(f"restarted testee changed identity: {identity} != {self.identity}")
+        self.identity = identity
+        return identity
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None and proc.stdin:
+                proc.stdin.write(json.dumps(proto.stop()).encode() + b"\n")
+                proc.stdin.flush()
+            proc.wait(timeout=self.timeout_s)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one request with a fresh seq and return the reply; restart on failure, then re-raise."""
+        self._seq += 1
+        message = {**message, "seq": self._seq}
+        try:
+            if self._proc is None or self._proc.poll() is not None:
+                self._restart("the process had exited")
+            reply = self._exchange(message, seq=self._seq)
+        except proto.ProtocolError as exc:
+            self._restart(str(exc), quiet=True)
+            raise
+        return reply
+
+    def _restart(self, why: str, quiet: bool = False) -> None:
+        self.stop()
+        if self.restarts >= self.max_restarts:
+            if quiet:
+                return
+            raise proto.ProtocolError(f"{why}; gave up after {self.restarts} restarts")
+        self.restarts += 1
+        self.stderr.append(f"[refitwire] restart {self.restarts}: {why}")
+        try:
+            self.start()
+        except (proto.ProtocolError, OSError) as exc:
+            self._proc = None
+            if not quiet:
+                raise proto.ProtocolError(f"{why}; restart failed: {exc}") from None
+
+    # -- one exchange -----------------------------------------------------------------------
+
+    def _exchange(self, message: dict[str, Any], seq: int | None) -> dict[str, Any]:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        if self.check_messages:
+            proto.check_message(message, "request")
+        try:
+            proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
+        try:
+            line = self._lines.get(timeout=self.timeout_s)
+        except queue.Empty:
+            raise proto.ProtocolError(f"no reply within {self.timeout_s:g} s") from None
+        if line is None:
+            raise proto.ProtocolError(f"the testee exited (code {proc.poll()}) without replying")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise proto.ProtocolError(f"reply is not JSON: {line[:200]!r}") from None
+        if not isinstance(reply, dict):
+            raise proto.ProtocolError(f"reply is not a JSON object: {line[:200]!r}")
+        if seq is not None and reply.get("seq") != seq:
+            raise proto.ProtocolError(f"reply has seq {reply.get('seq')!r}, expected {seq}")
+        if self.check_messages:
+            proto.check_message(reply, "response")
+        return reply
+
+    def _pump_stdout(self, stream: IO[bytes]) -> None:
+        lines = self._lines
+        while True:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE_BYTES:
+                lines.put(b'"reply longer than the line limit"')
+                while line and not line.endswith(b"\n"):
+                    line = stream.readline(MAX_LINE_BYTES)
+                continue
+            lines.put(line)
+        lines.put(None)
+
+    def _pump_stderr(self, stream: IO[bytes]) -> None:
+        for line in iter(lambda: stream.readline(64 * 1024), b""):
+            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))

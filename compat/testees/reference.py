@@ -1,0 +1,68 @@
+"""The reference implementation as a testee: ``python -m refitwire.compat.testees.reference [--spec-version V]``."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from typing import Any
+
+import refitwire
+from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+
+
+def answer(request: dict[str, Any], version: str) -> dict[str, Any]:
+    cmd, seq = request.get("cmd"), request.get("seq")
+    if cmd == "start":
+        return {
+            "implementation": {"name": "refitwire", "version": refitwire_version(), "language": "python"},
+            "spec_version": version,
+            "roles": ["reader", "writer"],
+        }
+    if cmd == "read":
+        try:
+            blob = base64.b64decode(request["blob_b64"], validate=True)
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"seq": seq, "errored": True, "message": f"bad read request: {exc}"}
+        try:
+            payload = unwrap_rendezvous_blob(blob, spec_version=version)
+        except InvalidBlob as exc:
+            return {"seq": seq, "rejected": True, "message": str(exc), "rule": exc.rule, "pointer": exc.pointer}
+        return {"seq": seq, "payload": to_decoded(payload, version)}
+    if cmd == "write":
+        try:
+            p = from_decoded(request["payload"])
+            blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
+        except (KeyError, InvalidBlob) as exc:
+            return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
+        return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
+    return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
+
+
+def refitwire_version() -> str:
+    from importlib.metadata import version
+
+    return version("refitwire")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--spec-version", choices=refitwire.SPEC_VERSIONS, default=refitwire.LATEST)
+    version = parser.parse_args().spec_version
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            reply: dict[str, Any] = {"seq": None, "errored": True, "message": f"request is not JSON: {exc}"}
+        else:
+            if request.get("cmd") == "stop":
+                return 0
+            reply = answer(request, version)
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
