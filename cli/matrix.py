@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
+from pathlib import Path
 
 from refitwire.compat import _participants as parts
 from refitwire.compat import _report
@@ -57,6 +58,7 @@ def plan_options(args: argparse.Namespace) -> dict[str, object]:
 def finish(plan: Plan, args: argparse.Namespace) -> int:
     print(f"refitwire: seed {plan.seed} (rerun with --seed {plan.seed})", file=sys.stderr)
     if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         with open(args.output, "w", encoding="utf-8") as out:
             lines = execute(plan, out)
     else:
