@@ -1,0 +1,512 @@
+#!/usr/bin/env node
+// Example testee in JavaScript: a reader and writer of spec 1.2.0 of the refit rendezvous
+// blob, speaking the conformance protocol (one JSON object per line on stdin/stdout,
+// diagnostics on stderr). Node.js >= 18, no packages.
+//
+// The hazard this file exists to show: JSON.parse turns every number into a double, so an
+// `addr` above 2^53 is silently rounded (READ_EXACT_INTEGERS). Blobs AND protocol lines are
+// therefore parsed by the small parser below, which keeps integer literals as BigInt and
+// marks numbers with a fraction or exponent (JsonFloat), and every line is written by
+// `dumps`, which prints BigInts digit for digit. See README.md.
+//
+// Extension: a read request may carry "document": "shard-table" to read a standalone shard
+// table (decoded form {"tensors": [...]}); the default is "rendezvous".
+'use strict';
+
+const VERSION = '1.2.0';
+const WIRE_ID = 'mx.reshard.shard_table.v1';
+const MAX_BLOB = 64 * 1024 * 1024;
+const MAX_DEPTH = 1024;
+const U64 = 1n << 64n;
+const I63 = 1n << 63n;
+const I31 = 1n << 31n;
+const DTYPE_LABEL = /^(?:torch\.)?[a-z][a-z0-9_]*$/;
+const DIGEST = /^[0-9a-f]{32}$/;
+// Padded standard base64 (with a length that is a multiple of 4). Written without a repeated
+// group: V8 backtracks such a group on its stack and overflows on megabyte strings.
+const BASE64_BODY = /^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]=|==)?$/;
+const isBase64 = (text) => text.length % 4 === 0 && BASE64_BODY.test(text);
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const DTYPE_SIZES = {
+  bool: 1, uint8: 1, int8: 1, float8_e4m3fn: 1, float8_e5m2: 1,
+  float8_e4m3fnuz: 1, float8_e5m2fnuz: 1, float8_e8m0fnu: 1,
+  int16: 2, uint16: 2, float16: 2, half: 2, bfloat16: 2,
+  int32: 4, uint32: 4, float32: 4, float: 4, complex32: 4,
+  int64: 8, uint64: 8, float64: 8, double: 8, long: 8, complex64: 8,
+  complex128: 16,
+};
+const REQUIRED = {
+  rendezvous: ['schema', 'agent_name', 'agent_meta_b64', 'tensors'],
+  'shard-table': ['schema', 'tensors'],
+  tensor: ['name', 'dtype', 'elsize', 'full_shape', 'shards'],
+  shard: ['agent_name', 'device_id', 'addr', 'shard_offset', 'shape'],
+};
+
+/** A JSON number written with a fraction or exponent: never an integer in this spec. */
+class JsonFloat {
+  constructor(text) {
+    this.text = text;
+    this.value = Number(text);
+  }
+}
+
+class Reject extends Error {
+  constructor(rule, at, message) {
+    super(message);
+    this.rule = rule;
+    this.pointer = at.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  }
+}
+
+class BadRequest extends Error {}
+
+const has = (obj, name) => Object.prototype.hasOwnProperty.call(obj, name);
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof JsonFloat);
+const short = (v) => {
+  const text = typeof v === 'bigint' ? v.toString() : v instanceof JsonFloat ? v.text : dumps(v);
+  return text.length <= 60 ? text : text.slice(0, 57) + '...';
+};
+
+// -- JSON text in: exact integers, Python's duplicate-name rule, no lone surrogates ---------
+
+/** Parse one JSON text (RFC 8259). Throws SyntaxError on anything that is not exactly one. */
+function parseJson(text) {
+  let i = 0;
+  const fail = (what) => {
+    throw new SyntaxError(`${what} at offset ${i}`);
+  };
+  const ws = () => {
+    for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++i));
+  };
+  const value = (depth) => {
+    ws();
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      if (depth >= MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH}`);
+      return c === '{' ? object(depth + 1) : array(depth + 1);
+    }
+    if (c === '"') return string();
+    for (const [word, v] of [['true', true], ['false', false], ['null', null]]) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    }
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (!m) fail(c === undefined ? 'unexpected end of input' : `unexpected ${JSON.stringify(c)}`);
+    // Numbers a double cannot hold are refused (section 5 lets a reader bound its input).
+    if (!Number.isFinite(Number(m[0]))) fail('a number that overflows a double');
+    i += m[0].length;
+    return m[1] || m[2] ? new JsonFloat(m[0]) : BigInt(m[0]);
+  };
+  const object = (depth) => {
+    const obj = Object.create(null); // no prototype: "__proto__" is an ordinary name
+    i++;
+    ws();
+    if (text[i] === '}') return i++, obj;
+    for (;;) {
+      ws();
+      if (text[i] !== '"') fail('expected a member name');
+      const name = string();
+      ws();
+      if (text[i++] !== ':') fail("expected ':'");
+      obj[name] = value(depth); // a repeated name: the last one wins, as in every released reader
+      ws();
+      const c = text[i++];
+      if (c === '}') return obj;
+      if (c !== ',') fail("expected ',' or '}'");
+    }
+  };
+  const array = (depth) => {
+    const items = [];
+    i++;
+    ws();
+    if (text[i] === ']') return i++, items;
+    for (;;) {
+      items.push(value(depth));
+      ws();
+      const c = text[i++];
+      if (c === ']') return items;
+      if (c !== ',') fail("expected ',' or ']'");
+    }
+  };
+  const string = () => {
+    let out = '';
+    let start = ++i;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (Number.isNaN(c)) fail('unterminated string');
+      if (c === 0x22) break;
+      if (c < 0x20) fail('control character in a string');
+      if (c === 0x5c) {
+        out += text.slice(start, i);
+        const e = text[i + 1];
+        if (e === 'u') {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('bad \\u escape');
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 6;
+        } else if (e !== undefined && has(ESCAPES, e)) {
+          out += ESCAPES[e];
+          i += 2;
+        } else {
+          fail('bad escape');
+        }
+        start = i;
+      } else {
+        i++;
+      }
+    }
+    out += text.slice(start, i++);
+    for (let k = 0; k < out.length; k++) {
+      const u = out.charCodeAt(k);
+      if (u >= 0xd800 && u <= 0xdbff && k + 1 < out.length) {
+        const next = out.charCodeAt(k + 1);
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          k++;
+          continue;
+        }
+      }
+      if (u >= 0xd800 && u <= 0xdfff) fail('a lone surrogate is not Unicode text');
+    }
+    return out;
+  };
+  const result = value(0);
+  ws();
+  if (i !== text.length) fail('trailing data');
+  return result;
+}
+
+// -- JSON text out: Python json.dumps defaults, exact integers -------------------------------
+
+const SHORT_ESCAPES = { 0x22: '\\"', 0x5c: '\\\\', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x08: '\\b', 0x0c: '\\f' };
+
+function pyString(s) {
+  let out = '"';
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (has(SHORT_ESCAPES, c)) out += SHORT_ESCAPES[c];
+    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
+    else out += s[k];
+  }
+  return out + '"';
+}
+
+/** `json.dumps(value)` as Python writes it: ", " and ": ", ASCII only, members in order. */
+function dumps(v) {
+  if (v === null || v === undefined) return 'null';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof JsonFloat) return v.text;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error(`${v} is not JSON`);
+    return String(v);
+  }
+  if (typeof v === 'string') return pyString(v);
+  if (Array.isArray(v)) return '[' + v.map(dumps).join(', ') + ']';
+  return '{' + Object.keys(v).map((k) => pyString(k) + ': ' + dumps(v[k])).join(', ') + '}';
+}
+
+// -- reading ---------------------------------------------------------------------------------
+
+function parseBlob(blob) {
+  if (blob.length > MAX_BLOB) throw new Reject('BLOB_SIZE', [], `${blob.length} bytes: over the ${MAX_BLOB}-byte limit`);
+  if (blob[0] === 0xef && blob[1] === 0xbb && blob[2] === 0xbf) {
+    throw new Reject('UTF8', [], 'a blob must not start with a byte order mark');
+  }
+  let text;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(blob);
+  } catch (exc) {
+    throw new Reject('UTF8', [], `not UTF-8: ${exc.message}`);
+  }
+  let doc;
+  try {
+    doc = parseJson(text);
+  } catch (exc) {
+    throw new Reject('JSON', [], `not one JSON text: ${exc.message}`);
+  }
+  if (!isObject(doc)) throw new Reject('OBJECT', [], `${short(doc)}: the top level must be a JSON object`);
+  return doc;
+}
+
+function required(obj, kind, at) {
+  if (!isObject(obj)) throw new Reject('TYPE', at, `${short(obj)}: a ${kind} is a JSON object`);
+  for (const name of REQUIRED[kind]) {
+    if (!has(obj, name)) throw new Reject('REQUIRED', at, `${kind} has no "${name}"`);
+  }
+}
+
+function string(obj, name, at, optional = false) {
+  const v = has(obj, name) ? obj[name] : null;
+  if (typeof v !== 'string' && !(optional && v === null)) {
+    throw new Reject('TYPE', [...at, name], `${short(v)}: ${name} is a string`);
+  }
+}
+
+function integer(v, at, rule, low, high) {
+  if (v instanceof JsonFloat && Number.isInteger(v.value)) {
+    throw new Reject('INTEGER_LITERAL', at, `${v.text}: integers are written without fraction or exponent`);
+  }
+  if (typeof v !== 'bigint') throw new Reject('TYPE', at, `${short(v)}: not an integer`);
+  if (v < low || v >= high) throw new Reject(rule, at, `${v}: out of [${low}, ${high})`);
+}
+
+function sizes(obj, name, at) {
+  const v = obj[name];
+  if (!Array.isArray(v)) throw new Reject('TYPE', [...at, name], `${short(v)}: ${name} is an array of integers`);
+  v.forEach((item, d) => integer(item, [...at, name, d], 'SIZE_RANGE', 0n, I63));
+}
+
+function canonicalBase64(text) {
+  if (!isBase64(text)) return false;
+  if (text.endsWith('==')) return (ALPHABET.indexOf(text[text.length - 3]) & 0b1111) === 0;
+  if (text.endsWith('=')) return (ALPHABET.indexOf(text[text.length - 2]) & 0b11) === 0;
+  return true;
+}
+
+function checkStructure(doc, kind) {
+  if (has(doc, 'schema') && doc.schema !== WIRE_ID) {
+    throw new Reject('SCHEMA_ID', ['schema'], `${short(doc.schema)}: not ${WIRE_ID}`);
+  }
+  required(doc, kind, []);
+  if (kind === 'rendezvous') {
+    string(doc, 'agent_name', []);
+    string(doc, 'metadata_endpoint', [], true);
+    string(doc, 'agent_meta_b64', []);
+    if (!canonicalBase64(doc.agent_meta_b64)) {
+      throw new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: not canonical base64`);
+    }
+  }
+  if (!Array.isArray(doc.tensors)) throw new Reject('TYPE', ['tensors'], `${short(doc.tensors)}: tensors is an array`);
+  doc.tensors.forEach((tensor, t) => {
+    const at = ['tensors', t];
+    required(tensor, 'tensor', at);
+    string(tensor, 'name', at);
+    string(tensor, 'dtype', at);
+    if (!DTYPE_LABEL.test(tensor.dtype)) {
+      throw new Reject('DTYPE_LABEL', [...at, 'dtype'], `${short(tensor.dtype)}: not a dtype label`);
+    }
+    integer(tensor.elsize, [...at, 'elsize'], 'ELSIZE_RANGE', 1n, 65n);
+    sizes(tensor, 'full_shape', at);
+    if (!Array.isArray(tensor.shards)) {
+      throw new Reject('TYPE', [...at, 'shards'], `${short(tensor.shards)}: shards is an array`);
+    }
+    tensor.shards.forEach((shard, s) => checkShard(shard, [...at, 'shards', s]));
+  });
+  const step = has(doc, 'publisher_step') ? doc.publisher_step : null;
+  if (kind === 'rendezvous' && step !== null) integer(step, ['publisher_step'], 'STEP_RANGE', 0n, I63);
+}
+
+function checkShard(shard, at) {
+  required(shard, 'shard', at);
+  string(shard, 'agent_name', at);
+  integer(shard.device_id, [...at, 'device_id'], 'DEVICE_ID_RANGE', 0n, I31);
+  integer(shard.addr, [...at, 'addr'], 'ADDR_RANGE', 0n, U64);
+  sizes(shard, 'shard_offset', at);
+  sizes(shard, 'shape', at);
+  const digest = has(shard, 'digest') ? shard.digest : null;
+  if (digest !== null) {
+    string(shard, 'digest', at);
+    if (!DIGEST.test(digest)) {
+      throw new Reject('DIGEST_FORMAT', [...at, 'digest'], `${short(digest)}: not 32 lowercase hex digits`);
+    }
+  }
+}
+
+function checkGeometry(doc) {
+  doc.tensors.forEach((tensor, t) => {
+    const { dtype, elsize, full_shape: full } = tensor;
+    const label = dtype.startsWith('torch.') ? dtype.slice('torch.'.length) : dtype;
+    const known = has(DTYPE_SIZES, label) ? BigInt(DTYPE_SIZES[label]) : null;
+    if (known !== null && known !== elsize) {
+      throw new Reject('ELSIZE_DTYPE', ['tensors', t, 'elsize'], `${elsize}: ${dtype} elements are ${known} bytes`);
+    }
+    tensor.shards.forEach((shard, s) => {
+      const at = ['tensors', t, 'shards', s];
+      const { shard_offset: offset, shape, addr } = shard;
+      if (!(offset.length === shape.length && shape.length === full.length)) {
+        throw new Reject('RANK_AGREEMENT', at, `ranks ${offset.length}, ${shape.length}, ${full.length} differ`);
+      }
+      for (let d = 0; d < full.length; d++) {
+        if (offset[d] + shape[d] > full[d]) {
+          throw new Reject('BOX_IN_BOUNDS', [...at, 'shape', d], `${shape[d]}: box ends past ${full[d]}`);
+        }
+      }
+      let nbytes = shape.includes(0n) ? 0n : elsize;
+      for (const extent of shape) {
+        if (nbytes > U64) break;
+        nbytes *= extent;
+      }
+      if (addr + nbytes > U64) {
+        throw new Reject('ADDR_SPAN', [...at, 'addr'], `${addr}: ${nbytes} bytes wrap past 2^64`);
+      }
+    });
+  });
+}
+
+function read(blob, kind) {
+  const doc = parseBlob(blob);
+  checkStructure(doc, kind);
+  checkGeometry(doc);
+  const tensors = doc.tensors.map((t) => ({
+    name: t.name,
+    dtype: t.dtype,
+    elsize: t.elsize,
+    full_shape: t.full_shape,
+    shards: t.shards.map((s) => ({
+      agent_name: s.agent_name,
+      device_id: s.device_id,
+      addr: s.addr,
+      shard_offset: s.shard_offset,
+      shape: s.shape,
+      digest: has(s, 'digest') ? s.digest : null,
+    })),
+  }));
+  if (kind === 'shard-table') return { tensors };
+  return {
+    agent_name: doc.agent_name,
+    metadata_endpoint: has(doc, 'metadata_endpoint') && doc.metadata_endpoint !== null ? doc.metadata_endpoint : '',
+    agent_meta_b64: doc.agent_meta_b64,
+    publisher_step: has(doc, 'publisher_step') ? doc.publisher_step : null,
+    tensors,
+  };
+}
+
+// -- writing ---------------------------------------------------------------------------------
+
+function field(obj, name, where) {
+  if (!isObject(obj) || !has(obj, name)) throw new BadRequest(`${where} has no "${name}"`);
+  return obj[name];
+}
+
+function array(obj, name, where) {
+  const v = field(obj, name, where);
+  if (!Array.isArray(v)) throw new BadRequest(`${where}.${name} is ${short(v)}, not an array`);
+  return v;
+}
+
+const optional = (obj, name) => (has(obj, name) ? obj[name] : null);
+
+function write(payload) {
+  const meta = field(payload, 'agent_meta_b64', 'payload');
+  if (typeof meta !== 'string' || !isBase64(meta)) {
+    throw new BadRequest(`payload.agent_meta_b64 ${short(meta)} is not padded standard base64`);
+  }
+  const endpoint = optional(payload, 'metadata_endpoint');
+  const doc = {
+    schema: WIRE_ID,
+    agent_name: field(payload, 'agent_name', 'payload'),
+    metadata_endpoint: endpoint === null ? '' : endpoint,
+    agent_meta_b64: Buffer.from(meta, 'base64').toString('base64'),
+    tensors: array(payload, 'tensors', 'payload').map((t, i) => {
+      const where = `payload.tensors[${i}]`;
+      const entry = {};
+      for (const k of ['name', 'dtype', 'elsize', 'full_shape']) entry[k] = field(t, k, where);
+      entry.shards = array(t, 'shards', where).map((s, j) => {
+        const shard = {};
+        for (const k of REQUIRED.shard) shard[k] = field(s, k, `${where}.shards[${j}]`);
+        if (optional(s, 'digest') !== null) shard.digest = s.digest;
+        return shard;
+      });
+      return entry;
+    }),
+  };
+  if (optional(payload, 'publisher_step') !== null) doc.publisher_step = payload.publisher_step;
+  const blob = Buffer.from(dumps(doc), 'ascii');
+  try {
+    read(blob, 'rendezvous'); // WRITE_VALID: never emit what a reader refuses
+  } catch (exc) {
+    if (!(exc instanceof Reject)) throw exc;
+    throw new BadRequest(`refusing to write an invalid blob: ${exc.message} [${exc.rule} at ${exc.pointer}]`);
+  }
+  return blob;
+}
+
+// -- protocol --------------------------------------------------------------------------------
+
+function handle(request) {
+  if (!isObject(request)) throw new BadRequest(`a request is a JSON object, not ${short(request)}`);
+  const cmd = optional(request, 'cmd');
+  const seq = optional(request, 'seq');
+  if (cmd === 'start') {
+    if (optional(request, 'protocol') !== 1n) throw new BadRequest('unsupported protocol; this testee speaks 1');
+    return {
+      implementation: { name: 'refitwire-example-js', version: '0.1.0', language: 'javascript' },
+      spec_version: VERSION,
+      roles: ['reader', 'writer'],
+    };
+  }
+  if (cmd !== 'read' && cmd !== 'write') return { seq, skipped: true, reason: `unknown command ${short(cmd)}` };
+  if (!has(request, 'seq')) throw new BadRequest(`${cmd} request has no "seq"`);
+  if (cmd === 'write') {
+    return { seq, blob_b64: write(field(request, 'payload', 'request')).toString('base64') };
+  }
+  const kind = has(request, 'document') ? request.document : 'rendezvous';
+  if (kind !== 'rendezvous' && kind !== 'shard-table') throw new BadRequest(`unknown document ${short(kind)}`);
+  const b64 = field(request, 'blob_b64', 'request');
+  if (typeof b64 !== 'string' || !isBase64(b64)) throw new BadRequest('blob_b64 is not padded standard base64');
+  try {
+    return { seq, payload: read(Buffer.from(b64, 'base64'), kind) };
+  } catch (exc) {
+    if (!(exc instanceof Reject)) throw exc;
+    return { seq, rejected: true, rule: exc.rule, pointer: exc.pointer, message: exc.message };
+  }
+}
+
+function answer(line) {
+  let seq = null;
+  try {
+    const request = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    if (isObject(request) && has(request, 'seq')) seq = request.seq;
+    if (isObject(request) && request.cmd === 'stop') return null;
+    return handle(request);
+  } catch (exc) {
+    // A bad request or a bug here: answered as errored, never fatal.
+    process.stderr.write(`js testee: ${exc instanceof BadRequest ? exc.message : exc.stack}\n`);
+    return { seq, errored: true, message: `${exc.constructor.name}: ${exc.message}` };
+  }
+}
+
+function main() {
+  let pending = [];
+  let stopped = false;
+  const onLine = (line) => {
+    if (stopped || line.toString('latin1').trim() === '') return;
+    const reply = answer(line);
+    if (reply === null) {
+      stopped = true;
+      process.stdin.destroy(); // exit 0 once stdout is flushed
+      return;
+    }
+    let text;
+    try {
+      text = dumps(reply);
+    } catch (exc) {
+      text = dumps({ seq: reply.seq ?? null, errored: true, message: `unserializable answer: ${exc.message}` });
+    }
+    process.stdout.write(text + '\n');
+  };
+  process.stdout.on('error', () => process.exit(0)); // the runner went away
+  process.stdin.on('data', (chunk) => {
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1 && !stopped; nl = chunk.indexOf(0x0a, start)) {
+      pending.push(chunk.subarray(start, nl));
+      const line = Buffer.concat(pending);
+      pending = [];
+      start = nl + 1;
+      onLine(line);
+    }
+    if (!stopped && start < chunk.length) pending.push(chunk.subarray(start));
+  });
+  process.stdin.on('end', () => {
+    if (pending.length) onLine(Buffer.concat(pending));
+    process.exitCode = 0;
+  });
+}
+
+main();
