@@ -1,30 +1,68 @@
-"""Refit transport and read planning.
+"""Refit over NIXL: stores, publishers, receivers, verdicts, and the read planner.
 
-Planning (pure Python) is always importable. The NIXL transport (``Agent``,
-``Region``) loads on first access, so importing this package never needs NIXL.
+Planning, the store, verdicts and errors are pure Python and always importable.
+What needs torch or NIXL (``Agent``, ``Region``, ``Publisher``, ``Receiver``,
+``MODELS``, ``RunConfig``, ``run``) loads on first access, so importing this
+package never needs the ``refit`` extra. Modules starting with ``_`` are private.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
+from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
+from ._store import DirectoryStore, RendezvousStore
+from ._verdict import Policy, ShardVerdict, Verdict, judge, may_install
 
 __all__ = [
-    "Agent",
+    # planning
     "PlanError",
     "ReadRun",
-    "Region",
     "SourceShard",
     "check_coverage",
     "dedup_replicas",
     "plan_reads",
+    # rendezvous
+    "DirectoryStore",
+    "RendezvousStore",
+    # verdicts and refusals
+    "Policy",
+    "ShardVerdict",
+    "Verdict",
+    "judge",
+    "may_install",
+    "RefitError",
+    "TableRejected",
+    "DiscoveryTimeout",
+    "TransferFailed",
+    # need the refit extra (loaded lazily)
+    "Agent",
+    "Region",
+    "MODELS",
+    "Publisher",
+    "Receiver",
+    "StepResult",
+    "RunConfig",
+    "run",
 ]
+
+_LAZY = {
+    "Agent": "_nixl",
+    "Region": "_nixl",
+    "MODELS": "_model",
+    "Publisher": "_publisher",
+    "Receiver": "_receiver",
+    "StepResult": "_receiver",
+    "RunConfig": "_run",
+    "run": "_run",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Agent", "Region"):
-        from . import _nixl  # raises ImportError naming the missing NIXL package
-
-        return getattr(_nixl, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # Raises ImportError naming the missing package (torch or NIXL).
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

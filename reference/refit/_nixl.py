@@ -152,6 +152,45 @@ class Agent:
         self._peers[name] = (mem_type, device_id)
         return name
 
+    def remove_peer(self, name: str) -> None:
+        """Forget a peer (before loading its new metadata, or after it is gone)."""
+        if self._peers.pop(name, None) is not None:
+            _quiet(self._agent.remove_remote_agent, name)
+
+    def check_remote(self, peer: str, ranges: Sequence[tuple[int, int]]) -> None:
+        """Check that every ``(addr, nbytes)`` lies in memory ``peer`` registered; moves no bytes.
+
+        NIXL resolves remote descriptors against the registrations carried in the
+        peer's metadata when it prepares a descriptor list, so this asks NIXL
+        itself. Raises ValueError naming the first range it refuses.
+        """
+        if peer not in self._peers:
+            raise KeyError(f"unknown peer {peer!r}; add_peer() its metadata first")
+        mem_type, device_id = self._peers[peer]
+        for addr, nbytes in ranges:
+            if nbytes <= 0:
+                continue
+            descs = np.asarray([(addr, nbytes, device_id)], dtype=np.uint64)
+            try:
+                handle = self._agent.prep_xfer_dlist(peer, descs, mem_type, ["UCX"])
+            except _NIXL_ERRORS as exc:
+                raise ValueError(
+                    f"remote range {addr:#x}+{nbytes} is not inside memory registered by {peer!r} ({exc})"
+                ) from None
+            _quiet(self._agent.release_dlist_handle, handle)
+
+    def deregister(self, regions: Sequence[Region]) -> None:
+        """Undo a :meth:`register` call, given the regions it returned; the buffers are let go."""
+        wanted = set(regions)
+        kept = []
+        for descs, group in self._regs:
+            if set(group) <= wanted:
+                _quiet(self._agent.deregister_memory, descs)
+            else:
+                kept.append((descs, group))
+        self._regs = kept
+        self._keep = [b for b in self._keep if _region(b) not in wanted]
+
     def read(self, peer: str, runs: Sequence[Run], *, timeout_s: float) -> None:
         """Read ``runs`` from one peer; see :meth:`read_many`."""
         self.read_many({peer: runs}, timeout_s=timeout_s)

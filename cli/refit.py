@@ -1,0 +1,74 @@
+"""Run a real NIXL refit on this machine: publishers, receivers, verification, verdicts.
+
+Starts N publisher and M receiver processes with different shardings of a
+synthetic model; each step the publishers post their blobs to a directory store
+and the receivers discover, check, read over NIXL (UCX), verify every shard and
+install the step only when every shard they need is verified. Progress goes to
+stderr, the per-step verdict table to stdout. Exit 0 when every step was verified
+and installed by every receiver (and each holds exactly that step's values), 1
+otherwise, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from refitwire.cli._io import fail
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from refitwire.refit._model import MODELS
+    from refitwire.refit._run import CLI_INJECTIONS
+
+    parser.add_argument("--publishers", type=int, default=2, metavar="N", help="trainer ranks (default 2)")
+    parser.add_argument("--receivers", type=int, default=2, metavar="M", help="inference ranks (default 2)")
+    parser.add_argument("--steps", type=int, default=3, metavar="S", help="refit steps (default 3)")
+    parser.add_argument("--inject", choices=CLI_INJECTIONS, default=None,
+                        help="misbehave once, at --inject-step on the last publisher")  # fmt: skip
+    parser.add_argument("--inject-step", type=int, default=None, metavar="S", help="default: step 2")
+    parser.add_argument("--model", choices=sorted(MODELS), default="default",
+                        help="synthetic model size (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--device", default="cpu", help="cpu (DRAM) or cuda (VRAM); default cpu")
+    parser.add_argument("--accept-unchecked", action="store_true", help="install shards without a digest")
+    parser.add_argument("--store", type=Path, default=None, help="rendezvous directory (default: a temp dir)")
+    parser.add_argument("--discover-timeout", type=float, default=30.0, metavar="SECONDS")
+    parser.add_argument("--read-timeout", type=float, default=30.0, metavar="SECONDS")
+    parser.add_argument("--upstream-python", default=None, metavar="PYTHON",
+                        help="publishers write blobs with the released modelexpress")  # fmt: skip
+    parser.add_argument(
+        "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from refitwire.refit._report import render_table
+        from refitwire.refit._run import RunConfig
+        from refitwire.refit._run import run as run_refit
+
+        config = RunConfig(
+            publishers=args.publishers,
+            receivers=args.receivers,
+            steps=args.steps,
+            inject=args.inject,
+            inject_step=args.inject_step,
+            model=args.model,
+            device=args.device,
+            accept_unchecked=args.accept_unchecked,
+            discover_timeout_s=args.discover_timeout,
+            read_timeout_s=args.read_timeout,
+            store=str(args.store) if args.store else None,
+            upstream_python=args.upstream_python,
+        )
+    except ImportError as exc:
+        return fail(f"refit needs the refit extra (torch, nixl-cu12): {exc}")
+    except ValueError as exc:
+        return fail(str(exc))
+    report = run_refit(config, err=sys.stderr).to_json()
+    print(render_table(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0 if report["ok"] else 1

@@ -1,0 +1,253 @@
+"""A trainer-rank publisher: owns its shards, registers them with NIXL, publishes its blob.
+
+Run as ``python -m refitwire.refit._publisher --rank R --ranks N --store DIR --fd FD``.
+It says hello on FD, then obeys JSON-line commands on stdin:
+
+``{"cmd": "publish", "step": S, "inject": KIND|null}``
+    fill the shards with step S's values, digest them, stamp S, post the blob;
+``{"cmd": "stop"}`` (or end of input)
+    deregister and exit.
+
+Between commands the agent's progress thread keeps serving reads: the process
+stays alive while it is read. Injections (misbehaviour on purpose, for tests
+and the CLI) are listed in :data:`INJECTIONS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from refitwire import PublishedShard, PublishedTensor, tensor_digest
+from refitwire._codec import rendezvous_document
+
+from ._model import MODELS, Model
+from ._proc import answer, reply_channel
+from ._store import DirectoryStore, RendezvousStore
+
+__all__ = ["HOSTILE", "INJECTIONS", "Publisher", "main"]
+
+#: Hostile or broken tables a publisher can post instead of its true one.
+HOSTILE = (
+    "overlap",  # its split shard grows one slice into a neighbour's box
+    "out-of-bounds",  # its split shard's box runs past full_shape
+    "rank-mismatch",  # a shard with one dimension too many
+    "gap",  # its split shard shrinks by one slice
+    "disagree",  # it claims a different full_shape than the other ranks
+    "foreign-agent",  # a shard claims memory of another agent
+    "unregistered-addr",  # a shard's address lies outside what it registered
+)
+#: Every injection: data/table mismatches first, then the hostile tables.
+INJECTIONS = ("stale", "corrupt", "no-digest", "no-stamp", *HOSTILE)
+
+_ALIGN = 256
+_HOSTILE_TENSOR = "embed.weight"  # split by publishers along dim 0
+_CORRUPT_TENSOR = "lm_head.bias"  # every receiver reads every publisher's shard of it
+_UPSTREAM_WRITER = Path(__file__).with_name("_upstream_writer.py")
+
+
+def store_key(rank: int) -> str:
+    return f"rank-{rank:05d}"
+
+
+class Publisher:
+    """One trainer rank's shards in one registered arena, and the blob that describes them."""
+
+    def __init__(
+        self,
+        rank: int,
+        ranks: int,
+        model: Model,
+        store: RendezvousStore,
+        *,
+        agent_name: str | None = None,
+        device: str = "cpu",
+        upstream_python: str | None = None,
+    ) -> None:
+        from ._nixl import Agent
+
+        self.rank, self.ranks, self.model, self.store = rank, ranks, model, store
+        self.key = store_key(rank)
+        self.upstream_python = upstream_python
+        self.boxes = model.publisher_boxes(rank, ranks)
+        offsets, total = {}, 0
+        for name, (_, shape) in self.boxes.items():
+            offsets[name] = total
+            total += -(-math.prod(shape) * model[name].elsize // _ALIGN) * _ALIGN
+        self.arena = torch.zeros(total, dtype=torch.uint8, device=device)
+        self.views: dict[str, torch.Tensor] = {}
+        for name, (_, shape) in self.boxes.items():
+            spec = model[name]
+            nbytes = math.prod(shape) * spec.elsize
+            raw = self.arena[offsets[name] : offsets[name] + nbytes]
+            self.views[name] = raw.view(spec.torch_dtype).view(shape)
+        self.device_id = self.arena.device.index or 0
+        self.agent = Agent(agent_name or f"refit-pub-{rank}-{os.getpid()}")
+        self.agent.register([self.arena])
+        self.agent_metadata = self.agent.metadata()
+
+    def close(self) -> None:
+        self.agent.close()
+
+    def publish(self, step: int, inject: str | None = None) -> dict[str, Any]:
+        """Fill, digest, stamp, post. Returns what was done (for the parent's log)."""
+        from ._model import truth
+
+        if inject is not None and inject not in INJECTIONS:
+            raise ValueError(f"unknown injection {inject!r}; known: {', '.join(INJECTIONS)}")
+        for name, view in self.views.items():
+            view.copy_(truth(self.model[name], step, self.boxes[name], device=view.device))
+        if inject == "stale":  # the data moved on, the posted table did not
+            return {"posted": False, "step": step, "inject": inject}
+        stamp = None if inject == "no-stamp" else step
+        with_digest = inject != "no-digest"
+        if self.upstream_python:
+            blob = self._upstream_blob(stamp, with_digest)
+            document = json.loads(blob)
+        else:
+            document = rendezvous_document(
+                self.agent_metadata, self.agent.name, "", self._tensors(with_digest), stamp
+            )
+        if inject == "corrupt":  # after digesting: the wire now disagrees with the table
+            flat = self.views[_CORRUPT_TENSOR].view(-1).view(torch.uint8)
+            flat[flat.numel() // 2] ^= 0x5A
+        if inject in HOSTILE:
+            _make_hostile(document, inject, self.rank, self.ranks, self.arena)
+            blob = json.dumps(document).encode()  # a broken writer: no codec check
+        elif not self.upstream_python:
+            blob = json.dumps(document).encode("ascii")
+        self.store.publish(self.key, blob)
+        return {"posted": True, "step": step, "inject": inject, "bytes": len(blob)}
+
+    def _tensors(self, with_digest: bool) -> list[PublishedTensor]:
+        tensors = []
+        for name, view in self.views.items():
+            spec, (offset, shape) = self.model[name], self.boxes[name]
+            shard = PublishedShard(
+                agent_name=self.agent.name,
+                device_id=self.device_id,
+                addr=view.data_ptr(),
+                shard_offset=offset,
+                shape=shape,
+                digest=tensor_digest(view) if with_digest else None,
+            )
+            tensors.append(
+                PublishedTensor(
+                    name=name,
+                    dtype=f"torch.{spec.dtype}",
+                    elsize=spec.elsize,
+                    full_shape=spec.full_shape,
+                    shards=(shard,),
+                )
+            )
+        return tensors
+
+    def _upstream_blob(self, stamp: int | None, with_digest: bool) -> bytes:
+        """Have the released upstream code digest these bytes and write the blob."""
+        assert self.upstream_python is not None
+        with tempfile.TemporaryDirectory(prefix="refit-upstream-") as tmp:
+            request: dict[str, Any] = {
+                "agent_meta_b64": base64.b64encode(self.agent_metadata).decode("ascii"),
+                "agent_name": self.agent.name,
+                "metadata_endpoint": "",
+                "publisher_step": stamp,
+                "digest": with_digest,
+                "tensors": [],
+            }
+            for i, (name, view) in enumerate(self.views.items()):
+                spec, (offset, shape) = self.model[name], self.boxes[name]
+                data = Path(tmp) / f"{i}.bin"
+                data.write_bytes(view.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+                request["tensors"].append({
+                    "name": name, "dtype": f"torch.{spec.dtype}", "elsize": spec.elsize,
+                    "full_shape": list(spec.full_shape),
+                    "shards": [{"agent_name": self.agent.name, "device_id": self.device_id,
+                                "addr": view.data_ptr(), "shard_offset": list(offset),
+                                "shape": list(shape), "data_file": str(data)}],
+                })  # fmt: skip
+            env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+            done = subprocess.run(
+                [self.upstream_python, str(_UPSTREAM_WRITER)],
+                input=json.dumps(request).encode(),
+                capture_output=True,
+                env=env,
+                timeout=120,
+                check=False,
+            )
+        if done.returncode != 0:
+            raise RuntimeError(f"upstream writer failed: {done.stderr.decode(errors='replace')[-2000:]}")
+        return base64.b64decode(done.stdout.strip())
+
+
+def _make_hostile(document: dict[str, Any], kind: str, rank: int, ranks: int, arena: torch.Tensor) -> None:
+    entry = next(t for t in document["tensors"] if t["name"] == _HOSTILE_TENSOR)
+    shard = entry["shards"][0]
+    last = rank == ranks - 1
+    if kind == "overlap":
+        if last and ranks > 1:
+            shard["shard_offset"][0] -= 1
+        shard["shape"][0] += 1
+    elif kind == "out-of-bounds":
+        shard["shard_offset"][0] = entry["full_shape"][0] - shard["shape"][0] + 1
+    elif kind == "rank-mismatch":
+        shard["shape"].append(1)
+    elif kind == "gap":
+        shard["shape"][0] -= 1
+    elif kind == "disagree":
+        entry["full_shape"][1] += 1
+    elif kind == "foreign-agent":
+        shard["agent_name"] = "someone-else"
+    elif kind == "unregistered-addr":
+        shard["addr"] = arena.data_ptr() + arena.numel() + (1 << 20)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m refitwire.refit._publisher")
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--model", default="default", choices=sorted(MODELS))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--agent-name", default=None)
+    parser.add_argument("--upstream-python", default=None, help="write the blob with released upstream code")
+    parser.add_argument("--fd", type=int, required=True, help="answer pipe (NIXL logs to stdout)")
+    args = parser.parse_args(argv)
+    out = reply_channel(args.fd)
+    pub = Publisher(
+        args.rank,
+        args.ranks,
+        MODELS[args.model],
+        DirectoryStore(args.store),
+        agent_name=args.agent_name,
+        device=args.device,
+        upstream_python=args.upstream_python,
+    )
+    answer(out, {"hello": pub.agent.name, "key": pub.key, "pid": os.getpid(), "arena": pub.arena.numel()})
+    try:
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg.get("cmd") == "stop":
+                break
+            if msg.get("cmd") == "publish":
+                try:
+                    answer(out, {"ok": True, **pub.publish(int(msg["step"]), msg.get("inject"))})
+                except Exception as exc:  # a crash is data: report it and keep serving
+                    answer(out, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            else:
+                answer(out, {"ok": False, "error": f"unknown command {msg.get('cmd')!r}"})
+    finally:
+        pub.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

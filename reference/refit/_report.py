@@ -1,0 +1,56 @@
+"""Render a refit run report (the JSON of ``RunReport.to_json``) as a text table."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+__all__ = ["render_table"]
+
+_ORDER = ("verified", "unchecked", "unknown-step", "stale", "ahead", "corrupt")
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    if row.get("error"):
+        return f"refused: {row['error']['rule']}"
+    counts = Counter(v["verdict"] for v in row.get("verdicts", []))
+    return ", ".join(f"{counts[k]} {k}" for k in _ORDER if counts[k]) or "-"
+
+
+def _holds(row: dict[str, Any]) -> str:
+    step = row.get("holds_step", row.get("weights_step"))
+    held = "-" if step is None else f"step {step}"
+    if "matches_truth" in row:
+        held += " (exact)" if row["matches_truth"] else " (WRONG)"
+    return held
+
+
+def render_table(report: dict[str, Any]) -> str:
+    """One line per step and receiver, then the totals and the overall result."""
+    head = ("step", "injected", "recv", "shards", "installed", "holds", "wire MiB", "MiB/s")
+    rows = []
+    for step in report["steps"]:
+        inject = step["inject"] or "-"
+        if step["inject"]:
+            inject += f"@pub{step['inject_rank']}"
+        for row in step["receivers"]:
+            rate = row.get("bytes_per_s", 0.0) / 2**20
+            rows.append((
+                str(step["step"]), inject, str(row["rank"]), _outcome(row),
+                "yes" if row["installed"] else "no", _holds(row),
+                f"{row.get('wire_bytes', 0) / 2**20:.2f}", f"{rate:.1f}" if rate else "-",
+            ))  # fmt: skip
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    totals = report["totals"]
+    lines.append(
+        f"total: {totals['wire_bytes'] / 2**20:.1f} MiB in {totals['transfer_s']:.3f} s of transfer, "
+        f"{totals['bytes_per_s'] / 2**20:.1f} MiB/s ({totals['bytes_per_s'] * 8 / 1e9:.2f} Gbit/s)"
+    )
+    if "aborted" in report["config"]:
+        lines.append(f"aborted: {report['config']['aborted']}")
+    lines.append(
+        "result: " + ("every step verified and installed" if report["ok"] else "NOT every step installed")
+    )
+    return "\n".join(lines)

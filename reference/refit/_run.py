@@ -1,0 +1,247 @@
+"""The whole refit on one machine: N publisher processes, M receiver processes, S steps.
+
+Each step: every live publisher publishes (one of them misbehaving at the
+injection step, if asked), then every receiver refits concurrently while their
+progress is shown on stderr; afterwards each receiver checks that the weights it
+holds are exactly the model's values at the step it holds. The report is data
+(:class:`RunReport`); rendering is in ``_report``.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
+
+from ._model import MODELS
+from ._proc import Child, ChildDied
+from ._publisher import INJECTIONS
+
+__all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
+
+#: What ``--inject`` accepts: every publisher injection, a killed publisher, and
+#: ``hostile-table`` as the short name of the ``overlap`` table.
+CLI_INJECTIONS = (*INJECTIONS, "kill-publisher", "hostile-table")
+
+REPORT_SCHEMA = "refitwire.refit-report.v1"
+
+
+@dataclass
+class RunConfig:
+    publishers: int = 2
+    receivers: int = 2
+    steps: int = 3
+    inject: str | None = None
+    inject_step: int | None = None  # default: step 2 (step 1 when there is only one)
+    inject_rank: int | None = None  # default: the last publisher
+    model: str = "default"
+    device: str = "cpu"
+    accept_unchecked: bool = False
+    discover_timeout_s: float = 30.0
+    read_timeout_s: float = 30.0
+    start_timeout_s: float = 120.0
+    store: str | None = None  # a directory; default: a fresh temporary one
+    upstream_python: str | None = None  # publishers write their blobs with released upstream code
+
+    def __post_init__(self) -> None:
+        if self.publishers < 1 or self.receivers < 1 or self.steps < 1:
+            raise ValueError("publishers, receivers and steps must each be at least 1")
+        if self.inject is not None and self.inject not in CLI_INJECTIONS:
+            raise ValueError(f"unknown injection {self.inject!r}; known: {', '.join(CLI_INJECTIONS)}")
+        if self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}; known: {', '.join(sorted(MODELS))}")
+
+    @property
+    def injection_step(self) -> int:
+        return self.inject_step if self.inject_step is not None else min(2, self.steps)
+
+    @property
+    def injection_rank(self) -> int:
+        return self.inject_rank if self.inject_rank is not None else self.publishers - 1
+
+
+@dataclass
+class RunReport:
+    config: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    setup_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.steps) and all(
+            r["installed"] and r.get("matches_truth") for s in self.steps for r in s["receivers"]
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        wire = sum(r.get("wire_bytes", 0) for s in self.steps for r in s["receivers"])
+        secs = sum(r.get("transfer_s", 0.0) for s in self.steps for r in s["receivers"])
+        return {
+            "schema": REPORT_SCHEMA,
+            "config": self.config,
+            "setup_s": self.setup_s,
+            "steps": self.steps,
+            "totals": {"wire_bytes": wire, "transfer_s": secs, "bytes_per_s": wire / secs if secs else 0.0},
+            "ok": self.ok,
+        }
+
+
+class _Progress:
+    """One status line on stderr: rewritten in place on a terminal, at most once a second otherwise."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.last = 0.0
+
+    def show(self, text: str, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if self.tty:
+            self.out.write("\r\033[K" + text + ("\n" if final else ""))
+        elif final or now - self.last >= 1.0:
+            self.out.write(text + "\n")
+        else:
+            return
+        self.last = now
+        self.out.flush()
+
+
+def _pump(child: Child, events: queue.Queue[tuple[int, dict[str, Any]]], rank: int, timeout_s: float) -> None:
+    # One thread per receiver: forward progress events until its result arrives.
+    while True:
+        try:
+            msg = child.recv(timeout_s)
+        except ChildDied as exc:
+            events.put((rank, {"event": "result", "died": str(exc)}))
+            return
+        events.put((rank, msg))
+        if msg.get("event") == "result":
+            return
+
+
+def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
+    """Run every step; a crash of any process is recorded, never raised."""
+    err = err or sys.stderr
+    say = _Progress(err)
+    own_store = config.store is None
+    store = config.store or tempfile.mkdtemp(prefix="refitwire-refit-")
+    report = RunReport(config=asdict(config))
+    pubs: list[Child] = []
+    recvs: list[Child] = []
+    started = time.monotonic()
+    try:
+        common = ["--store", store, "--model", config.model, "--device", config.device]
+        for r in range(config.publishers):
+            extra = ["--upstream-python", config.upstream_python] if config.upstream_python else []
+            args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra]
+            pubs.append(Child(f"publisher {r}", "refitwire.refit._publisher", args))
+        for r in range(config.receivers):
+            args = ["--rank", str(r), "--ranks", str(config.receivers),
+                    "--publishers", str(config.publishers),
+                    "--discover-timeout", str(config.discover_timeout_s),
+                    "--read-timeout", str(config.read_timeout_s), *common]  # fmt: skip
+            if config.accept_unchecked:
+                args.append("--accept-unchecked")
+            recvs.append(Child(f"receiver {r}", "refitwire.refit._receiver", args))
+        for child in pubs + recvs:
+            hello = child.recv(config.start_timeout_s)
+            say.show(f"{child.name}: agent {hello['hello']} (pid {hello['pid']})", final=True)
+        report.setup_s = time.monotonic() - started
+        for step in range(1, config.steps + 1):
+            report.steps.append(_step(config, step, pubs, recvs, say))
+    except ChildDied as exc:
+        report.config["aborted"] = str(exc)
+        say.show(f"aborted: {exc}", final=True)
+    finally:
+        for child in pubs + recvs:
+            child.stop()
+        if own_store:
+            shutil.rmtree(store, ignore_errors=True)
+    return report
+
+
+def _step(
+    config: RunConfig, step: int, pubs: list[Child], recvs: list[Child], say: _Progress
+) -> dict[str, Any]:
+    inject = config.inject if step == config.injection_step else None
+    target = config.injection_rank
+    record: dict[str, Any] = {"step": step, "inject": inject, "inject_rank": target if inject else None}
+    published = []
+    for rank, pub in enumerate(pubs):
+        if not pub.alive():
+            published.append({"rank": rank, "ok": False, "error": "not running"})
+            continue
+        kind = inject if rank == target and inject not in (None, "kill-publisher") else None
+        if kind == "hostile-table":
+            kind = "overlap"
+        try:
+            published.append(
+                {"rank": rank, **pub.call({"cmd": "publish", "step": step, "inject": kind}, 120)}
+            )
+        except ChildDied as exc:
+            published.append({"rank": rank, "ok": False, "error": str(exc)})
+    if inject == "kill-publisher" and pubs[target].alive():
+        pubs[target].kill()  # after it published: the blob is there, its memory is gone
+        published[target]["killed"] = True
+        say.show(f"step {step}: killed publisher {target} (pid {pubs[target].pid})", final=True)
+    record["publishers"] = published
+
+    events: queue.Queue[tuple[int, dict[str, Any]]] = queue.Queue()
+    threads = []
+    results: dict[int, dict[str, Any]] = {}
+    for rank, recv in enumerate(recvs):
+        try:
+            recv.send({"cmd": "refit", "step": step})
+        except ChildDied as exc:
+            results[rank] = {"died": str(exc)}
+            continue
+        timeout = config.discover_timeout_s + config.read_timeout_s * 64 + 60
+        t = threading.Thread(target=_pump, args=(recv, events, rank, timeout), daemon=True)
+        t.start()
+        threads.append(t)
+    moving: dict[int, tuple[int, int, float]] = {}
+    while len(results) < len(recvs):
+        rank, msg = events.get()
+        if msg.get("event") == "progress":
+            moving[rank] = (msg["done"], msg["total"], msg["elapsed"])
+            say.show(_progress_line(step, moving))
+        elif msg.get("event") == "result":
+            results[rank] = msg
+    if moving:
+        say.show(_progress_line(step, moving), final=True)
+    for t in threads:
+        t.join()
+    rows = []
+    for rank, recv in enumerate(recvs):
+        row = _receiver_row(rank, results[rank])
+        if recv.alive():
+            try:
+                check = recv.call({"cmd": "check"}, 120)
+                row["holds_step"], row["matches_truth"] = check["step"], check["matches_truth"]
+            except ChildDied as exc:
+                row["matches_truth"], row["check_error"] = False, str(exc)
+        rows.append(row)
+    record["receivers"] = rows
+    return record
+
+
+def _receiver_row(rank: int, msg: dict[str, Any]) -> dict[str, Any]:
+    if "died" in msg:
+        return {"rank": rank, "installed": False, "error": {"rule": "RECEIVER_DIED", "message": msg["died"]},
+                "verdicts": [], "wire_bytes": 0, "transfer_s": 0.0, "matches_truth": False}  # fmt: skip
+    row = {k: v for k, v in msg.items() if k != "event"}
+    row["rank"] = rank
+    return row
+
+
+def _progress_line(step: int, moving: dict[int, tuple[int, int, float]]) -> str:
+    parts = [f"step {step}"]
+    for rank in sorted(moving):
+        done, total, elapsed = moving[rank]
+        rate = done / elapsed / 2**20 if elapsed > 0 else 0.0
+        parts.append(f"receiver {rank} {done / 2**20:7.1f}/{total / 2**20:.1f} MiB {rate:7.1f} MiB/s")
+    return "  ".join(parts)
