@@ -1,1 +1,57 @@
-"""The wire-change gate: classify schema changes, lock released versions, prove each verdict."""
+"""The wire-change gate: classify schema changes, lock released versions, prove each verdict.
+
+Public: the names in ``__all__``. Modules starting with ``_`` are private; their layout may
+change without notice. The commands are ``refitwire diff`` and ``refitwire gate``.
+"""
+
+from __future__ import annotations
+
+from refitwire.gate._baseline import BASELINE_SCHEMA, Accepted, load_baseline
+from refitwire.gate._diff import Change, Document, diff, load_document
+from refitwire.gate._errors import GateError
+from refitwire.gate._gate import (
+    EXIT_BREAKING,
+    EXIT_COMPATIBLE,
+    EXIT_ERROR,
+    Finding,
+    GateReport,
+    compare,
+    evidence,
+    run_gate,
+)
+from refitwire.gate._matrix import MatrixOutcome, run_matrix
+from refitwire.gate._report import FORMATS, render
+from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule
+from refitwire.gate._witness import Witness, close, find_witness
+
+__all__ = [
+    # running
+    "run_gate",
+    "compare",
+    "diff",
+    "evidence",
+    "find_witness",
+    "run_matrix",
+    "load_document",
+    "load_baseline",
+    "render",
+    "close",
+    # records
+    "Accepted",
+    "Change",
+    "Document",
+    "Finding",
+    "GateReport",
+    "MatrixOutcome",
+    "Rule",
+    "Witness",
+    "GateError",
+    # constants
+    "BASELINE_SCHEMA",
+    "DIRECTION_TEXT",
+    "EXIT_BREAKING",
+    "EXIT_COMPATIBLE",
+    "EXIT_ERROR",
+    "FORMATS",
+    "RULES",
+]

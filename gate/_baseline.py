@@ -1,0 +1,103 @@
+"""Accepted breaks: a JSON file of findings a person has looked at and let through, each until a date.
+
+An entry that no longer matches any finding (``BASELINE_STALE``) or whose ``expires`` date
+has passed (``BASELINE_EXPIRED``) fails the gate, so the file never silently outlives the
+break it excuses.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+from refitwire.gate._errors import GateError
+
+#: The schema of a baseline file.
+BASELINE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["accepted"],
+    "properties": {
+        "$schema": {"type": "string"},
+        "accepted": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["rule", "pointer", "reason", "link", "expires"],
+                "properties": {
+                    "rule": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+                    "pointer": {"type": "string"},
+                    "file": {"type": "string", "description": "the candidate file; any when absent"},
+                    "against": {"type": "string", "description": "the released version; any when absent"},
+                    "reason": {"type": "string", "minLength": 1},
+                    "link": {"type": "string", "minLength": 1},
+                    "expires": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+                },
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """One accepted break."""
+
+    index: int
+    rule: str
+    pointer: str
+    reason: str
+    link: str
+    expires: datetime.date
+    file: str | None = None
+    against: str | None = None
+
+    def matches(self, rule: str, pointer: str, file: str, against: str | None) -> bool:
+        return (
+            self.rule == rule
+            and self.pointer == pointer
+            and (self.file is None or self.file == file)
+            and (self.against is None or self.against == against)
+        )
+
+    def expired(self, today: datetime.date) -> bool:
+        return today > self.expires
+
+
+def load_baseline(path: Path) -> list[Accepted]:
+    """The entries of a baseline file; GateError if it is missing or malformed."""
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise GateError(str(path), exc.strerror or "cannot read") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GateError(str(path), f"not JSON: {exc}") from None
+    try:
+        jsonschema_rs.validate(BASELINE_SCHEMA, data)
+    except jsonschema_rs.ValidationError as exc:
+        where = "/" + "/".join(str(p) for p in exc.instance_path)
+        raise GateError(str(path), f"not a baseline file at {where}: {exc.message}") from None
+    entries = []
+    for i, item in enumerate(data["accepted"]):
+        try:
+            expires = datetime.date.fromisoformat(item["expires"])
+        except ValueError:
+            raise GateError(str(path), f"/accepted/{i}/expires: {item['expires']!r} is not a date") from None
+        entries.append(
+            Accepted(
+                i,
+                item["rule"],
+                item["pointer"],
+                item["reason"],
+                item["link"],
+                expires,
+                item.get("file"),
+                item.get("against"),
+            )
+        )
+    return entries

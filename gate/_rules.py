@@ -1,0 +1,278 @@
+"""The rule catalogue: every kind of schema change the gate names, with a stable ID.
+
+Rule IDs are never reused or renamed (as in SPEC.md). Each rule has a category, a
+severity and the directions in which it breaks compatibility:
+
+* ``BACKWARD``: new readers on old blobs (a blob an old writer may write is rejected by
+  the new schema);
+* ``FORWARD``: old readers on new blobs (a blob a new writer may write is rejected by the
+  old schema).
+
+Categories, loosely after buf's: ``WIRE`` (some conforming blob is rejected by some
+reader), ``POLICY`` (no blob of today's writers separates the versions, but the evolution
+policy forbids the change), ``ANNOTATION`` (no effect on any blob), ``RELEASE`` (released
+files are locked), ``BASELINE`` (the accepted-breaks file itself), ``GATE`` (the gate could
+not classify the change or check the candidate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "info"]
+Direction = Literal["BACKWARD", "FORWARD"]
+
+#: Human wording of each direction, used in every report format.
+DIRECTION_TEXT: dict[str, str] = {
+    "BACKWARD": "new readers on old blobs",
+    "FORWARD": "old readers on new blobs",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str
+    severity: Severity
+    directions: tuple[Direction, ...]
+    doc: str
+
+    @property
+    def breaking(self) -> bool:
+        return self.severity == "error"
+
+
+_B: tuple[Direction, ...] = ("BACKWARD",)
+_F: tuple[Direction, ...] = ("FORWARD",)
+_BF: tuple[Direction, ...] = ("BACKWARD", "FORWARD")
+_NONE: tuple[Direction, ...] = ()
+
+_CATALOGUE = (
+    # Properties and presence
+    Rule(
+        "PROPERTY_ADDED_OPTIONAL",
+        "WIRE",
+        "info",
+        _NONE,
+        "An optional property was added: old readers ignore it, new readers do not need it.",
+    ),
+    Rule(
+        "PROPERTY_ADDED_REQUIRED",
+        "WIRE",
+        "error",
+        _B,
+        "A required property was added: blobs of old writers lack it.",
+    ),
+    Rule(
+        "PROPERTY_ADDED_TO_CLOSED_OBJECT",
+        "WIRE",
+        "error",
+        _F,
+        "A property was added to an object that rejects unknown members: old readers reject new blobs.",
+    ),
+    Rule(
+        "PROPERTY_REMOVED_OPTIONAL",
+        "POLICY",
+        "error",
+        _NONE,
+        "An optional property was removed: its meaning is gone for old readers; needs a major version.",
+    ),
+    Rule(
+        "PROPERTY_REMOVED_REQUIRED",
+        "WIRE",
+        "error",
+        _F,
+        "A required property was removed: blobs of new writers lack what old readers require.",
+    ),
+    Rule(
+        "REQUIRED_ADDED",
+        "WIRE",
+        "error",
+        _B,
+        "An optional property was made required: blobs of old writers may omit it.",
+    ),
+    Rule(
+        "REQUIRED_REMOVED",
+        "WIRE",
+        "error",
+        _F,
+        "A required property was made optional: blobs of new writers may omit what old readers require.",
+    ),
+    # Types and nullability
+    Rule("TYPE_CHANGED", "WIRE", "error", _BF, "The JSON type of a value changed."),
+    Rule(
+        "TYPE_WIDENED",
+        "WIRE",
+        "error",
+        _F,
+        "A value accepts more JSON types: new writers may write one old readers reject.",
+    ),
+    Rule(
+        "TYPE_NARROWED",
+        "WIRE",
+        "error",
+        _B,
+        "A value accepts fewer JSON types: old writers may write one new readers reject.",
+    ),
+    Rule(
+        "NULLABLE_ADDED",
+        "WIRE",
+        "error",
+        _F,
+        "null became allowed for an existing value: writers must omit, never write null (WRITE_OMIT_ABSENT), "
+        "and old readers reject it.",
+    ),
+    Rule(
+        "NULLABLE_REMOVED",
+        "WIRE",
+        "error",
+        _B,
+        "null is no longer allowed: readers must read null as absent (READ_NULL_IS_ABSENT).",
+    ),
+    # Values
+    Rule("ENUM_VALUE_ADDED", "WIRE", "error", _F, "An allowed value was added to an enum or const."),
+    Rule("ENUM_VALUE_REMOVED", "WIRE", "error", _B, "An allowed value was removed from an enum or const."),
+    Rule("ENUM_INTRODUCED", "WIRE", "error", _B, "A value was restricted to an enum or const."),
+    Rule("ENUM_DROPPED", "WIRE", "error", _F, "An enum or const restriction was dropped."),
+    Rule("CONST_CHANGED", "WIRE", "error", _BF, "A const value changed."),
+    Rule(
+        "WIRE_ID_CHANGED",
+        "WIRE",
+        "error",
+        _BF,
+        "The on-wire schema id changed: every reader of the other id rejects every blob (a new major only).",
+    ),
+    Rule(
+        "NUMERIC_BOUND_TIGHTENED",
+        "WIRE",
+        "error",
+        _B,
+        "minimum/maximum/exclusive bounds or multipleOf now reject values old writers may write.",
+    ),
+    Rule(
+        "NUMERIC_BOUND_LOOSENED",
+        "WIRE",
+        "error",
+        _F,
+        "minimum/maximum/exclusive bounds or multipleOf now allow values old readers reject.",
+    ),
+    Rule(
+        "LENGTH_BOUND_TIGHTENED",
+        "WIRE",
+        "error",
+        _B,
+        "A length bound (min/maxLength, min/maxItems, min/maxProperties) now rejects what old writers write.",
+    ),
+    Rule(
+        "LENGTH_BOUND_LOOSENED",
+        "WIRE",
+        "error",
+        _F,
+        "A length bound (min/maxLength, min/maxItems, min/maxProperties) now allows what old readers reject.",
+    ),
+    Rule("PATTERN_ADDED", "WIRE", "error", _B, "A string pattern was added."),
+    Rule("PATTERN_REMOVED", "WIRE", "error", _F, "A string pattern was removed."),
+    Rule("PATTERN_CHANGED", "WIRE", "error", _BF, "A string pattern changed."),
+    Rule("UNIQUE_ITEMS_ADDED", "WIRE", "error", _B, "uniqueItems was switched on."),
+    Rule("UNIQUE_ITEMS_REMOVED", "WIRE", "error", _F, "uniqueItems was switched off."),
+    # Content model
+    Rule(
+        "ADDITIONAL_PROPERTIES_CLOSED",
+        "POLICY",
+        "error",
+        _B,
+        "An object no longer accepts unknown members: readers must ignore them (READ_IGNORE_UNKNOWN), "
+        "so blobs of later writers break.",
+    ),
+    Rule(
+        "ADDITIONAL_PROPERTIES_OPENED",
+        "WIRE",
+        "info",
+        _NONE,
+        "An object now accepts unknown members, as READ_IGNORE_UNKNOWN asks.",
+    ),
+    # Annotations
+    Rule(
+        "ANNOTATION_CHANGED",
+        "ANNOTATION",
+        "info",
+        _NONE,
+        "Only an annotation changed (description, title, examples, x-rule, ...): no blob is affected.",
+    ),
+    Rule(
+        "ADDED_IN_MISSING",
+        "ANNOTATION",
+        "error",
+        _NONE,
+        "A property has no x-added-in annotation: every member must name the version that added it.",
+    ),
+    Rule(
+        "ADDED_IN_MISMATCH",
+        "ANNOTATION",
+        "error",
+        _NONE,
+        "A new property's x-added-in is not the version of the document that adds it.",
+    ),
+    Rule(
+        "ADDED_IN_CHANGED",
+        "ANNOTATION",
+        "error",
+        _NONE,
+        "An existing property's x-added-in changed: released history is rewritten.",
+    ),
+    # Releases and versions
+    Rule(
+        "RELEASED_FILE_MODIFIED",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A released schema file (or its index entry) changed: released files never change.",
+    ),
+    Rule("RELEASED_FILE_REMOVED", "RELEASE", "error", _NONE, "A released schema file was removed."),
+    Rule(
+        "VERSION_NOT_NEWER",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A candidate's version is not newer than every released version of its document.",
+    ),
+    Rule(
+        "MAJOR_WITHOUT_NEW_WIRE_ID",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A new major version keeps the on-wire schema id of the old one.",
+    ),
+    Rule(
+        "MAJOR_VERSION_BREAK",
+        "RELEASE",
+        "info",
+        _NONE,
+        "A breaking change across a major version boundary: allowed (with a new wire id).",
+    ),
+    # The gate itself
+    Rule(
+        "UNCLASSIFIED_CHANGE",
+        "GATE",
+        "error",
+        _BF,
+        "A keyword the gate does not model changed (allOf, anyOf, if, ...): breaking until reviewed.",
+    ),
+    Rule("BASELINE_STALE", "BASELINE", "error", _NONE, "A baseline entry matches no finding: remove it."),
+    Rule("BASELINE_EXPIRED", "BASELINE", "error", _NONE, "A baseline entry has expired."),
+    Rule(
+        "MATRIX_DISAGREES",
+        "GATE",
+        "error",
+        _NONE,
+        "The rule-based verdict and the runtime compat matrix disagree.",
+    ),
+)
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}
+
+
+def rule(rule_id: str) -> Rule:
+    """The catalogue entry of ``rule_id`` (KeyError for an unknown ID)."""
+    return RULES[rule_id]

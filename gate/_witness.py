@@ -1,0 +1,376 @@
+"""Evidence: a concrete blob that one version's writer may write and the other's reader rejects.
+
+The model is the policy's: a **writer** of version W writes only members W declares (its
+schema with every object closed), a **reader** of version R validates against R's schema
+as written (open objects: unknown members are ignored, ``READ_IGNORE_UNKNOWN``). A
+witness for direction BACKWARD is written by the old version and rejected by the new one;
+for FORWARD the other way round. The one exception is ``ADDITIONAL_PROPERTIES_CLOSED``,
+whose victim is a blob of a *later* writer, so its writer is the old schema left open.
+
+Every witness is checked with jsonschema-rs against both schemas before it is returned;
+when no candidate separates the versions the answer is ``None`` ("no witness found"),
+never a guess.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import hypothesis
+import hypothesis.errors
+import hypothesis.strategies as st
+import jsonschema_rs
+from refitwire.gate._diff import Change, Document
+from refitwire.gate._rules import Direction
+
+_UNKNOWN_MEMBER = "x-unknown-member"
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_ONE = (
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+)
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A blob accepted under ``writer`` and rejected under ``reader``, with the reader's complaint."""
+
+    direction: Direction
+    writer: str
+    reader: str
+    blob: Any
+    rejection: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "accepted_by": self.writer,
+            "rejected_by": self.reader,
+            "blob": self.blob,
+            "rejection": self.rejection,
+        }
+
+
+def find_witness(change: Change, old: Document, new: Document, direction: Direction) -> Witness | None:
+    """A verified witness of ``change`` breaking in ``direction``, or None."""
+    writer, reader = (old, new) if direction == "BACKWARD" else (new, old)
+    open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
+    writes = _validator(writer.schema if open_writer else close(writer.schema))
+    reads = _validator(reader.schema)
+    for blob in _candidates(change, writer, reader, open_writer):
+        if writes.is_valid(blob) and not reads.is_valid(blob):
+            return Witness(direction, _label(writer), _label(reader), blob, _first_error(reads, blob))
+    if change.rule != "UNCLASSIFIED_CHANGE":  # modelled rules: the targeted candidates are exhaustive enough
+        return None
+    return _search(writes, reads, writer, reader, direction)
+
+
+def _label(document: Document) -> str:
+    return f"{document.version} ({document.source})" if document.version else document.source
+
+
+def _first_error(validator: Any, blob: Any) -> str:
+    for error in validator.iter_errors(blob):
+        where = "/" + "/".join(str(p) for p in error.instance_path)
+        return f"{where}: {error.message}"
+    return "rejected"
+
+
+@functools.cache
+def _compiled(text: str) -> Any:
+    return jsonschema_rs.validator_for(json.loads(text))
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    return _compiled(json.dumps(schema, sort_keys=True))
+
+
+def close(schema: Any) -> Any:
+    """``schema`` with every object that declares properties closed to unknown members."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if "properties" in out and "additionalProperties" not in out and "unevaluatedProperties" not in out:
+        out["additionalProperties"] = False
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: close(sub) for name, sub in out[key].items()}
+    for key in _SCHEMA_ONE:
+        if key in out:
+            out[key] = close(out[key])
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [close(sub) for sub in out[key]]
+    return out
+
+
+# -- candidates --------------------------------------------------------------------------------
+
+
+def _candidates(change: Change, writer: Document, reader: Document, open_writer: bool) -> Iterator[Any]:
+    tokens = [t for t in change.path.split("/")[1:] if t] if change.path not in ("", "/") else []
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in tokens]
+    for base in _bases(writer):
+        if open_writer:
+            yield _with(base, tokens, writer, lambda node: _add_unknown(node))
+            continue
+        if tokens:
+            yield _with(base, tokens[:-1], writer, lambda node, name=tokens[-1]: _drop(node, name))
+        for value in _interesting(_sub(writer, tokens), _sub(reader, tokens)):
+            yield _with(base, tokens, writer, None, value)
+
+
+def _bases(writer: Document) -> Iterator[Any]:
+    """Starting blobs: the golden vectors, projected onto what ``writer`` declares, then a minimal one."""
+    seen = []
+    for vector in _golden():
+        projected = _project(vector, writer.schema, writer)
+        if projected not in seen:
+            seen.append(projected)
+            yield projected
+    minimal = minimal_instance(writer.schema, writer)
+    if minimal not in seen:
+        yield minimal
+
+
+@functools.cache
+def _golden_text() -> str:
+    try:
+        data = resources.files("refitwire.schema").joinpath("vectors/writer-output.json").read_text("utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return "[]"
+    blobs = [json.loads(v["blob"]) for v in json.loads(data)["vectors"] if "blob" in v]
+    return json.dumps(blobs)
+
+
+def _golden() -> list[Any]:
+    loaded: list[Any] = json.loads(_golden_text())
+    return loaded
+
+
+def _deref(schema: Any, document: Document) -> Any:
+    for _ in range(64):
+        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+            break
+        node: Any = document.schema
+        for token in schema["$ref"][1:].split("/")[1:]:
+            node = node[token.replace("~1", "/").replace("~0", "~")]
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**node, **rest} if rest and isinstance(node, dict) else node
+    return {} if schema is True else schema
+
+
+def _project(value: Any, schema: Any, document: Document) -> Any:
+    schema = _deref(schema, document)
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict) and "properties" in schema:
+        props = schema["properties"]
+        return {k: _project(v, props[k], document) for k, v in value.items() if k in props}
+    if isinstance(value, list) and isinstance(schema.get("items"), (dict, bool)):
+        return [_project(v, schema["items"], document) for v in value]
+    return value
+
+
+def _sub(document: Document, tokens: list[str]) -> dict[str, Any]:
+    """The subschema of ``document`` at an instance path ({} where it says nothing)."""
+    node = _deref(document.schema, document)
+    for token in tokens:
+        if not isinstance(node, dict):
+            return {}
+        if token == "*":
+            node = _deref(node.get("items", {}), document)
+        else:
+            node = _deref(node.get("properties", {}).get(token, {}), document)
+    return node if isinstance(node, dict) else {}
+
+
+def _with(base: Any, tokens: list[str], writer: Document, edit: Any, value: Any = None) -> Any:
+    """A copy of ``base`` with ``value`` set at ``tokens`` (or ``edit`` applied to the node there)."""
+    blob = copy.deepcopy(base)
+    if not tokens and edit is None:
+        return copy.deepcopy(value)
+    holder: Any = blob
+    last = len(tokens) - (0 if edit is not None else 1)
+    for i, token in enumerate(tokens[:last]):
+        child_schema = _sub(writer, tokens[: i + 1])
+        if token == "*":
+            if not isinstance(holder, list):
+                return blob
+            if not holder:
+                holder.append(minimal_instance(child_schema, writer))
+            holder = holder[0]
+        else:
+            if not isinstance(holder, dict):
+                return blob
+            if token not in holder or not isinstance(holder[token], (dict, list)):
+                holder[token] = minimal_instance(child_schema, writer)
+            holder = holder[token]
+    if edit is not None:
+        edit(holder)
+        return blob
+    token = tokens[-1]
+    if token == "*":
+        if isinstance(holder, list):
+            if holder:
+                holder[0] = copy.deepcopy(value)
+            else:
+                holder.append(copy.deepcopy(value))
+    elif isinstance(holder, dict):
+        holder[token] = copy.deepcopy(value)
+    return blob
+
+
+def _drop(node: Any, name: str) -> None:
+    if isinstance(node, dict):
+        node.pop(name, None)
+    elif isinstance(node, list) and name == "*":
+        node.clear()
+
+
+def _add_unknown(node: Any) -> None:
+    if isinstance(node, dict):
+        node[_UNKNOWN_MEMBER] = 1
+
+
+def _interesting(writer: dict[str, Any], reader: dict[str, Any]) -> Iterator[Any]:
+    """Values worth trying at the changed location, most telling first."""
+    yield from _values_of(writer)
+    yield from _values_of(reader)
+    yield from (None, True, False, 0, 1, -1, 0.5, "", "a", [], {})
+    for schema in (writer, reader):
+        yield from _pattern_examples(
+            schema.get("pattern"), (reader if schema is writer else writer).get("pattern")
+        )
+    yield minimal_instance(writer, None)
+
+
+def _values_of(schema: dict[str, Any]) -> Iterator[Any]:
+    if "const" in schema:
+        yield schema["const"]
+    yield from schema.get("enum", [])
+    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        bound = schema.get(keyword)
+        if isinstance(bound, (int, float)) and not isinstance(bound, bool) and math.isfinite(bound):
+            integral = isinstance(bound, int) or bound == int(bound)
+            for delta in (0, -1, 1):
+                yield int(bound) + delta if integral else bound + delta
+            yield bound - 0.5
+    if isinstance(schema.get("multipleOf"), (int, float)):
+        step = schema["multipleOf"]
+        yield from (step, step * 2, step * 3, step / 2)
+    for low, high in (("minLength", "maxLength"), ("minItems", "maxItems")):
+        for keyword in (low, high):
+            n = schema.get(keyword)
+            if isinstance(n, int) and n <= 4096:
+                for size in (n - 1, n, n + 1):
+                    if size >= 0:
+                        yield ("a" * size) if low == "minLength" else [_item(schema)] * size
+    types = schema.get("type")
+    for kind in [types] if isinstance(types, str) else types or []:
+        yield {
+            "null": None,
+            "boolean": True,
+            "object": {},
+            "array": [],
+            "number": 0.5,
+            "integer": 7,
+            "string": "s",
+        }[kind]
+
+
+def _item(schema: dict[str, Any]) -> Any:
+    items = schema.get("items")
+    return minimal_instance(items, None) if isinstance(items, dict) else 0
+
+
+def _pattern_examples(pattern: Any, other: Any) -> list[str]:
+    """A string matching ``pattern`` and (when possible) not ``other``."""
+    if not isinstance(pattern, str):
+        return []
+    return list(_pattern_example(pattern, other if isinstance(other, str) else None))
+
+
+@functools.cache
+def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
+    try:
+        compiled_other = re.compile(other) if other is not None else None
+        found = hypothesis.find(
+            st.from_regex(pattern, fullmatch=True),
+            lambda s: compiled_other is None or not compiled_other.search(s),
+            settings=hypothesis.settings(max_examples=80, database=None, deadline=None),
+        )
+    except Exception:  # NoSuchExample, Unsatisfiable, a bad regex: no example
+        return ()
+    return (found,)
+
+
+def minimal_instance(schema: Any, document: Document | None) -> Any:
+    """A small instance of ``schema`` (best effort: callers verify)."""
+    if document is not None:
+        schema = _deref(schema, document)
+    if not isinstance(schema, dict):
+        return {}
+    if "const" in schema:
+        return copy.deepcopy(schema["const"])
+    if schema.get("enum"):
+        return copy.deepcopy(schema["enum"][0])
+    types = schema.get("type")
+    kinds = [types] if isinstance(types, str) else list(types or [])
+    kind = next((k for k in kinds if k != "null"), None)
+    if kind is None:
+        kind = "object" if "properties" in schema else ("null" if kinds else "object")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: minimal_instance(props.get(name, {}), document) for name in schema.get("required", [])}
+    if kind == "array":
+        count = schema.get("minItems", 0)
+        return [minimal_instance(schema.get("items", {}), document) for _ in range(count)]
+    if kind == "string":
+        examples = _pattern_examples(schema.get("pattern"), None)
+        text = examples[0] if examples else ""
+        return text + "a" * max(0, schema.get("minLength", 0) - len(text))
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum"))
+        value = 0 if low is None else math.floor(low) + (1 if "exclusiveMinimum" in schema else 0)
+        return value
+    if kind == "boolean":
+        return False
+    return None
+
+
+def _search(
+    writes: Any, reads: Any, writer: Document, reader: Document, direction: Direction
+) -> Witness | None:
+    """Last resort: let hypothesis-jsonschema look for a blob the writer accepts and the reader rejects."""
+    try:
+        from hypothesis_jsonschema import from_schema
+
+        strategy = from_schema(close(writer.schema))
+        found = hypothesis.find(
+            strategy,
+            lambda blob: not reads.is_valid(blob),
+            settings=hypothesis.settings(max_examples=100, database=None, deadline=None),
+        )
+    except Exception:  # any failure to search is "no witness found"
+        return None
+    if writes.is_valid(found) and not reads.is_valid(found):
+        return Witness(direction, _label(writer), _label(reader), found, _first_error(reads, found))
+    return None
