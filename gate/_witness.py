@@ -133,7 +133,7 @@ def _candidates(change: Change, writer: Document, reader: Document, open_writer:
             continue
         if tokens:
             yield _with(base, tokens[:-1], writer, lambda node, name=tokens[-1]: _drop(node, name))
-        for value in _interesting(_sub(writer, tokens), _sub(reader, tokens)):
+        for value in _interesting(_sub(writer, tokens), _sub(reader, tokens), writer):
             yield _with(base, tokens, writer, None, value)
 
 
@@ -250,19 +250,19 @@ def _add_unknown(node: Any) -> None:
         node[_UNKNOWN_MEMBER] = 1
 
 
-def _interesting(writer: dict[str, Any], reader: dict[str, Any]) -> Iterator[Any]:
+def _interesting(writer: dict[str, Any], reader: dict[str, Any], document: Document) -> Iterator[Any]:
     """Values worth trying at the changed location, most telling first."""
-    yield from _values_of(writer)
-    yield from _values_of(reader)
-    yield from (None, True, False, 0, 1, -1, 0.5, "", "a", [], {})
+    yield from _values_of(writer, document)
+    yield from _values_of(reader, document)
+    yield from (None, True, False, 0, 1, -1, 0.5, "", "a", [], {}, "A", "0", "_", " ", "a.b", "\u00e9")
     for schema in (writer, reader):
         yield from _pattern_examples(
             schema.get("pattern"), (reader if schema is writer else writer).get("pattern")
         )
-    yield minimal_instance(writer, None)
+    yield minimal_instance(writer, document)
 
 
-def _values_of(schema: dict[str, Any]) -> Iterator[Any]:
+def _values_of(schema: dict[str, Any], document: Document) -> Iterator[Any]:
     if "const" in schema:
         yield schema["const"]
     yield from schema.get("enum", [])
@@ -282,7 +282,9 @@ def _values_of(schema: dict[str, Any]) -> Iterator[Any]:
             if isinstance(n, int) and n <= 4096:
                 for size in (n - 1, n, n + 1):
                     if size >= 0:
-                        yield ("a" * size) if low == "minLength" else [_item(schema)] * size
+                        yield ("a" * size) if low == "minLength" else [_item(schema, document)] * size
+    if schema.get("uniqueItems"):
+        yield [_item(schema, document)] * 2
     types = schema.get("type")
     for kind in [types] if isinstance(types, str) else types or []:
         yield {
@@ -296,9 +298,9 @@ def _values_of(schema: dict[str, Any]) -> Iterator[Any]:
         }[kind]
 
 
-def _item(schema: dict[str, Any]) -> Any:
+def _item(schema: dict[str, Any], document: Document) -> Any:
     items = schema.get("items")
-    return minimal_instance(items, None) if isinstance(items, dict) else 0
+    return minimal_instance(items, document) if isinstance(items, dict) else 0
 
 
 def _pattern_examples(pattern: Any, other: Any) -> list[str]:

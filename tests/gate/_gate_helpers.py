@@ -1,0 +1,63 @@
+"""Shared helpers for the gate tests: the fixture pairs, a throwaway git checkout, running the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from refitwire.gate import Document
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "schema"
+PAIRS = json.loads((Path(__file__).parent / "fixtures" / "pairs.json").read_text(encoding="utf-8"))
+
+
+def toy(schema: dict[str, Any], name: str) -> Document:
+    return Document(name, schema)
+
+
+def real(document: str, version: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((SCHEMA / document / f"{version}.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def make_repo(tmp: Path) -> Path:
+    """A git checkout whose one commit (on branch main) holds the released schema/ files."""
+    repo = tmp / "repo"
+    (repo / "schema").mkdir(parents=True)
+    shutil.copy(SCHEMA / "index.json", repo / "schema" / "index.json")
+    for document in ("rendezvous", "shard-table"):
+        shutil.copytree(SCHEMA / document, repo / "schema" / document)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "schema")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "released")
+    return repo
+
+
+def write(path: Path, schema: dict[str, Any]) -> None:
+    path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+
+
+def candidate(version: str, mutate: Any = None) -> dict[str, Any]:
+    """The real rendezvous 1.2.0 restamped as ``version``, then changed by ``mutate``."""
+    schema = real("rendezvous", "1.2.0")
+    schema["$id"] = f"urn:refitwire:schema:rendezvous:{version}"
+    schema["x-spec-version"] = version
+    if mutate is not None:
+        mutate(schema)
+    return schema
+
+
+def refitwire(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "refitwire", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )

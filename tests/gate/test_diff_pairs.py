@@ -1,0 +1,68 @@
+"""The fixture pairs: one old/new schema pair per rule, with the verdict each must get."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from _gate_helpers import PAIRS, toy
+from refitwire.gate import RULES, close, compare, diff
+
+CASES = PAIRS["cases"]
+#: Rules that are not about two schema documents: tested in test_gate_git.py.
+NOT_DIFF_RULES = {
+    "RELEASED_FILE_MODIFIED", "RELEASED_FILE_REMOVED", "VERSION_NOT_NEWER", "MAJOR_WITHOUT_NEW_WIRE_ID",
+    "MAJOR_VERSION_BREAK", "BASELINE_STALE", "BASELINE_EXPIRED", "MATRIX_DISAGREES",
+}
+
+
+def _pair(case: dict[str, Any]) -> tuple[Any, Any]:
+    return toy(PAIRS["base"], "old"), toy(case["new"], "new")
+
+
+def test_every_diff_rule_has_a_pair() -> None:
+    covered = {e["rule"] for case in CASES for e in case["expect"]}
+    assert set(RULES) - NOT_DIFF_RULES - covered == set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_rules_and_pointers(case: dict[str, Any]) -> None:
+    old, new = _pair(case)
+    found = sorted((c.rule, c.pointer) for c in diff(old, new))
+    assert found == sorted((e["rule"], e["pointer"]) for e in case["expect"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_verdict(case: dict[str, Any]) -> None:
+    old, new = _pair(case)
+    assert any(c.breaking for c in diff(old, new)) is case["breaking"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["witnesses"]], ids=lambda c: c["id"])
+def test_witnesses_separate_the_versions(case: dict[str, Any]) -> None:
+    old, new = _pair(case)
+    findings = {f.change.rule: f for f in compare(old, new, "new")}
+    for rule_id, directions in case["witnesses"].items():
+        finding = findings[rule_id]
+        assert sorted(w.direction for w in finding.witnesses) == sorted(directions)
+        for witness in finding.witnesses:
+            writer, reader = (old, new) if witness.direction == "BACKWARD" else (new, old)
+            open_writer = rule_id == "ADDITIONAL_PROPERTIES_CLOSED"
+            writes = writer.schema if open_writer else close(writer.schema)
+            assert jsonschema_rs.validator_for(writes).is_valid(witness.blob), witness
+            assert not jsonschema_rs.validator_for(reader.schema).is_valid(witness.blob), witness
+
+
+def test_no_witness_is_reported_not_invented() -> None:
+    case = next(c for c in CASES if c["id"] == "PATTERN_CHANGED")
+    old, new = _pair(case)
+    [finding] = compare(old, new, "new")
+    assert finding.no_witness == ("FORWARD",)
+
+
+def test_compatible_pairs_have_no_witness_search() -> None:
+    for case in CASES:
+        if not case["breaking"]:
+            old, new = _pair(case)
+            assert all(not f.witnesses and not f.no_witness for f in compare(old, new, "new"))
