@@ -1,0 +1,40 @@
+"""``refitwire diff`` through the command line: exit codes 0/100/1, files and REF:path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _gate_helpers import ROOT, candidate, make_repo, refitwire, write
+
+
+def test_compatible_pair_exits_0() -> None:
+    done = refitwire(ROOT, "diff", "schema/rendezvous/1.1.0.json", "schema/rendezvous/1.2.0.json")
+    assert done.returncode == 0, done.stderr
+    assert "PROPERTY_ADDED_OPTIONAL" in done.stdout
+
+
+def test_breaking_pair_exits_100_with_witness(tmp_path: Path) -> None:
+    def required(schema: dict) -> None:  # type: ignore[type-arg]
+        schema["required"].append("publisher_step")
+
+    write(tmp_path / "new.json", candidate("1.3.0", required))
+    done = refitwire(ROOT, "diff", "schema/rendezvous/1.2.0.json", str(tmp_path / "new.json"), "--format", "json")
+    assert done.returncode == 100
+    [finding] = [json.loads(x) for x in done.stdout.splitlines() if '"finding"' in x]
+    assert finding["rule"] == "REQUIRED_ADDED" and finding["witnesses"][0]["direction"] == "BACKWARD"
+
+
+def test_ref_path_reads_git_history(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    done = refitwire(repo, "diff", "HEAD:schema/rendezvous/1.0.0.json", "schema/rendezvous/1.2.0.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("PROPERTY_ADDED_OPTIONAL") == 2
+
+
+def test_bad_inputs_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{"type": "strung"}')
+    for old in ("no-such-file.json", "no-such-ref:schema/index.json", str(tmp_path / "bad.json")):
+        done = refitwire(ROOT, "diff", old, "schema/rendezvous/1.2.0.json")
+        assert done.returncode == 1, (old, done.stdout)
+        assert done.stdout == ""

@@ -1,0 +1,287 @@
+"""The gate end to end in a throwaway git checkout: exit codes, formats, locks, baseline, matrix."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from _gate_helpers import candidate, git, make_repo, refitwire, write
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
+from refitwire.gate._baseline import Accepted
+from refitwire.gate._matrix import run_matrix
+
+STEP_RANK = {"type": ["integer", "null"], "minimum": 0, "x-added-in": "1.3.0",
+             "description": "Rank of the publisher within its group."}  # fmt: skip
+
+
+def _optional(schema: dict) -> None:  # type: ignore[type-arg]
+    schema["properties"]["publisher_rank"] = dict(STEP_RANK)
+
+
+def _required(schema: dict) -> None:  # type: ignore[type-arg]
+    _optional(schema)
+    schema["required"].append("publisher_rank")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+def _gate(repo: Path, *args: str):  # type: ignore[no-untyped-def]
+    return refitwire(repo, "gate", "--against", "HEAD", "--matrix", "never", *args)
+
+
+# -- the worked example of docs/gate.md --------------------------------------------------------------
+
+
+def test_worked_example_optional_field_passes(repo: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
+    done = _gate(repo)
+    assert done.returncode == EXIT_COMPATIBLE, done.stdout + done.stderr
+    assert "PROPERTY_ADDED_OPTIONAL" in done.stdout
+    assert "verdict: compatible (exit 0)" in done.stdout
+
+
+def test_worked_example_required_field_fails_with_witness(repo: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    done = _gate(repo, "--format", "json")
+    assert done.returncode == EXIT_BREAKING, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    failing = [r for r in records if r["type"] == "finding" and r["failing"]]
+    assert {r["against"] for r in failing} == {"1.0.0", "1.1.0", "1.2.0"}  # transitive
+    assert {r["rule"] for r in failing} == {"PROPERTY_ADDED_REQUIRED"}
+    for record in failing:
+        [witness] = record["witnesses"]
+        assert witness["direction"] == "BACKWARD"
+        assert "publisher_rank" not in witness["blob"]
+        assert "publisher_rank" in witness["rejection"]
+
+
+# -- exit codes and robustness -----------------------------------------------------------------------
+
+
+def test_no_candidate_is_compatible(repo: Path) -> None:
+    assert _gate(repo).returncode == EXIT_COMPATIBLE
+
+
+def test_modified_released_file_is_breaking(repo: Path) -> None:
+    path = repo / "schema/rendezvous/1.1.0.json"
+    path.write_text(path.read_text().replace("Name of the publisher's NIXL agent.", "The agent."))
+    done = _gate(repo, "--format", "json")
+    assert done.returncode == EXIT_BREAKING
+    rules = [json.loads(line).get("rule") for line in done.stdout.splitlines()]
+    assert "RELEASED_FILE_MODIFIED" in rules
+
+
+def test_removed_released_file_is_breaking(repo: Path) -> None:
+    (repo / "schema/shard-table/1.0.0.json").unlink()
+    done = _gate(repo)
+    assert done.returncode == EXIT_BREAKING
+    assert "RELEASED_FILE_REMOVED" in done.stdout
+
+
+def test_candidate_not_newer_is_breaking(repo: Path) -> None:
+    write(repo / "schema/rendezvous/1.1.5.json", candidate("1.1.5", _optional))
+    done = _gate(repo)
+    assert done.returncode == EXIT_BREAKING
+    assert "VERSION_NOT_NEWER" in done.stdout
+
+
+def test_new_major_must_change_the_wire_id(repo: Path) -> None:
+    write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", _required))
+    done = _gate(repo)
+    assert done.returncode == EXIT_BREAKING
+    assert "MAJOR_WITHOUT_NEW_WIRE_ID" in done.stdout
+
+    def v2(schema: dict) -> None:  # type: ignore[type-arg]
+        _required(schema)
+        schema["properties"]["schema"]["const"] = schema["x-wire-id"] = "mx.reshard.shard_table.v2"
+
+    write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", v2))
+    done = _gate(repo)
+    assert done.returncode == EXIT_COMPATIBLE, done.stdout
+    assert "MAJOR_VERSION_BREAK" in done.stdout
+
+
+@pytest.mark.parametrize("ref", ["no-such-ref", "HEAD~5", "-x"])
+def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
+    done = refitwire(repo, "gate", f"--against={ref}", "--matrix", "never")
+    assert done.returncode == EXIT_ERROR
+    assert done.stdout == ""
+    assert "refitwire gate:" in done.stderr
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
+def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
+    (repo / "schema/rendezvous/1.3.0.json").write_text(text)
+    done = _gate(repo)
+    assert done.returncode == EXIT_ERROR, done.stdout
+    assert "compatible" not in done.stdout
+
+
+def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
+    done = refitwire(tmp_path, "gate", "--matrix", "never")
+    assert done.returncode == EXIT_ERROR
+
+
+def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "schema")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "1.3.0")
+    done = refitwire(repo, "gate", "--matrix", "never")
+    assert done.returncode == EXIT_BREAKING
+    assert "merge-base(HEAD, main)" in done.stdout
+
+
+# -- formats -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "github", "sarif"])
+def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    done = _gate(repo, "--format", fmt)
+    assert done.returncode == EXIT_BREAKING
+    out = done.stdout
+    if fmt == "json":
+        records = [json.loads(line) for line in out.splitlines()]
+        assert records[0]["type"] == "header" and records[-1]["type"] == "footer"
+        assert records[-1]["exit_code"] == EXIT_BREAKING and records[-1]["matrix"] == "not-run"
+    elif fmt == "junit":
+        root = ET.fromstring(out)
+        assert root.tag == "testsuites" and int(root.get("failures", "0")) >= 3
+        matrix = root.find("testsuite[@name='runtime matrix']/testcase/skipped")
+        assert matrix is not None
+    elif fmt == "sarif":
+        sarif = json.loads(out)
+        assert sarif["version"] == "2.1.0"
+        [run] = sarif["runs"]
+        assert {r["ruleId"] for r in run["results"] if r["level"] == "error"} == {"PROPERTY_ADDED_REQUIRED"}
+        assert run["properties"]["matrix"] == "not-run"
+    elif fmt == "github":
+        assert out.count("::error file=schema/rendezvous/1.3.0.json,title=PROPERTY_ADDED_REQUIRED") == 3
+        assert "::warning title=runtime matrix::runtime matrix: not run" in out
+    else:
+        assert "runtime matrix: not run" in out and "witness (BACKWARD" in out
+
+
+def test_write_witnesses(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    done = _gate(repo, "--write-witnesses", str(tmp_path / "w"))
+    assert done.returncode == EXIT_BREAKING
+    files = sorted((tmp_path / "w").glob("*.json"))
+    assert len(files) == 3
+    record = json.loads(files[0].read_text())
+    assert record["rule"] == "PROPERTY_ADDED_REQUIRED" and record["direction"] == "BACKWARD"
+
+
+# -- baseline --------------------------------------------------------------------------------------------
+
+
+def _entry(**changes: object) -> dict[str, object]:
+    entry: dict[str, object] = {"rule": "PROPERTY_ADDED_REQUIRED", "pointer": "/properties/publisher_rank",
+                                "reason": "coordinated rollout", "link": "issue-12", "expires": "2999-01-01"}  # fmt: skip
+    entry.update(changes)
+    return entry
+
+
+def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]):  # type: ignore[no-untyped-def]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"accepted": list(entries)}))
+    return _gate(repo, "--baseline", str(path))
+
+
+def test_matching_baseline_entry_suppresses(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    done = _with_baseline(repo, tmp_path, _entry())
+    assert done.returncode == EXIT_COMPATIBLE, done.stdout
+    assert done.stdout.count("ACCEPTED PROPERTY_ADDED_REQUIRED") == 3
+
+
+def test_stale_baseline_entry_fails(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
+    done = _with_baseline(repo, tmp_path, _entry())
+    assert done.returncode == EXIT_BREAKING
+    assert "BASELINE_STALE" in done.stdout
+
+
+def test_expired_baseline_entry_fails_and_suppresses_nothing(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    done = _with_baseline(repo, tmp_path, _entry(expires="2000-01-01"))
+    assert done.returncode == EXIT_BREAKING
+    assert "BASELINE_EXPIRED" in done.stdout and "BREAKING PROPERTY_ADDED_REQUIRED" in done.stdout
+
+
+def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    done = _with_baseline(repo, tmp_path, {"rule": "X"})
+    assert done.returncode == EXIT_ERROR
+
+
+def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    entry = Accepted(0, "PROPERTY_ADDED_REQUIRED", "/properties/publisher_rank", "r", "l",
+                     datetime.date(2030, 1, 1))  # fmt: skip
+    before = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2029, 12, 31))
+    after = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2030, 1, 2))
+    assert before.exit_code == EXIT_COMPATIBLE and after.exit_code == EXIT_BREAKING
+
+
+# -- the runtime matrix step ----------------------------------------------------------------------------
+
+
+def _fake_matrix(tmp_path: Path, required_failed: int | None, rc: int = 0) -> list[str]:
+    script = tmp_path / "fake_matrix.py"
+    footer = "" if required_failed is None else json.dumps({"type": "footer", "required_failed": required_failed})
+    script.write_text(
+        "import sys\n"
+        "assert '--schema-dir' in sys.argv and '--format' in sys.argv\n"
+        f"print('{{\"type\": \"header\"}}')\nprint({footer!r})\nsys.exit({rc})\n"
+    )
+    return [sys.executable, str(script)]
+
+
+def test_matrix_passes_after_static_pass(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
+    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 0))
+    assert report.matrix.status == "passed" and report.exit_code == EXIT_COMPATIBLE
+
+
+def test_rules_compatible_but_matrix_fails_is_a_disagreement(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
+    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 2, rc=1))
+    assert report.matrix.status == "failed" and report.exit_code == EXIT_BREAKING
+    assert [f.change.rule for f in report.findings if f.failing] == ["MATRIX_DISAGREES"]
+
+
+def test_rules_breaking_but_matrix_passes_is_a_disagreement(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    report = run_gate(repo, "HEAD", matrix="always", matrix_command=_fake_matrix(tmp_path, 0))
+    assert "MATRIX_DISAGREES" in {f.change.rule for f in report.findings}
+    assert report.exit_code == EXIT_BREAKING
+
+
+def test_static_failure_skips_the_matrix_in_auto_mode(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 0))
+    assert report.matrix.status == "not-run" and "static check failed" in report.matrix.detail
+
+
+def test_matrix_without_footer_is_an_error_not_a_pass(repo: Path, tmp_path: Path) -> None:
+    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, None, rc=3))
+    assert report.matrix.status == "errored" and report.exit_code == EXIT_ERROR
+
+
+def test_matrix_unavailable_is_not_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("refitwire.gate._matrix.matrix_available", lambda: False)
+    outcome = run_matrix(tmp_path)
+    assert outcome.status == "not-run" and "matrix unavailable" in outcome.detail
+
+
+def test_require_matrix_turns_not_run_into_an_error(repo: Path) -> None:
+    report = run_gate(repo, "HEAD", matrix="never", require_matrix=True)
+    assert report.exit_code == EXIT_ERROR
