@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Agent", "Region", "Run", "load_nixl"]
+__all__ = ["Agent", "PeerError", "PeerTimeout", "Region", "Run", "load_nixl"]
 
 Run = tuple[int, int, int]  # (remote_addr, local_addr, nbytes)
 
@@ -44,6 +44,22 @@ _NIXL_ERRORS: tuple[type[BaseException], ...] = tuple(
     for name, obj in (vars(_bind).items() if _bind is not None else ())
     if name.startswith("nixl") and isinstance(obj, type) and issubclass(obj, Exception)
 ) or (Exception,)
+
+
+class PeerError(RuntimeError):
+    """NIXL failed a read from ``peer`` (a dead peer, or a bad remote range)."""
+
+    def __init__(self, peer: str, message: str) -> None:
+        self.peer = peer
+        super().__init__(message)
+
+
+class PeerTimeout(TimeoutError):
+    """Reads from ``peers`` did not finish in time (peers alive but not progressing)."""
+
+    def __init__(self, peers: list[str], message: str) -> None:
+        self.peers = peers
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -208,7 +224,8 @@ class Agent:
         posted: list[tuple[str, Any]] = []
         try:
             for (peer, mem_type), (local, remote) in batches.items():
-                handle = self._call(
+                handle = self._peer_call(
+                    peer,
                     f"prepare read from {peer!r}",
                     self._agent.initialize_xfer,
                     "READ",
@@ -217,8 +234,8 @@ class Agent:
                     peer,
                 )
                 posted.append((peer, handle))
-                if self._call(f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
-                    raise RuntimeError(f"NIXL read from peer {peer!r} failed to post")
+                if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
             self._wait(posted, deadline, timeout_s)
         except BaseException:
             self._drain(posted, deadline)
@@ -278,15 +295,15 @@ class Agent:
         while pending:
             still = []
             for peer, handle in pending:
-                state = self._call(f"read from {peer!r}", self._agent.check_xfer_state, handle)
+                state = self._peer_call(peer, f"read from {peer!r}", self._agent.check_xfer_state, handle)
                 if state == "ERR":
-                    raise RuntimeError(f"NIXL read from peer {peer!r} failed (ERR)")
+                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed (ERR)")
                 if state != "DONE":
                     still.append((peer, handle))
             if len(still) == len(pending):  # no progress this sweep: yield the core
                 if time.monotonic() > deadline:
                     names = sorted({p for p, _ in still})
-                    raise TimeoutError(f"NIXL read from {names} not done after {timeout_s:g} s")
+                    raise PeerTimeout(names, f"NIXL read from {names} not done after {timeout_s:g} s")
                 time.sleep(0.0002)
             pending = still
 
@@ -304,6 +321,12 @@ class Agent:
         # there must not mask the error that got us here.
         for _, handle in posted:
             _quiet(self._agent.release_xfer_handle, handle)
+
+    def _peer_call(self, peer: str, what: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except _NIXL_ERRORS as exc:
+            raise PeerError(peer, f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
         try:

@@ -283,6 +283,8 @@ class Receiver:
         self._peer_meta[agent] = payload.agent_metadata
 
     def _pull(self, reads: list[_Read], progress: Progress | None) -> tuple[torch.Tensor, float]:
+        from ._nixl import PeerError, PeerTimeout
+
         total = sum(r.nbytes for r in reads)
         size = max((r.staging_offset + r.nbytes for r in reads), default=0)
         staging = torch.empty(max(size, 1), dtype=torch.uint8, device=self.device)
@@ -304,8 +306,10 @@ class Receiver:
                 batch = {peer: [runs[i]] for peer, runs in pieces.items() if i < len(runs)}
                 try:
                     self.agent.read_many(batch, timeout_s=self.read_timeout_s)
-                except (RuntimeError, TimeoutError) as exc:
-                    raise TransferFailed(sorted(batch), str(exc)) from None
+                except PeerError as exc:
+                    raise TransferFailed([exc.peer], str(exc)) from None
+                except PeerTimeout as exc:
+                    raise TransferFailed(exc.peers, str(exc)) from None
                 done += sum(run[0][2] for run in batch.values())
                 if progress is not None:
                     progress(done, total, time.monotonic() - started)
