@@ -13,10 +13,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from refitwire._errors import InvalidBlob, pointer
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
 from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
-from refitwire._validate import check, parse
+from refitwire._validate import check, checked_table, no_gc, parse, quorum_envelope
 
 __all__ = [
     "decode_shard_table",
@@ -41,10 +42,11 @@ def wrap_rendezvous_blob(
     spec_version: str = LATEST,
 ) -> bytes:
     """The blob a publisher posts. ``spec_version`` writes what an older writer would have."""
-    document = rendezvous_document(
-        agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version
-    )
-    return _dump(document)
+    with no_gc():
+        document = rendezvous_document(
+            agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version
+        )
+        return _dump(document)
 
 
 def rendezvous_document(
@@ -81,7 +83,51 @@ def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str 
 
 def _dump(document: dict[str, Any]) -> bytes:
     # Python's defaults on purpose: ", " and ": " separators, ASCII escapes, insertion order.
-    return json.dumps(document).encode("ascii")
+    tensors = document.get("tensors")
+    table = _compact_table(tensors) if isinstance(tensors, list) else None
+    if table is None:
+        return json.dumps(document).encode("ascii")
+    # The envelope through json.dumps, the table through orjson, spliced at "tensors".
+    keys = list(document)
+    at = keys.index("tensors")
+    head = json.dumps({k: document[k] for k in keys[:at]})[:-1]
+    tail = json.dumps({k: document[k] for k in keys[at + 1 :]})[1:]
+    return b"".join((
+        head.encode("ascii"), b', "tensors": ' if at else b'"tensors": ', table,
+        b", " + tail.encode("ascii") if len(tail) > 1 else b"}",
+    ))  # fmt: skip
+
+
+_UNSAFE = (",", ":", '"', "\\")
+
+
+def _compact_table(entries: list[Any]) -> bytes | None:
+    """The ``tensors`` array in exactly ``json.dumps``'s bytes, or None when that is not sure.
+
+    orjson writes compact JSON (",", ":") in insertion order with the same integer text.
+    Widening every "," and ":" gives ``json.dumps``'s default separators exactly when no
+    string holds a "," or ":", and the escaping agrees when every string is printable
+    ASCII without '"' or a backslash. Those are checked on the table's strings (the
+    members ``_entries`` writes); anything else takes the plain ``json.dumps`` path.
+    """
+    text: list[str] = []
+    add = text.append
+    try:
+        for entry in entries:
+            add(entry["name"])
+            add(entry["dtype"])
+            for shard in entry["shards"]:
+                add(shard["agent_name"])
+                digest = shard.get("digest")
+                if digest is not None:
+                    add(digest)
+        joined = "".join(text)
+        if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in _UNSAFE):
+            return None
+        compact = orjson.dumps(entries)
+    except (KeyError, TypeError, orjson.JSONEncodeError):
+        return None
+    return compact.replace(b",", b", ").replace(b":", b": ")
 
 
 def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str, Any]]:
@@ -121,55 +167,43 @@ def unwrap_rendezvous_blob(
     """Check and decode one blob as a reader of ``spec_version`` would.
 
     Raises InvalidBlob (a ValueError) naming the rule and JSON pointer on bad input.
-    With ``with_tensors=False`` the table is checked and counted but not decoded.
+
+    With ``with_tensors=False`` (the quorum read) the envelope is checked and the entries
+    are counted, but the entries are neither decoded nor checked: they are checked when the
+    table is read. See ``refitwire._validate.quorum_envelope`` for exactly what is checked.
     """
     check_version(spec_version)
-    document = parse(blob)
-    check(document, "rendezvous", spec_version)
+    if not with_tensors:
+        envelope = quorum_envelope(blob, spec_version)
+        if envelope is not None:
+            meta, agent_name, endpoint, step, count = envelope
+            return RendezvousPayload(
+                agent_metadata=base64.b64decode(meta),
+                agent_name=agent_name,
+                metadata_endpoint=endpoint or "",
+                tensors=[],
+                publisher_step=step,
+                tensor_count=count,
+            )
+    with no_gc():
+        document = parse(blob)
+        tensors = checked_table(document, "rendezvous", spec_version, build=with_tensors)
     step = document.get("publisher_step") if knows(spec_version, "publisher_step") else None
-    entries = document["tensors"]
     return RendezvousPayload(
         agent_metadata=base64.b64decode(document["agent_meta_b64"]),
         agent_name=document["agent_name"],
         metadata_endpoint=document.get("metadata_endpoint") or "",
-        tensors=_tensors(entries, spec_version) if with_tensors else [],
+        tensors=tensors,
         publisher_step=step,
-        tensor_count=None if with_tensors else len(entries),
+        tensor_count=None if with_tensors else len(document["tensors"]),
     )
 
 
 def decode_shard_table(blob: bytes, *, spec_version: str = LATEST) -> list[PublishedTensor]:
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
     check_version(spec_version)
-    document = parse(blob)
-    check(document, "shard-table", spec_version)
-    return _tensors(document["tensors"], spec_version)
-
-
-def _tensors(entries: list[dict[str, Any]], version: str) -> list[PublishedTensor]:
-    # The entries are already checked, so the models are built without re-validation.
-    with_digest = knows(version, "digest")
-    shard, tensor = PublishedShard.model_construct, PublishedTensor.model_construct
-    return [
-        tensor(
-            name=e["name"],
-            dtype=e["dtype"],
-            elsize=e["elsize"],
-            full_shape=tuple(e["full_shape"]),
-            shards=tuple(
-                shard(
-                    agent_name=s["agent_name"],
-                    device_id=s["device_id"],
-                    addr=s["addr"],
-                    shard_offset=tuple(s["shard_offset"]),
-                    shape=tuple(s["shape"]),
-                    digest=s.get("digest") if with_digest else None,
-                )
-                for s in e["shards"]
-            ),
-        )
-        for e in entries
-    ]
+    with no_gc():
+        return checked_table(parse(blob), "shard-table", spec_version)
 
 
 # -- merging -------------------------------------------------------------------------------

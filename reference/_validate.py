@@ -8,18 +8,44 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import gc
+import math
+import operator
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 from refitwire._errors import InvalidBlob, Violation, pointer
+from refitwire._models import PublishedShard, PublishedTensor
 from refitwire._registry import fast_validator, schema
-from refitwire._spec import DTYPE_SIZES, MAX_BLOB_BYTES, knows
+from refitwire._spec import DTYPE_SIZES, MAX_BLOB_BYTES, WIRE_SCHEMA_ID, knows
+
+try:  # optional: only the count-only (quorum) read uses it, and falls back without it
+    import msgspec
+except ImportError:  # pragma: no cover - exercised where msgspec is absent
+    msgspec = None
 
 _U64_LIMIT = 2**64
 
 # Keywords whose failure is named by the keyword itself rather than by the member's rule.
 _KEYWORD_RULES = {"required": "REQUIRED", "type": "TYPE"}
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a table's acyclic objects are made.
+
+    Building ~10^5 dicts, lists and models otherwise triggers full collections that
+    traverse everything built so far, which costs more than the building itself.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def parse(blob: bytes | bytearray | memoryview) -> dict[str, Any]:
@@ -61,12 +87,27 @@ def violations(document: Any, kind: str, version: str) -> list[Violation]:
 
 def check(document: Any, kind: str, version: str) -> None:
     """Raise InvalidBlob unless ``document`` is a valid ``kind`` document of ``version``."""
-    if fast_validator(kind, version).is_valid(document):
+    checked_table(document, kind, version, build=False)
+
+
+def checked_table(document: Any, kind: str, version: str, *, build: bool = True) -> list[PublishedTensor]:
+    """Check ``document`` like :func:`check`, then return its table as models (``[]`` unless ``build``).
+
+    The hot path: one compiled-schema ``is_valid``, then a single pass over the table that
+    tests every semantic rule and (when ``build``) fills the models without re-validating
+    them. Any doubt in that pass defers to the exact rule-by-rule pass, which names every
+    violation; so the errors, their order and their pointers are those of the slow path.
+    """
+    if not fast_validator(kind, version).is_valid(document):
+        raise InvalidBlob(list(_schema_violations(document, kind, version)))
+    clean = _top_level_clean(document, version)
+    table = _table_pass(document["tensors"], version, build) if clean else None
+    if table is None:
         found = list(_semantic_violations(document, version))
-    else:
-        found = list(_schema_violations(document, kind, version))
-    if found:
-        raise InvalidBlob(found)
+        if found:
+            raise InvalidBlob(found)
+        table = _slow_build(document["tensors"], version) if build else []  # pragma: no cover
+    return table
 
 
 def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:
@@ -98,6 +139,92 @@ def _semantic_violations(document: dict[str, Any], version: str) -> Iterator[Vio
         yield _not_integer_literal(document["publisher_step"], "publisher_step")
     for t, tensor in enumerate(document["tensors"]):
         yield from _tensor_violations(tensor, t)
+
+
+def _top_level_clean(document: dict[str, Any], version: str) -> bool:
+    encoded = document.get("agent_meta_b64")
+    if isinstance(encoded, str) and not _canonical_base64(encoded):
+        return False
+    return not (knows(version, "publisher_step") and type(document.get("publisher_step")) is float)
+
+
+_SHARD_FIELDS = ("agent_name", "device_id", "addr", "shard_offset", "shape", "digest")
+_TENSOR_FIELDS = ("name", "dtype", "elsize", "full_shape", "shards")
+
+
+def _table_pass(entries: list[Any], version: str, build: bool) -> list[PublishedTensor] | None:
+    """Every semantic rule of the table at once; ``None`` as soon as one may be broken.
+
+    Rules: INTEGER_LITERAL (a float anywhere turns the running integer sum into a float),
+    ELSIZE_DTYPE, RANK_AGREEMENT, BOX_IN_BOUNDS and ADDR_SPAN, each tested exactly as in
+    :func:`_tensor_violations`. The schema has already passed, so every member is there
+    and has its JSON type. Models are filled the way ``model_construct`` fills them.
+    """
+    with_digest = knows(version, "digest")
+    new, fill, limit = object.__new__, object.__setattr__, _U64_LIMIT
+    le, add, prod = operator.le, operator.add, math.prod
+    shard_set, tensor_set = set(_SHARD_FIELDS), set(_TENSOR_FIELDS)
+    sized: dict[tuple[str, int], bool] = {}
+    total: int | float = 0
+    out: list[PublishedTensor] = []
+    for entry in entries:
+        full, elsize, dtype = entry["full_shape"], entry["elsize"], entry["dtype"]
+        fits = sized.get((dtype, elsize))
+        if fits is None:
+            known = DTYPE_SIZES.get(dtype.removeprefix("torch."))
+            fits = sized[(dtype, elsize)] = known is None or known == elsize
+        if not fits:
+            return None
+        rank = len(full)
+        total += elsize + sum(full)
+        shards = []
+        for shard in entry["shards"]:
+            offset, shape, addr = shard["shard_offset"], shard["shape"], shard["addr"]
+            if len(offset) != rank or len(shape) != rank:
+                return None
+            total += shard["device_id"] + addr + sum(offset) + sum(shape)
+            if not all(map(le, map(add, offset, shape), full)) or addr + elsize * prod(shape) > limit:
+                return None
+            if build:
+                model = new(PublishedShard)
+                fill(model, "__dict__", {
+                    "agent_name": shard["agent_name"], "device_id": shard["device_id"], "addr": addr,
+                    "shard_offset": tuple(offset), "shape": tuple(shape),
+                    "digest": shard.get("digest") if with_digest else None,
+                })  # fmt: skip
+                fill(model, "__pydantic_fields_set__", shard_set)
+                fill(model, "__pydantic_extra__", None)
+                fill(model, "__pydantic_private__", None)
+                shards.append(model)
+        if build:
+            model = new(PublishedTensor)
+            fill(model, "__dict__", {
+                "name": entry["name"], "dtype": dtype, "elsize": elsize,
+                "full_shape": tuple(full), "shards": tuple(shards),
+            })  # fmt: skip
+            fill(model, "__pydantic_fields_set__", tensor_set)
+            fill(model, "__pydantic_extra__", None)
+            fill(model, "__pydantic_private__", None)
+            out.append(model)
+    return None if type(total) is float else out
+
+
+def _slow_build(entries: list[dict[str, Any]], version: str) -> list[PublishedTensor]:
+    with_digest = knows(version, "digest")
+    return [
+        PublishedTensor.model_construct(
+            name=e["name"], dtype=e["dtype"], elsize=e["elsize"], full_shape=tuple(e["full_shape"]),
+            shards=tuple(
+                PublishedShard.model_construct(
+                    agent_name=s["agent_name"], device_id=s["device_id"], addr=s["addr"],
+                    shard_offset=tuple(s["shard_offset"]), shape=tuple(s["shape"]),
+                    digest=s.get("digest") if with_digest else None,
+                )
+                for s in e["shards"]
+            ),
+        )
+        for e in entries
+    ]  # fmt: skip
 
 
 def _canonical_base64(encoded: str) -> bool:
@@ -160,3 +287,58 @@ def _not_integer_literal(value: float, *path: str | int) -> Violation:
     return Violation(
         "INTEGER_LITERAL", pointer(*path), value, "integers are written without a fraction or exponent"
     )
+
+
+# -- the count-only (quorum) read ------------------------------------------------------------
+
+
+if msgspec is not None:
+
+    class _Envelope(msgspec.Struct):
+        schema: str
+        agent_name: str
+        agent_meta_b64: str
+        tensors: list[msgspec.Raw]  # each entry is skipped (its JSON syntax checked), never built
+        metadata_endpoint: str | None = ""
+
+    class _StampedEnvelope(_Envelope):
+        publisher_step: int | None = None
+
+    _ENVELOPES = {False: msgspec.json.Decoder(_Envelope), True: msgspec.json.Decoder(_StampedEnvelope)}
+
+_STEP_MAX = 2**63 - 1
+
+
+def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int | None, int] | None:
+    """The envelope of a blob, checked, and its entry count, without reading the entries.
+
+    Returns ``(agent_meta_b64, agent_name, metadata_endpoint, publisher_step, count)``, or
+    ``None`` when this fast path cannot vouch for the blob (or msgspec is not installed):
+    the caller then runs the full read, which accepts or names the broken rule exactly.
+
+    What it checks: the size limit; no BOM; the bytes are UTF-8; the document is
+    well-formed JSON whose top level is an object; ``schema`` is the wire id;
+    ``agent_name`` is a string; ``metadata_endpoint`` is a string or null;
+    ``agent_meta_b64`` is canonical padded base64; ``publisher_step`` (for a reader that
+    knows it) is null or an integer literal in [0, 2^63-1]; ``tensors`` is an array.
+    What it leaves to the read of the table: every rule about the entries themselves.
+    """
+    if msgspec is None or not isinstance(blob, (bytes, bytearray, memoryview)):
+        return None
+    if len(blob) > MAX_BLOB_BYTES or blob[:3] == b"\xef\xbb\xbf":
+        return None
+    data = bytes(blob)
+    if not data.isascii() and not _is_utf8(data):
+        return None
+    stamped = knows(version, "publisher_step")
+    try:
+        envelope = _ENVELOPES[stamped].decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if envelope.schema != WIRE_SCHEMA_ID or not _canonical_base64(envelope.agent_meta_b64):
+        return None
+    step = envelope.publisher_step if stamped else None
+    if step is not None and not 0 <= step <= _STEP_MAX:
+        return None
+    count = len(envelope.tensors)
+    return envelope.agent_meta_b64, envelope.agent_name, envelope.metadata_endpoint, step, count
