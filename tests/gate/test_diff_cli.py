@@ -19,7 +19,9 @@ def test_breaking_pair_exits_100_with_witness(tmp_path: Path) -> None:
         schema["required"].append("publisher_step")
 
     write(tmp_path / "new.json", candidate("1.3.0", required))
-    done = refitwire(ROOT, "diff", "schema/rendezvous/1.2.0.json", str(tmp_path / "new.json"), "--format", "json")
+    done = refitwire(
+        ROOT, "diff", "schema/rendezvous/1.2.0.json", str(tmp_path / "new.json"), "--format", "json"
+    )
     assert done.returncode == 100
     [finding] = [json.loads(x) for x in done.stdout.splitlines() if '"finding"' in x]
     assert finding["rule"] == "REQUIRED_ADDED" and finding["witnesses"][0]["direction"] == "BACKWARD"

@@ -12,8 +12,14 @@ from refitwire.gate import RULES, close, compare, diff
 CASES = PAIRS["cases"]
 #: Rules that are not about two schema documents: tested in test_gate_git.py.
 NOT_DIFF_RULES = {
-    "RELEASED_FILE_MODIFIED", "RELEASED_FILE_REMOVED", "VERSION_NOT_NEWER", "MAJOR_WITHOUT_NEW_WIRE_ID",
-    "MAJOR_VERSION_BREAK", "BASELINE_STALE", "BASELINE_EXPIRED", "MATRIX_DISAGREES",
+    "RELEASED_FILE_MODIFIED",
+    "RELEASED_FILE_REMOVED",
+    "VERSION_NOT_NEWER",
+    "MAJOR_WITHOUT_NEW_WIRE_ID",
+    "MAJOR_VERSION_BREAK",
+    "BASELINE_STALE",
+    "BASELINE_EXPIRED",
+    "MATRIX_DISAGREES",
 }
 
 

@@ -236,11 +236,13 @@ def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
 
 def _fake_matrix(tmp_path: Path, required_failed: int | None, rc: int = 0) -> list[str]:
     script = tmp_path / "fake_matrix.py"
-    footer = "" if required_failed is None else json.dumps({"type": "footer", "required_failed": required_failed})
+    footer = (
+        "" if required_failed is None else json.dumps({"type": "footer", "required_failed": required_failed})
+    )
     script.write_text(
         "import sys\n"
         "assert '--schema-dir' in sys.argv and '--format' in sys.argv\n"
-        f"print('{{\"type\": \"header\"}}')\nprint({footer!r})\nsys.exit({rc})\n"
+        f'print(\'{{"type": "header"}}\')\nprint({footer!r})\nsys.exit({rc})\n'
     )
     return [sys.executable, str(script)]
 

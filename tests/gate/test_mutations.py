@@ -112,8 +112,10 @@ def test_mutant_is_flagged_with_its_rule_and_witness(mutant: tuple[Any, ...]) ->
 
 #: Mutants that are a plain compatible change seen from an older release, which never had the member.
 NEW_TO_THE_CANDIDATE = {
-    ("step-removed", "1.0.0"), ("step-removed", "1.1.0"),  # 1.3.0 lacks publisher_step, as they do
-    ("digest-any", "1.0.0"), ("digest-not-null", "1.0.0"),  # digest is an optional addition there
+    ("step-removed", "1.0.0"),
+    ("step-removed", "1.1.0"),  # 1.3.0 lacks publisher_step, as they do
+    ("digest-any", "1.0.0"),
+    ("digest-not-null", "1.0.0"),  # digest is an optional addition there
 }
 
 
