@@ -60,7 +60,7 @@ class Child:
         return self.proc.poll() is None
 
     def send(self, message: dict[str, Any]) -> None:
-        if self.proc.stdin is None or not self.alive():
+        if self.proc.stdin is None or self.proc.stdin.closed or not self.alive():
             raise ChildDied(f"{self.name} is not running (exit status {self.proc.returncode})")
         try:
             self.proc.stdin.write(json.dumps(message).encode() + b"\n")
@@ -96,17 +96,24 @@ class Child:
             self.proc.kill()
         self.proc.wait()
 
-    def stop(self, timeout_s: float = 20.0) -> None:
-        """Ask it to stop; kill it if it does not (resuming a frozen one first)."""
-        if self.alive():
+    def ask_to_stop(self) -> None:
+        """Send the stop command without waiting (stop several children in parallel)."""
+        if self.alive() and self.proc.stdin is not None and not self.proc.stdin.closed:
             try:
-                os.kill(self.proc.pid, signal.SIGCONT)
+                os.kill(self.proc.pid, signal.SIGCONT)  # resume a frozen one first
                 self.send({"cmd": "stop"})
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
-                self.proc.wait(timeout=timeout_s)
-            except (ChildDied, OSError, subprocess.TimeoutExpired):
-                self.kill()
+            except (ChildDied, OSError):
+                pass
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """Ask it to stop and wait; kill it if it does not."""
+        self.ask_to_stop()
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
         self._answers.close()
 
 

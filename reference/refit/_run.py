@@ -158,6 +158,8 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
         say.show(f"aborted: {exc}", final=True)
     finally:
         for child in pubs + recvs:
+            child.ask_to_stop()
+        for child in pubs + recvs:
             child.stop()
         if own_store:
             shutil.rmtree(store, ignore_errors=True)

@@ -69,6 +69,8 @@ class Publishers:
 
     def stop(self) -> None:
         for child in self.children:
+            child.ask_to_stop()
+        for child in self.children:
             child.stop()
 
 
