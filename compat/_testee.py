@@ -32,10 +32,6 @@ class Identity:
     spec_version: str
     roles: tuple[str, ...]
 
-    @property
-    def label(self) -> str:
-        return f"{self.name} {self.version}"
-
 
 @dataclass
 class Testee:
@@ -44,6 +40,8 @@ class Testee:
     command: list[str]
     env: dict[str, str] | None = None
     timeout_s: float = 10.0
+    # The handshake waits at least this long: starting an interpreter is slow on a busy host.
+    start_timeout_s: float = 30.0
     max_restarts: int = 3
     check_messages: bool = True  # validate every request and reply against schema/protocol/
     identity: Identity | None = None
@@ -63,7 +61,7 @@ class Testee:
         )
         threading.Thread(target=self._pump_stdout, args=(self._proc.stdout,), daemon=True).start()
         threading.Thread(target=self._pump_stderr, args=(self._proc.stderr,), daemon=True).start()
-        reply = self._exchange(proto.start(), seq=None)
+        reply = self._exchange(proto.start(), seq=None, timeout_s=max(self.timeout_s, self.start_timeout_s))
         proto.check_message(reply, "response")
         if "implementation" not in reply:
             raise proto.ProtocolError(f"handshake answered with {reply!r}")
@@ -117,8 +115,10 @@ class Testee:
 
     # -- one exchange -----------------------------------------------------------------------
 
-    def _exchange(self, message: dict[str, Any], seq: int | None) -> dict[str, Any]:
-        proc = self._proc
+    def _exchange(
+        self, message: dict[str, Any], seq: int | None, timeout_s: float | None = None
+    ) -> dict[str, Any]:
+        proc, timeout_s = self._proc, self.timeout_s if timeout_s is None else timeout_s
         assert proc is not None and proc.stdin is not None
         if self.check_messages:
             proto.check_message(message, "request")
@@ -128,9 +128,9 @@ class Testee:
         except OSError as exc:
             raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
         try:
-            line = self._lines.get(timeout=self.timeout_s)
+            line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
-            raise proto.ProtocolError(f"no reply within {self.timeout_s:g} s") from None
+            raise proto.ProtocolError(f"no reply within {timeout_s:g} s") from None
         if line is None:
             raise proto.ProtocolError(f"the testee exited (code {proc.poll()}) without replying")
         try:
