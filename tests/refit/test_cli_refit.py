@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("refitwire.refit._nixl")
 
-from refitwire.cli import main  # noqa: E402
+from refitwire.cli import main
 
 pytestmark = [pytest.mark.nixl, pytest.mark.slow]
 

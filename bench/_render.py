@@ -1,0 +1,100 @@
+"""The text table of a bench run: each figure beside its anchor, ratios and goals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render"]
+
+
+def _ms(t: Any) -> str:
+    if not isinstance(t, dict):
+        return "n/a"
+    return f"{t['best_s'] * 1e3:.2f} ms (±{t['spread'] * 100:.0f}%)"
+
+
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _gb(t: Any) -> str:
+    return "n/a" if not isinstance(t, dict) or t.get("gb_per_s") is None else f"{t['gb_per_s']:.2f} GB/s"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def render(result: dict[str, Any]) -> str:
+    s = result["sections"]
+    m = result["machine"]
+    out = [
+        f"refitwire bench {result['date']}{' (quick)' if result['quick'] else ''}: "
+        f"{m['cpu']}, {m['cores']} cores, "
+        f"Python {m['python']}; best of {result['repetitions']}, ± is median over best",
+        f"upstream modelexpress: {result['upstream'].get('version') or result['upstream'].get('status')}",
+        "",
+        "decode (validated unwrap)   entries  blob       refitwire            upstream 0.7.0       json.loads"
+        "           orjson.loads         up/rw   rw/orjson",
+    ]
+    for r in s["decode"]["sizes"]:
+        ratios = r["ratios"]
+        out.append(
+            f"  {'':26}{r['entries']:7d}  {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_unwrap']):20} "
+            f"{_ms(r['upstream_unwrap']):20} {_ms(r['json_loads']):20} {_ms(r['orjson_loads']):20} "
+            f"{_x(ratios['upstream_over_refitwire']):7} {_x(ratios['refitwire_over_orjson'])}"
+        )
+    q = s["quorum"]
+    out += [
+        "",
+        f"quorum read ({q['path']}): refitwire {_ms(q['refitwire_count_only'])}, "
+        f"upstream {_ms(q['upstream_count_only'])}, up/rw {_x(q['ratios']['upstream_over_refitwire'])}",
+    ]
+    e = s["encode"]
+    out.append(
+        f"encode: refitwire {_ms(e['refitwire_wrap'])}, upstream {_ms(e['upstream_wrap'])}, "
+        f"json.dumps of a prebuilt dict {_ms(e['json_dumps_prebuilt'])}; up/rw "
+        f"{_x(e['ratios']['upstream_over_refitwire'])}; byte-identical: {e['byte_identical_to_upstream']}"
+    )
+    v = s["schema_validation"]
+    out.append(
+        f"schema validation: jsonschema {_ms(v['jsonschema'])}, jsonschema-rs {_ms(v['jsonschema_rs'])}, "
+        f"ratio {_x(v['ratios']['jsonschema_over_jsonschema_rs'])}"
+    )
+    d = s["digest"]
+    out.append(
+        f"digest of {_size(d['bytes'])}: refitwire {_gb(d['refitwire_digest'])}, "
+        f"upstream {_gb(d['upstream_digest'])}, memcpy {_gb(d['memcpy'])}; "
+        f"vs upstream {_x(d['ratios']['refitwire_over_upstream_throughput'])}, "
+        f"vs memcpy {_x(d['ratios']['refitwire_over_memcpy_throughput'])}; "
+        f"equal digests: {d['digests_equal']}"
+    )
+    n = s["nixl"]
+    out.append("")
+    if n.get("status") != "measured":
+        out.append(f"NIXL READ: {n.get('status')}: {n.get('reason')}")
+    else:
+        out.append(
+            f"NIXL READ across processes ({n['transport']}, progress threads {n['progress_threads']}):"
+        )
+        for r in [*n["sizes"], n["descriptors"]]:
+            label = (
+                _size(r["bytes"])
+                if r["descriptors"] == 1
+                else f"{r['descriptors']} x {_size(r['each_bytes'])}"
+            )
+            out.append(
+                f"  {label:>16}: {_gb(r['nixl_read']):>12} (±{r['nixl_read']['spread'] * 100:.0f}%)  "
+                f"memcpy {_gb(r['memcpy']):>12}  ratio {_x(r['ratio_to_memcpy'])}"
+            )
+    out.append(f"matrix: {s['matrix']['status']}: {s['matrix'].get('reason', '')}")
+    out += ["", "goals:"]
+    for name in ("decode", "quorum", "encode", "digest", "nixl"):
+        goals = s[name].get("goals") or ([s[name]["goal"]] if "goal" in s[name] else [])
+        for g in goals:
+            verdict = {True: "met", False: "NOT met", None: "not measured"}[g["met"]]
+            out.append(f"  {verdict:>12}  {g['what']} (got {_x(g['value'])})")
+    return "\n".join(out) + "\n"

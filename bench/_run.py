@@ -1,0 +1,391 @@
+"""One benchmark run: every figure beside its anchor, with ratios and the goals they meet.
+
+Sections: decode (three sizes), quorum (count-only read), encode, schema validation,
+digest, NIXL reads, and the compat matrix when ``refitwire.compat`` exposes a runner.
+The released upstream is timed by its own interpreter (``_upstream_probe.py``) on the
+same bytes and inputs; its columns say "not available" when its environment is absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from refitwire import tensor_digest, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire._codec import rendezvous_document
+from refitwire._registry import fast_validator, schema
+from refitwire._spec import LATEST
+from refitwire._validate import msgspec
+from refitwire.bench._nixl import KiB, MiB, nixl_section
+from refitwire.bench._table import ENTRIES, neutral, table_inputs
+from refitwire.bench._timing import interleaved, timed
+
+__all__ = ["Settings", "run_bench"]
+
+UPSTREAM_VERSION = "0.7.0"
+PROBE = Path(__file__).with_name("_upstream_probe.py")
+NOT_AVAILABLE = "not available"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one run measures; :meth:`full` is the real benchmark, :meth:`tiny` proves it runs."""
+
+    sizes: tuple[int, ...]
+    reps: int
+    big_reps: int  # for the 10x table and the slow pure-Python validator
+    digest_bytes: int
+    nixl_sizes: tuple[int, ...]
+    nixl_descriptors: tuple[int, int]
+    quick: bool = False
+
+    @classmethod
+    def full(cls, reps: int | None = None) -> Settings:
+        return cls(
+            sizes=(ENTRIES // 10, ENTRIES, ENTRIES * 10),
+            reps=reps or 9,
+            big_reps=max(2, (reps or 9) // 3),
+            digest_bytes=256 * MiB,
+            nixl_sizes=(4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB),
+            nixl_descriptors=(5000, 64 * KiB),
+        )
+
+    @classmethod
+    def tiny(cls, reps: int | None = None) -> Settings:
+        return cls(
+            sizes=(8, 80),
+            reps=reps or 2,
+            big_reps=1,
+            digest_bytes=1 * MiB,
+            nixl_sizes=(4 * KiB, 64 * KiB),
+            nixl_descriptors=(50, 4 * KiB),
+            quick=True,
+        )
+
+
+def run_bench(settings: Settings, log: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="refitwire-bench-") as tmp:
+        return _run(settings, Path(tmp), log)
+
+
+def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    anchor = settings.sizes[len(settings.sizes) // 2]
+    log("building tables")
+    inputs = {n: table_inputs(n) for n in settings.sizes}
+    blobs = {n: wrap_rendezvous_blob(**inputs[n]) for n in settings.sizes}
+    paths = []
+    for n, blob in blobs.items():
+        paths.append(str(tmp / f"table-{n}.json"))
+        Path(paths[-1]).write_bytes(blob)
+    wrap_inputs = tmp / "wrap-inputs.json"
+    wrap_out = tmp / "upstream-wrap.bin"
+    first = inputs[anchor]
+    wrap_inputs.write_bytes(orjson.dumps({
+        "agent_meta_b64": base64.b64encode(first["agent_metadata"]).decode("ascii"),
+        "agent_name": first["agent_name"], "metadata_endpoint": first["metadata_endpoint"],
+        "publisher_step": first["publisher_step"], "tensors": neutral(first["tensors"]),
+    }))  # fmt: skip
+    digest_data = np.random.default_rng(7).integers(0, 256, size=settings.digest_bytes, dtype=np.uint8)
+    digest_path = tmp / "digest.bin"
+    digest_data.tofile(digest_path)
+
+    log(f"upstream modelexpress {UPSTREAM_VERSION} in its own environment")
+    upstream = _upstream(
+        {
+            "reps": settings.reps,
+            "blobs": paths,
+            "wrap": {"inputs": str(wrap_inputs), "out": str(wrap_out)},
+            "digest": {"path": str(digest_path)},
+        },
+        tmp,
+    )
+    up = upstream if upstream.get("status") == "measured" else None
+
+    sections: dict[str, Any] = {}
+    log("decode")
+    sections["decode"] = _decode(settings, blobs, anchor, up)
+    log("quorum read")
+    sections["quorum"] = _quorum(settings, blobs, anchor, up)
+    log("encode")
+    sections["encode"] = _encode(settings, inputs[anchor], anchor, up, wrap_out)
+    log("schema validation")
+    sections["schema_validation"] = _schema_validation(settings, blobs[anchor], anchor)
+    log("digest")
+    sections["digest"] = _digest(settings, digest_data, up)
+    del digest_data
+    log("NIXL reads (two processes)")
+    try:
+        sections["nixl"] = nixl_section(list(settings.nixl_sizes), settings.nixl_descriptors, settings.reps)
+    except Exception as exc:  # a broken transport is a result, not an abort
+        sections["nixl"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    sections["matrix"] = _matrix()
+    return {
+        "schema": "refitwire.bench.v1",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "quick": settings.quick,
+        "repetitions": settings.reps,
+        "machine": _machine(),
+        "versions": _versions(upstream),
+        "upstream": {k: v for k, v in upstream.items() if k in ("status", "reason", "version", "python")},
+        "sections": sections,
+    }
+
+
+# -- sections ----------------------------------------------------------------------------
+
+
+def _decode(
+    settings: Settings, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
+) -> dict[str, Any]:
+    rows = []
+    for i, (n, blob) in enumerate(blobs.items()):
+        reps = settings.big_reps if n > anchor else settings.reps
+        times = interleaved(
+            {
+                "refitwire_unwrap": lambda blob=blob: unwrap_rendezvous_blob(blob),
+                "json_loads": lambda blob=blob: json.loads(blob),
+                "orjson_loads": lambda blob=blob: orjson.loads(blob),
+            },
+            reps,
+        )
+        upstream = up["unwrap"][i] if up else None
+        ours = times["refitwire_unwrap"]["best_s"]
+        rows.append({
+            "entries": n, "blob_bytes": len(blob), **times,
+            "upstream_unwrap": upstream or NOT_AVAILABLE,
+            "us_per_entry": ours / n * 1e6,
+            "ratios": {
+                "upstream_over_refitwire": upstream["best_s"] / ours if upstream else None,
+                "refitwire_over_orjson": ours / times["orjson_loads"]["best_s"],
+                "refitwire_over_json": ours / times["json_loads"]["best_s"],
+            },
+        })  # fmt: skip
+    at = next(r for r in rows if r["entries"] == anchor)["ratios"]
+    return {
+        "what": "bytes -> fully validated payload with every tensor and shard model built",
+        "sizes": rows,
+        "goals": [
+            _goal("validated decode >= 5x faster than upstream unwrap", at["upstream_over_refitwire"], 5.0),
+            _goal("validated decode within 2x of orjson.loads", at["refitwire_over_orjson"], 2.0, lower=True),
+        ],
+    }
+
+
+def _quorum(
+    settings: Settings, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
+) -> dict[str, Any]:
+    blob = blobs[anchor]
+    index = list(blobs).index(anchor)
+    ours = timed(lambda: unwrap_rendezvous_blob(blob, with_tensors=False), settings.reps)
+    upstream = up["count_only"][index] if up else None
+    ratio = upstream["best_s"] / ours["best_s"] if upstream else None
+    return {
+        "what": "step and entry count only, no table",
+        "path": "msgspec envelope, entries skipped" if msgspec is not None else "full read (msgspec absent)",
+        "checks": "envelope only (schema id, agent fields, endpoint, base64, step, tensors is an array); "
+        "entries are validated when the table is read",
+        "entries": anchor,
+        "count": unwrap_rendezvous_blob(blob, with_tensors=False).entry_count(),
+        "refitwire_count_only": ours,
+        "upstream_count_only": upstream or NOT_AVAILABLE,
+        "ratios": {"upstream_over_refitwire": ratio},
+        "goals": [_goal("quorum read >= 5x faster than upstream's count-only path", ratio, 5.0)],
+    }
+
+
+def _encode(
+    settings: Settings, inputs: dict[str, Any], anchor: int, up: dict[str, Any] | None, wrap_out: Path
+) -> dict[str, Any]:
+    ours_bytes = wrap_rendezvous_blob(**inputs)
+    document = rendezvous_document(**inputs)
+    times = interleaved(
+        {
+            "refitwire_wrap": lambda: wrap_rendezvous_blob(**inputs),
+            "json_dumps_prebuilt": lambda: json.dumps(document).encode("utf-8"),
+        },
+        settings.reps,
+    )
+    upstream = up.get("wrap") if up else None
+    identical = wrap_out.read_bytes() == ours_bytes if upstream else None
+    ratio = upstream["best_s"] / times["refitwire_wrap"]["best_s"] if upstream else None
+    return {
+        "what": "inputs -> checked blob bytes (refitwire validates what it writes; upstream does not)",
+        "entries": anchor,
+        "blob_bytes": len(ours_bytes),
+        "sha256": hashlib.sha256(ours_bytes).hexdigest(),
+        "byte_identical_to_upstream": identical,
+        **times,
+        "upstream_wrap": upstream or NOT_AVAILABLE,
+        "ratios": {
+            "upstream_over_refitwire": ratio,
+            "refitwire_over_json_dumps": times["refitwire_wrap"]["best_s"]
+            / times["json_dumps_prebuilt"]["best_s"],
+        },
+        "goals": [_goal("encode >= 1.5x faster than upstream's writer, byte-identical",
+                        ratio if identical else None, 1.5)],
+    }  # fmt: skip
+
+
+def _schema_validation(settings: Settings, blob: bytes, anchor: int) -> dict[str, Any]:
+    import jsonschema
+
+    document = orjson.loads(blob)
+    root = schema("rendezvous", LATEST)
+    slow = jsonschema.validators.validator_for(root)(root)
+    fast = fast_validator("rendezvous", LATEST)
+    assert slow.is_valid(document) and fast.is_valid(document)
+    times = {
+        "jsonschema": timed(lambda: slow.is_valid(document), settings.big_reps),
+        "jsonschema_rs": timed(lambda: fast.is_valid(document), settings.reps),
+    }
+    return {
+        "what": "one JSON Schema validation of an already-parsed blob",
+        "entries": anchor,
+        **times,
+        "ratios": {
+            "jsonschema_over_jsonschema_rs": times["jsonschema"]["best_s"] / times["jsonschema_rs"]["best_s"]
+        },
+    }
+
+
+def _digest(settings: Settings, data: np.ndarray[Any, Any], up: dict[str, Any] | None) -> dict[str, Any]:
+    n = data.nbytes
+    copy_dst = np.empty_like(data)
+    times = interleaved(
+        {"refitwire_digest": lambda: tensor_digest(data), "memcpy": lambda: np.copyto(copy_dst, data)},
+        settings.reps,
+    )
+    upstream = up.get("digest") if up else None
+    ours = times["refitwire_digest"]["best_s"]
+    same = (up["digest_value"] == tensor_digest(data)) if upstream else None
+
+    def gbps(t: dict[str, Any] | None) -> float | None:
+        return n / t["best_s"] / 1e9 if t else None
+
+    vs_upstream = upstream["best_s"] / ours if upstream else None
+    vs_memcpy = times["memcpy"]["best_s"] / ours
+    return {
+        "what": "per-shard digest of the same bytes (upstream: torch on the CPU, its own threads)",
+        "bytes": n,
+        "digests_equal": same,
+        **{k: dict(v, gb_per_s=gbps(v)) for k, v in times.items()},
+        "upstream_digest": dict(upstream, gb_per_s=gbps(upstream)) if upstream else NOT_AVAILABLE,
+        "ratios": {
+            "refitwire_over_upstream_throughput": vs_upstream,
+            "refitwire_over_memcpy_throughput": vs_memcpy,
+        },
+        "goals": [
+            _goal("digest >= 3x upstream throughput", vs_upstream, 3.0),
+            _goal("digest >= 0.5x memcpy throughput", vs_memcpy, 0.5),
+        ],
+    }
+
+
+def _matrix() -> dict[str, Any]:
+    compat = importlib.import_module("refitwire.compat")
+    runner = getattr(compat, "run_matrix", None)
+    if runner is None:
+        exported = sorted(getattr(compat, "__all__", []))
+        return {
+            "status": "not measured",
+            "reason": "refitwire.compat exposes no public matrix runner (run_matrix) yet"
+            + (f"; it exports {exported}" if exported else ""),
+        }
+    return {"status": "not measured", "reason": "a runner exists but its API is not wired into the bench yet"}
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _goal(what: str, value: float | None, target: float, *, lower: bool = False) -> dict[str, Any]:
+    met = None if value is None else (value <= target if lower else value >= target)
+    return {"what": what, "value": value, "target": target, "met": met}
+
+
+def _upstream(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    try:
+        from refitwire.compat.upstream.envs import find_env
+    except ImportError as exc:  # pragma: no cover
+        return {"status": NOT_AVAILABLE, "reason": str(exc)}
+    python = find_env(UPSTREAM_VERSION)
+    if python is None:
+        return {
+            "status": NOT_AVAILABLE,
+            "reason": f"no built environment for modelexpress {UPSTREAM_VERSION}",
+        }
+    path = tmp / "upstream-request.json"
+    path.write_text(json.dumps(request))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    try:
+        done = subprocess.run(
+            [str(python), str(PROBE), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"status": "failed", "reason": "the upstream probe timed out"}
+    if done.returncode != 0:
+        return {"status": "failed", "reason": done.stderr.strip()[-2000:]}
+    return {"status": "measured", **json.loads(done.stdout)}
+
+
+def _machine() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average": load,
+        "python": sys.version.split()[0],
+    }
+
+
+def _versions(upstream: dict[str, Any]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    names = (
+        "refitwire",
+        "orjson",
+        "msgspec",
+        "jsonschema",
+        "jsonschema-rs",
+        "pydantic",
+        "numpy",
+        "torch",
+        "nixl-cu12",
+    )
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    out["modelexpress (upstream)"] = upstream.get("version")
+    return out

@@ -1,0 +1,89 @@
+"""Timing script run by the *released* modelexpress's own interpreter (stdlib + its deps only).
+
+Usage: python _upstream_probe.py REQUEST.json  ->  one JSON object on stdout.
+
+REQUEST: {"reps": N, "blobs": [path, ...], "wrap": {"inputs": path, "out": path} | null,
+          "digest": {"path": path} | null}
+Never imports refitwire: it must measure upstream exactly as a receiver would run it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import statistics
+import sys
+import time
+
+
+def _timed(fn, reps):
+    fn()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    best, median = min(samples), statistics.median(samples)
+    return {"best_s": best, "median_s": median, "worst_s": max(samples),
+            "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples)}  # fmt: skip
+
+
+def main(request_path):
+    import importlib.metadata
+
+    from modelexpress.refit.reshard import rendezvous as rdv
+
+    with open(request_path) as fh:
+        request = json.load(fh)
+    reps = request["reps"]
+    out = {"version": importlib.metadata.version("modelexpress"), "python": sys.version.split()[0]}
+    out["unwrap"], out["count_only"] = [], []
+    for path in request["blobs"]:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+        out["unwrap"].append(_timed(lambda blob=blob: rdv.unwrap_rendezvous_blob(blob), reps))
+        count = rdv.unwrap_rendezvous_blob(blob, with_tensors=False).entry_count()
+        t = _timed(lambda blob=blob: rdv.unwrap_rendezvous_blob(blob, with_tensors=False), reps)
+        out["count_only"].append(dict(t, entries=count))
+    if request.get("wrap"):
+        with open(request["wrap"]["inputs"]) as fh:
+            inputs = json.load(fh)
+
+        def shard(s):
+            return rdv.PublishedShard(
+                s["agent_name"],
+                s["device_id"],
+                s["addr"],
+                tuple(s["shard_offset"]),
+                tuple(s["shape"]),
+                s.get("digest"),
+            )
+
+        tensors = [
+            rdv.PublishedTensor(
+                name=t["name"], dtype=t["dtype"], elsize=t["elsize"], full_shape=tuple(t["full_shape"]),
+                shards=[shard(s) for s in t["shards"]],
+            )
+            for t in inputs["tensors"]
+        ]  # fmt: skip
+        args = (base64.b64decode(inputs["agent_meta_b64"]), inputs["agent_name"], inputs["metadata_endpoint"])
+
+        def wrap():
+            return rdv.wrap_rendezvous_blob(*args, tensors, inputs["publisher_step"])
+
+        out["wrap"] = _timed(wrap, reps)
+        with open(request["wrap"]["out"], "wb") as fh:
+            fh.write(wrap())
+    if request.get("digest"):
+        import numpy as np
+        import torch
+        from modelexpress.refit.reshard import verify
+
+        data = torch.from_numpy(np.fromfile(request["digest"]["path"], dtype=np.uint8))
+        out["digest"] = _timed(lambda: verify.tensor_digest(data), reps)
+        out["digest_value"] = verify.tensor_digest(data)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
