@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--read-timeout", type=float, default=30.0, metavar="SECONDS")
     parser.add_argument("--upstream-python", default=None, metavar="PYTHON",
                         help="publishers write blobs with the released modelexpress")  # fmt: skip
+    parser.add_argument("--netns", nargs=2, default=None, metavar=("PUB_NS", "RECV_NS"),
+                        help="publishers in PUB_NS, receivers in RECV_NS (ip netns), UCX over TCP")  # fmt: skip
     parser.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
     )
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
             read_timeout_s=args.read_timeout,
             store=str(args.store) if args.store else None,
             upstream_python=args.upstream_python,
+            netns=(args.netns[0], args.netns[1]) if args.netns else None,
         )
     except ImportError as exc:
         return fail(f"refit needs the refit extra (torch, nixl-cu12): {exc}")

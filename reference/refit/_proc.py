@@ -36,13 +36,14 @@ class Child:
         python: str | None = None,
         env: dict[str, str] | None = None,
         quiet: bool = True,
+        prefix: Sequence[str] = (),
     ) -> None:
         self.name = name
         read_fd, write_fd = os.pipe()
         child_env = {**os.environ, **(env or {})}
         child_env.setdefault("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
         self.proc = subprocess.Popen(
-            [python or sys.executable, "-m", module, *args, "--fd", str(write_fd)],
+            [*prefix, python or sys.executable, "-m", module, *args, "--fd", str(write_fd)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL if quiet else None,  # NIXL's own logging
             pass_fds=[write_fd],

@@ -47,6 +47,9 @@ class RunConfig:
     start_timeout_s: float = 120.0
     store: str | None = None  # a directory; default: a fresh temporary one
     upstream_python: str | None = None  # publishers write their blobs with released upstream code
+    # Run publishers in the first network namespace and receivers in the second
+    # (``ip netns exec``), with UCX on TCP only: the cross-host path on one machine.
+    netns: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.publishers < 1 or self.receivers < 1 or self.steps < 1:
@@ -135,10 +138,15 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     started = time.monotonic()
     try:
         common = ["--store", store, "--model", config.model, "--device", config.device]
+        where: tuple[list[str], list[str]] = ([], [])
+        env: dict[str, str] = {}
+        if config.netns is not None:
+            where = (["ip", "netns", "exec", config.netns[0]], ["ip", "netns", "exec", config.netns[1]])
+            env = {"UCX_TLS": "tcp"}
         for r in range(config.publishers):
             extra = ["--upstream-python", config.upstream_python] if config.upstream_python else []
             args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra]
-            pubs.append(Child(f"publisher {r}", "refitwire.refit._publisher", args))
+            pubs.append(Child(f"publisher {r}", "refitwire.refit._publisher", args, env=env, prefix=where[0]))
         for r in range(config.receivers):
             args = ["--rank", str(r), "--ranks", str(config.receivers),
                     "--publishers", str(config.publishers),
@@ -146,7 +154,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
                     "--read-timeout", str(config.read_timeout_s), *common]  # fmt: skip
             if config.accept_unchecked:
                 args.append("--accept-unchecked")
-            recvs.append(Child(f"receiver {r}", "refitwire.refit._receiver", args))
+            recvs.append(Child(f"receiver {r}", "refitwire.refit._receiver", args, env=env, prefix=where[1]))
         for child in pubs + recvs:
             hello = child.recv(config.start_timeout_s)
             say.show(f"{child.name}: agent {hello['hello']} (pid {hello['pid']})", final=True)
