@@ -7,6 +7,9 @@ witness for direction BACKWARD is written by the old version and rejected by the
 for FORWARD the other way round. The one exception is ``ADDITIONAL_PROPERTIES_CLOSED``,
 whose victim is a blob of a *later* writer, so its writer is the old schema left open.
 
+hypothesis and hypothesis-jsonschema are imported only when a search needs them, and a
+search that cannot run (not installed, unsatisfiable) is "no witness found".
+
 Every witness is checked with jsonschema-rs against both schemas before it is returned;
 when no candidate separates the versions the answer is ``None`` ("no witness found"),
 never a guess.
@@ -24,9 +27,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import hypothesis
-import hypothesis.errors
-import hypothesis.strategies as st
 import jsonschema_rs
 from refitwire.gate._diff import Change, Document
 from refitwire.gate._rules import Direction
@@ -314,6 +314,10 @@ def _pattern_examples(pattern: Any, other: Any) -> list[str]:
 def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
     try:
         compiled_other = re.compile(other) if other is not None else None
+        # imported here: hypothesis is only needed once a pattern has to be satisfied
+        import hypothesis
+        import hypothesis.strategies as st
+
         found = hypothesis.find(
             st.from_regex(pattern, fullmatch=True),
             lambda s: compiled_other is None or not compiled_other.search(s),
@@ -363,6 +367,7 @@ def _search(
 ) -> Witness | None:
     """Last resort: let hypothesis-jsonschema look for a blob the writer accepts and the reader rejects."""
     try:
+        import hypothesis
         from hypothesis_jsonschema import from_schema
 
         strategy = from_schema(close(writer.schema))
