@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
+from refitwire.cli.matrix import add_common, finish, plan_options
 from refitwire.compat import _participants as parts
 from refitwire.compat._run import Plan
-from refitwire.cli.matrix import add_common, finish, plan_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,9 +31,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
-    parser.add_argument("--testee", action="append", default=[], metavar="CMD", help="add a third-party testee")
+    parser.add_argument(
+        "--testee", action="append", default=[], metavar="CMD", help="add a third-party testee"
+    )
     parser.add_argument("--no-upstream", action="store_true", help="leave out the released upstream packages")
-    parser.add_argument("--build-upstream", action="store_true", help="build missing upstream environments first")
+    parser.add_argument(
+        "--build-upstream", action="store_true", help="build missing upstream environments first"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
 
 def plan_options(args: argparse.Namespace) -> dict[str, object]:
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
-    return {"seed": seed, "examples": args.examples, "timeout_s": args.timeout, "check_messages": not args.no_check_messages}
+    return {
+        "seed": seed,
+        "examples": args.examples,
+        "timeout_s": args.timeout,
+        "check_messages": not args.no_check_messages,
+    }
 
 
 def finish(plan: Plan, args: argparse.Namespace) -> int:

@@ -12,7 +12,6 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-
 from refitwire._spec import ADDED_IN, DTYPE_SIZES, version_key
 
 REQUIRED, RECOMMENDED = "required", "recommended"
@@ -68,7 +67,13 @@ def read_cases() -> list[ReadCase]:
 
 def write_cases() -> list[WriteCase]:
     return [
-        WriteCase(f"write:{v['id']}@{w['spec_version']}", v["description"], w["spec_version"], w["payload"], blob_of(v))
+        WriteCase(
+            f"write:{v['id']}@{w['spec_version']}",
+            v["description"],
+            w["spec_version"],
+            w["payload"],
+            blob_of(v),
+        )
         for v in vectors()
         for w in v.get("written_by", [])
     ]

@@ -24,6 +24,8 @@ def load() -> dict[tuple[str, str, str], ExpectedFailure]:
             continue
         data = json.loads(entry.read_text(encoding="utf-8"))
         for item in data["expected_failures"]:
-            failure = ExpectedFailure(data["implementation"], item["role"], item["case"], item["reason"], item["link"])
+            failure = ExpectedFailure(
+                data["implementation"], item["role"], item["case"], item["reason"], item["link"]
+            )
             table[(failure.implementation, failure.role, failure.case)] = failure
     return table

@@ -23,7 +23,11 @@ class Participant:
 
 def reference() -> list[Participant]:
     return [
-        Participant(f"reference@{v}", (sys.executable, "-m", "refitwire.compat.testees.reference", "--spec-version", v), "reference")
+        Participant(
+            f"reference@{v}",
+            (sys.executable, "-m", "refitwire.compat.testees.reference", "--spec-version", v),
+            "reference",
+        )
         for v in SPEC_VERSIONS
     ]
 
@@ -31,7 +35,9 @@ def reference() -> list[Participant]:
 def generations() -> list[Participant]:
     folder = Path(str(resources.files("refitwire.compat.generations")))
     return [
-        Participant(f"generation@{v}", (sys.executable, str(folder / f"gen_{v.replace('.', '_')}.py")), "generation")
+        Participant(
+            f"generation@{v}", (sys.executable, str(folder / f"gen_{v.replace('.', '_')}.py")), "generation"
+        )
         for v in SPEC_VERSIONS
         if (folder / f"gen_{v.replace('.', '_')}.py").exists()
     ]
@@ -46,7 +52,9 @@ def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:
     for version in UPSTREAM_VERSIONS:
         python = ensure_env(version) if build else find_env(version)
         if python is None:
-            missing.append(f"modelexpress {version}: environment not built (python -m refitwire.compat.upstream.envs)")
+            missing.append(
+                f"modelexpress {version}: environment not built (python -m refitwire.compat.upstream.envs)"
+            )
             continue
         found.append(Participant(f"modelexpress@{version}", (str(python), str(ADAPTER_SCRIPT)), "upstream"))
     return found, missing

@@ -40,8 +40,12 @@ def footer(results: list[Result], started: list[Started], seconds: float) -> dic
         "type": "footer",
         "seconds": round(seconds, 3),
         "counts": {f"{tier}.{outcome}": n for (tier, outcome), n in sorted(counts.items())},
-        "required_failed": sum(1 for r in results if r.tier == "required" and r.outcome in ("failed", "errored")),
-        "recommended_failed": sum(1 for r in results if r.tier == "recommended" and r.outcome in ("failed", "errored")),
+        "required_failed": sum(
+            1 for r in results if r.tier == "required" and r.outcome in ("failed", "errored")
+        ),
+        "recommended_failed": sum(
+            1 for r in results if r.tier == "recommended" and r.outcome in ("failed", "errored")
+        ),
         "xpassed": sum(1 for r in results if r.outcome == "xpassed"),
         "stderr": {s.label: list(s.testee.stderr)[-20:] for s in started if s.testee.stderr},
     }
@@ -93,16 +97,24 @@ def _table(head: dict[str, Any], results: list[dict[str, Any]], foot: dict[str, 
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         out = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     failures = [r for r in results if r["outcome"] in ("failed", "errored", "xpassed")]
-    out += ["", f"seed {head['seed']}, {head['examples']} generated payloads, {len(results)} cases in {foot['seconds']} s"]
+    out += [
+        "",
+        f"seed {head['seed']}, {head['examples']} generated payloads, {len(results)} cases in {foot['seconds']} s",
+    ]
     for note in head["unavailable"]:
         out.append(f"not run: {note}")
-    shown = [r for r in failures if r["tier"] == "required"] + [r for r in failures if r["tier"] != "required"]
+    shown = [r for r in failures if r["tier"] == "required"] + [
+        r for r in failures if r["tier"] != "required"
+    ]
     for r in shown[:40]:
         who = " -> ".join(x for x in (r.get("writer"), r.get("reader")) if x)
         out.append(f"{r['outcome'].upper():8} {r['tier']:11} {r['case']:28} {who}: {r.get('message', '')}")
     if len(shown) > 40:
         out.append(f"... and {len(shown) - 40} more (see --format json)")
-    out.append(f"required failures: {foot['required_failed']}, recommended failures: {foot['recommended_failed']}, unexpected passes: {foot['xpassed']}")
+    out.append(
+        f"required failures: {foot['required_failed']}, "
+        f"recommended failures: {foot['recommended_failed']}, unexpected passes: {foot['xpassed']}"
+    )
     return "\n".join(out)
 
 
@@ -110,12 +122,18 @@ def _junit(head: dict[str, Any], results: list[dict[str, Any]], foot: dict[str, 
     suites: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for r in results:
         suites[f"{r.get('writer') or 'vectors'} -> {r.get('reader') or 'vectors'}"].append(r)
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', f'<testsuites name="refitwire" time="{foot["seconds"]}">']
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<testsuites name="refitwire" time="{foot["seconds"]}">',
+    ]
     for name, cases in suites.items():
         failures = sum(1 for c in cases if c["outcome"] in ("failed", "xpassed"))
         errors = sum(1 for c in cases if c["outcome"] == "errored")
         skipped = sum(1 for c in cases if c["outcome"] == "skipped")
-        out.append(f"  <testsuite name={quoteattr(name)} tests=\"{len(cases)}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">")
+        out.append(
+            f'  <testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" '
+            f'errors="{errors}" skipped="{skipped}">'
+        )
         for c in cases:
             out.append(f"    <testcase classname={quoteattr(c['tier'])} name={quoteattr(c['case'])}>")
             msg = quoteattr(c.get("message", ""))

@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from refitwire._spec import version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases, _expected
 from refitwire.compat._participants import Participant
@@ -74,7 +73,16 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
             identity = testee.start()
         except (ProtocolError, OSError) as exc:
             testee.stop()
-            failures.append(Result("handshake", _cases.REQUIRED, "errored", p.label, p.label, f"{exc}; stderr: {_tail(testee)}"))
+            failures.append(
+                Result(
+                    "handshake",
+                    _cases.REQUIRED,
+                    "errored",
+                    p.label,
+                    p.label,
+                    f"{exc}; stderr: {_tail(testee)}",
+                )
+            )
             continue
         started.append(Started(p, testee, identity))
     return started, failures
@@ -140,11 +148,23 @@ def _read_vector(r: Started, case: _cases.ReadCase) -> Result:
         return Result(**{**asdict(reply), **base})
     if expect["valid"]:
         if reply.get("rejected"):
-            return Result(**base, outcome="failed", message=f"rejected a valid blob ({case.description}): {reply['message']}")
+            return Result(
+                **base,
+                outcome="failed",
+                message=f"rejected a valid blob ({case.description}): {reply['message']}",
+            )
         diff = _cases.first_difference(expect["decoded"], reply["payload"])
-        return Result(**base, outcome="failed" if diff else "passed", message=f"{case.description}: {diff}" if diff else "")
+        return Result(
+            **base,
+            outcome="failed" if diff else "passed",
+            message=f"{case.description}: {diff}" if diff else "",
+        )
     if not reply.get("rejected"):
-        return Result(**base, outcome="failed", message=f"accepted a blob that breaks {expect['rule']} at {expect['pointer'] or '/'} ({case.description})")
+        return Result(
+            **base,
+            outcome="failed",
+            message=f"accepted a blob that breaks {expect['rule']} at {expect['pointer'] or '/'} ({case.description})",
+        )
     named = reply.get("rule")
     note = f"named {named}, the spec says {expect['rule']}" if named and named != expect["rule"] else ""
     return Result(**base, outcome="passed", message=note)
@@ -159,7 +179,11 @@ def _write_vector(w: Started, case: _cases.WriteCase) -> Result:
     if isinstance(blob, str):
         return Result(**base, outcome="failed", message=blob)
     if blob != case.blob:
-        return Result(**base, outcome="failed", message=f"{case.description}: bytes differ from the upstream format at offset {_first_byte_diff(blob, case.blob)}")
+        return Result(
+            **base,
+            outcome="failed",
+            message=f"{case.description}: bytes differ from the upstream format at offset {_first_byte_diff(blob, case.blob)}",
+        )
     return Result(**base, outcome="passed")
 
 
@@ -175,7 +199,9 @@ def _write_generated(w: Started, cid: str, payload: dict[str, Any]) -> bytes | R
         document = parse(blob)
         check(document, "rendezvous", w.version)
     except ValueError as exc:
-        return Result(**base, outcome="failed", message=f"wrote a blob that is invalid under {w.version}: {exc}")
+        return Result(
+            **base, outcome="failed", message=f"wrote a blob that is invalid under {w.version}: {exc}"
+        )
     broken = writer_violations(document, w.version)
     if broken:
         return Result(**base, outcome="failed", message=f"wrote {broken[0]}")
@@ -208,7 +234,9 @@ def _ask(who: Started, message: dict[str, Any]) -> dict[str, Any] | Result:
     if reply.get("errored"):
         return Result("", "", "errored", message=str(reply.get("message", "")))
     if message["cmd"] == "read" and "payload" not in reply and not reply.get("rejected"):
-        return Result("", "", "errored", message=f"a read answered with neither payload nor rejection: {reply!r:.200}")
+        return Result(
+            "", "", "errored", message=f"a read answered with neither payload nor rejection: {reply!r:.200}"
+        )
     return reply
 
 
@@ -231,7 +259,3 @@ def _tail(testee: Testee) -> str:
 def stop_all(started: list[Started]) -> None:
     for s in started:
         s.testee.stop()
-
-
-def newest_first(started: list[Started]) -> list[Started]:
-    return sorted(started, key=lambda s: version_key(s.version), reverse=True)

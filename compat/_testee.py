@@ -48,7 +48,7 @@ class Testee:
     restarts: int = 0
     stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_KEEP))
     _proc: subprocess.Popen[bytes] | None = None
-    _lines: queue.Queue[bytes | None] = field(default_factory=queue.Queue)
+    _lines: queue.Queue[bytes | proto.ProtocolError | None] = field(default_factory=queue.Queue)
     _seq: int = 0
 
     # -- life cycle -------------------------------------------------------------------------
@@ -66,7 +66,9 @@ class Testee:
         if "implementation" not in reply:
             raise proto.ProtocolError(f"handshake answered with {reply!r}")
         impl = reply["implementation"]
-        identity = Identity(impl["name"], impl["version"], impl["language"], reply["spec_version"], tuple(reply["roles"]))
+        identity = Identity(
+            impl["name"], impl["version"], impl["language"], reply["spec_version"], tuple(reply["roles"])
+        )
         if self.identity is not None and identity != self.identity:
             raise proto.ProtocolError(f"restarted testee changed identity: {identity} != {self.identity}")
         self.identity = identity
@@ -131,6 +133,8 @@ class Testee:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
             raise proto.ProtocolError(f"no reply within {timeout_s:g} s") from None
+        if isinstance(line, proto.ProtocolError):
+            raise line
         if line is None:
             raise proto.ProtocolError(f"the testee exited (code {proc.poll()}) without replying")
         try:
@@ -152,7 +156,7 @@ class Testee:
             if not line:
                 break
             if len(line) > MAX_LINE_BYTES:
-                lines.put(b'"reply longer than the line limit"')
+                lines.put(proto.ProtocolError(f"a reply line is longer than {MAX_LINE_BYTES} bytes"))
                 while line and not line.endswith(b"\n"):
                     line = stream.readline(MAX_LINE_BYTES)
                 continue

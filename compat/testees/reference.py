@@ -28,7 +28,13 @@ def answer(request: dict[str, Any], version: str) -> dict[str, Any]:
         try:
             payload = unwrap_rendezvous_blob(blob, spec_version=version)
         except InvalidBlob as exc:
-            return {"seq": seq, "rejected": True, "message": str(exc), "rule": exc.rule, "pointer": exc.pointer}
+            return {
+                "seq": seq,
+                "rejected": True,
+                "message": str(exc),
+                "rule": exc.rule,
+                "pointer": exc.pointer,
+            }
         return {"seq": seq, "payload": to_decoded(payload, version)}
     if cmd == "write":
         try:
