@@ -1,7 +1,8 @@
 """The ``refitwire`` command: one module per verb, each with ``add_arguments`` and ``run``.
 
 Results go to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a check failed,
-2 usage error (a verb may document others, e.g. the gate's 100 for a breaking change).
+2 usage error. A verb may say otherwise: the gate exits 100 on a breaking change and 1 on a
+usage error (its module sets USAGE_EXIT).
 """
 
 from __future__ import annotations
@@ -11,14 +12,25 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
 VERBS = ("validate", "decode", "digest", "schema", "matrix", "conformance", "diff", "gate", "refit", "bench")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a per-verb exit code for usage errors (the gate's contract says 1)."""
+
+    usage_exit = 2
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(self.usage_exit, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="refitwire", description="The refit rendezvous blob: spec, codec, compat.")
+    parser = _Parser(prog="refitwire", description="The refit rendezvous blob: spec, codec, compat.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb in VERBS:
         if importlib.util.find_spec(f"refitwire.cli.{verb}") is None:
@@ -26,9 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(f"refitwire.cli.{verb}")
         doc = module.__doc__ or verb
         sub = verbs.add_parser(verb, help=doc.splitlines()[0], description=doc)
+        sub.usage_exit = getattr(module, "USAGE_EXIT", 2)
         module.add_arguments(sub)
-        sub.set_defaults(run=module.run)
-    args = parser.parse_args(argv)
+        sub.set_defaults(run=module.run, parser=sub)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the verb's parser, so the verb's usage exit code applies
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.run(args))
     except BrokenPipeError:

@@ -21,6 +21,9 @@ from refitwire.gate._gate import EXIT_ERROR, GateReport, run_gate
 from refitwire.gate._report import FORMATS, render
 
 
+USAGE_EXIT = 1  # the gate's contract: 1 for a usage error, so CI never reads it as compatible
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--against",
