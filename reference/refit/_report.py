@@ -8,11 +8,14 @@ from typing import Any
 __all__ = ["render_table"]
 
 _ORDER = ("verified", "unchecked", "unknown-step", "stale", "ahead", "corrupt")
+# Errors that are not a verdict on a table: the step could not be carried out.
+_FAILURES = ("TRANSFER_FAILED", "DISCOVERY_TIMEOUT", "RECEIVER_DIED")
 
 
 def _outcome(row: dict[str, Any]) -> str:
     if row.get("error"):
-        return f"refused: {row['error']['rule']}"
+        rule = row["error"]["rule"]
+        return f"{'failed' if rule in _FAILURES else 'refused'}: {rule}"
     counts = Counter(v["verdict"] for v in row.get("verdicts", []))
     return ", ".join(f"{counts[k]} {k}" for k in _ORDER if counts[k]) or "-"
 
@@ -43,10 +46,18 @@ def render_table(report: dict[str, Any]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    notes = [
+        f"step {step['step']} receiver {row['rank']}: {row['error']['message']}"
+        for step in report["steps"]
+        for row in step["receivers"]
+        if row.get("error")
+    ]
+    lines += notes
     totals = report["totals"]
     lines.append(
-        f"total: {totals['wire_bytes'] / 2**20:.1f} MiB in {totals['transfer_s']:.3f} s of transfer, "
-        f"{totals['bytes_per_s'] / 2**20:.1f} MiB/s ({totals['bytes_per_s'] * 8 / 1e9:.2f} Gbit/s)"
+        f"total: {totals['wire_bytes'] / 2**20:.1f} MiB read in {totals['transfer_s']:.3f} s of transfer "
+        f"(summed over receivers): {totals['bytes_per_s'] / 2**20:.1f} MiB/s per receiver "
+        f"({totals['bytes_per_s'] * 8 / 1e9:.2f} Gbit/s)"
     )
     if "aborted" in report["config"]:
         lines.append(f"aborted: {report['config']['aborted']}")
