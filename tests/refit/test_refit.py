@@ -308,11 +308,11 @@ def copy_rank0(pubs: Publishers, store: Path, step: int) -> None:
     DirectoryStore(store).publish("rank-00000", blob)
 
 
-def test_a_killed_publisher_gives_a_clear_error_and_an_untouched_receiver(
+def test_a_publisher_killed_while_read_gives_a_clear_error_and_untouched_receivers(
     pubs: Publishers, tmp_path: Path
 ) -> None:
     victim = Publishers(tmp_path, ranks=(1,))  # rank 1 of its own; rank 0 comes from the shared one
-    warm = make_receiver(tmp_path, 0, read_timeout_s=5.0)
+    warm = make_receiver(tmp_path, 0, read_timeout_s=5.0, chunk_bytes=2048)  # many rounds of reads
     cold = make_receiver(tmp_path, 1, read_timeout_s=5.0)
     try:
         step = next(_steps)
@@ -323,15 +323,23 @@ def test_a_killed_publisher_gives_a_clear_error_and_an_untouched_receiver(
         step = next(_steps)
         copy_rank0(pubs, tmp_path, step)
         victim.publish(step)
-        victim.children[0].kill()  # after it published: its blob stays, its memory is gone
+        killed_at: list[tuple[int, int]] = []
+
+        def kill_mid_transfer(done: int, total: int, elapsed: float) -> None:
+            if not killed_at:
+                killed_at.append((done, total))
+                victim.children[0].kill()  # its blob stays, its memory is gone
+
         started = time.monotonic()
-        results: list[StepResult] = [warm.refit(step), cold.refit(step)]
+        results: list[StepResult] = [warm.refit(step, kill_mid_transfer), cold.refit(step)]
         assert time.monotonic() - started < 30
-        for result in results:
+        assert killed_at and 0 < killed_at[0][0] < killed_at[0][1]  # bytes had moved, not all of them
+        for result in results:  # warm: a read fails mid-way; cold: the dead peer cannot be loaded
             assert isinstance(result.error, TransferFailed), result.error
             assert result.error.agents == victim.agents
             assert victim.agents[0] in str(result.error) and "[TRANSFER_FAILED]" in str(result.error)
             assert not result.installed and result.verdicts == []
+        assert "cannot load its NIXL metadata" in str(results[1].error)
         assert untouched(warm, before) and warm.matches_truth()
         assert cold.step is None and cold.weights == {}
     finally:
