@@ -38,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build-upstream", action="store_true", help="build missing upstream environments first"
     )
+    parser.add_argument(
+        "--schema-dir",
+        type=Path,
+        metavar="DIR",
+        help="a schema/ folder: its unreleased versions join as candidates",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
     participants += js
     unavailable += missing
     participants += [parts.third_party(cmd) for cmd in args.testee]
-    return finish(Plan(participants, unavailable=unavailable, **plan_options(args)), args)
+    schema_dir = args.schema_dir.resolve() if args.schema_dir else None
+    if schema_dir:
+        participants += parts.candidates(schema_dir)
+    return finish(
+        Plan(participants, unavailable=unavailable, schema_dir=schema_dir, **plan_options(args)), args
+    )
 
 
 def plan_options(args: argparse.Namespace) -> dict[str, object]:

@@ -32,6 +32,14 @@ def reference() -> list[Participant]:
     ]
 
 
+def candidates(schema_dir: Path) -> list[Participant]:
+    """The reference speaking each unreleased version found in ``schema_dir`` (the gate's candidate)."""
+    from refitwire.compat._candidate import candidate_versions
+
+    command = (sys.executable, "-m", "refitwire.compat.testees.reference", "--schema-dir", str(schema_dir), "--spec-version")
+    return [Participant(f"candidate@{v}", (*command, v), "candidate") for v in candidate_versions(schema_dir)]
+
+
 def generations() -> list[Participant]:
     folder = Path(str(resources.files("refitwire.compat.generations")))
     return [

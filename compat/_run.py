@@ -12,10 +12,13 @@ import base64
 import binascii
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from refitwire._spec import SPEC_VERSIONS, version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases, _expected
+from refitwire.compat._candidate import load as load_candidate
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._testee import Identity, Testee
@@ -63,6 +66,7 @@ class Plan:
     timeout_s: float = 10.0
     check_messages: bool = True
     unavailable: list[str] = field(default_factory=list)
+    schema_dir: Path | None = None  # where unreleased candidate versions live (the gate)
 
 
 def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
@@ -120,7 +124,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         for payload in payloads:
             cid = _cases.case_id("gen", payload)
             if any(in_focus(w.label, r.label) for r in readers):
-                outcome = _write_generated(w, cid, payload)
+                outcome = _write_generated(w, cid, payload, plan.schema_dir)
                 blobs[w.label][cid] = outcome
                 if isinstance(outcome, Result):
                     yield settle(outcome, w, "writer")
@@ -139,7 +143,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
 
 
 def _read_vector(r: Started, case: _cases.ReadCase) -> Result:
-    expect = case.expect.get(r.version)
+    # A candidate version must treat every released vector as its base version does.
+    known = [v for v in case.expect if version_key(v) <= version_key(r.version)]
+    expect = case.expect[max(known, key=version_key)] if known else None
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
     if expect is None:
         return Result(**base, outcome="skipped", message=f"no expectation for spec {r.version}")
@@ -187,7 +193,9 @@ def _write_vector(w: Started, case: _cases.WriteCase) -> Result:
     return Result(**base, outcome="passed")
 
 
-def _write_generated(w: Started, cid: str, payload: dict[str, Any]) -> bytes | Result:
+def _write_generated(
+    w: Started, cid: str, payload: dict[str, Any], schema_dir: Path | None
+) -> bytes | Result:
     base = {"case": cid, "tier": _cases.REQUIRED, "writer": w.label}
     reply = _ask(w, write(0, _cases.project(payload, w.version)))
     if isinstance(reply, Result):
@@ -195,14 +203,20 @@ def _write_generated(w: Started, cid: str, payload: dict[str, Any]) -> bytes | R
     blob = _blob_from(reply)
     if isinstance(blob, str):
         return Result(**base, outcome="failed", message=blob)
+    candidate = (
+        load_candidate(schema_dir, w.version) if schema_dir and w.version not in SPEC_VERSIONS else None
+    )
     try:  # WRITE_VALID: the blob conforms to the writer's own version
         document = parse(blob)
-        check(document, "rendezvous", w.version)
+        if candidate:
+            candidate.check(document)
+        else:
+            check(document, "rendezvous", w.version)
     except ValueError as exc:
         return Result(
             **base, outcome="failed", message=f"wrote a blob that is invalid under {w.version}: {exc}"
         )
-    broken = writer_violations(document, w.version)
+    broken = candidate.writer_violations(document) if candidate else writer_violations(document, w.version)
     if broken:
         return Result(**base, outcome="failed", message=f"wrote {broken[0]}")
     return blob

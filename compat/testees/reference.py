@@ -1,4 +1,8 @@
-"""The reference implementation as a testee: ``python -m refitwire.compat.testees.reference [--spec-version V]``."""
+"""The reference implementation as a testee.
+
+``python -m refitwire.compat.testees.reference [--spec-version V] [--schema-dir DIR]``;
+with --schema-dir, V may be an unreleased candidate version found in DIR.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,15 @@ import json
 import sys
 from typing import Any
 
+from pathlib import Path
+
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire._validate import parse
+from refitwire.compat._candidate import Candidate
 
 
-def answer(request: dict[str, Any], version: str) -> dict[str, Any]:
+def answer(request: dict[str, Any], version: str, candidate: Candidate | None = None) -> dict[str, Any]:
     cmd, seq = request.get("cmd"), request.get("seq")
     if cmd == "start":
         return {
@@ -25,8 +33,11 @@ def answer(request: dict[str, Any], version: str) -> dict[str, Any]:
             blob = base64.b64decode(request["blob_b64"], validate=True)
         except (KeyError, TypeError, ValueError) as exc:
             return {"seq": seq, "errored": True, "message": f"bad read request: {exc}"}
+        base = candidate.base if candidate else version
         try:
-            payload = unwrap_rendezvous_blob(blob, spec_version=version)
+            if candidate is not None:
+                candidate.check(parse(blob))
+            payload = unwrap_rendezvous_blob(blob, spec_version=base)
         except InvalidBlob as exc:
             return {
                 "seq": seq,
@@ -35,11 +46,14 @@ def answer(request: dict[str, Any], version: str) -> dict[str, Any]:
                 "rule": exc.rule,
                 "pointer": exc.pointer,
             }
-        return {"seq": seq, "payload": to_decoded(payload, version)}
+        return {"seq": seq, "payload": to_decoded(payload, base)}
     if cmd == "write":
         try:
-            p = from_decoded(request["payload"])
-            blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
+            if candidate is not None:
+                blob = candidate.write(request["payload"])
+            else:
+                p = from_decoded(request["payload"])
+                blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
         except (KeyError, InvalidBlob) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
@@ -54,8 +68,19 @@ def refitwire_version() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--spec-version", choices=refitwire.SPEC_VERSIONS, default=refitwire.LATEST)
-    version = parser.parse_args().spec_version
+    parser.add_argument("--spec-version", default=refitwire.LATEST)
+    parser.add_argument(
+        "--schema-dir", type=Path, help="a schema/ folder holding an unreleased candidate --spec-version"
+    )
+    args = parser.parse_args()
+    version = args.spec_version
+    candidate = (
+        Candidate(args.schema_dir, version)
+        if args.schema_dir and version not in refitwire.SPEC_VERSIONS
+        else None
+    )
+    if candidate is None and version not in refitwire.SPEC_VERSIONS:
+        parser.error(f"unknown spec version {version} (a candidate needs --schema-dir)")
     for line in sys.stdin:
         try:
             request = json.loads(line)
@@ -64,7 +89,7 @@ def main() -> int:
         else:
             if request.get("cmd") == "stop":
                 return 0
-            reply = answer(request, version)
+            reply = answer(request, version, candidate)
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
     return 0
