@@ -17,7 +17,6 @@ from typing import Any
 import jsonschema_rs
 from hypothesis import HealthCheck, find, settings
 from hypothesis_jsonschema import from_schema
-
 from refitwire._codec import rendezvous_document
 from refitwire._decoded import from_decoded
 from refitwire._errors import InvalidBlob, Violation, pointer

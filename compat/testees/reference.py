@@ -10,9 +10,8 @@ import argparse
 import base64
 import json
 import sys
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
