@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import os
@@ -71,8 +72,8 @@ def nixl_section(sizes: list[int], descriptors: tuple[int, int], reps: int) -> d
             remote, dst = hello["addr"], local.ctypes.data
             rows = []
             for size in sizes:
-                read = timed(lambda size=size: agent.read(peer, [(remote, dst, size)], timeout_s=60), reps)
-                copy = timed(lambda size=size: np.copyto(local[:size], source[:size]), reps)
+                read = timed(functools.partial(agent.read, peer, [(remote, dst, size)], timeout_s=60), reps)
+                copy = timed(functools.partial(np.copyto, local[:size], source[:size]), reps)
                 rows.append(_row(size, 1, read, copy))
             runs = [(remote + i * each, dst + i * each, each) for i in range(count)]
             read = timed(lambda: agent.read(peer, runs, timeout_s=60), reps)

@@ -37,15 +37,17 @@ def render(result: dict[str, Any]) -> str:
         f"Python {m['python']}; best of {result['repetitions']}, ± is median over best",
         f"upstream modelexpress: {result['upstream'].get('version') or result['upstream'].get('status')}",
         "",
-        "decode (validated unwrap)   entries  blob       refitwire            upstream 0.7.0       json.loads"
-        "           orjson.loads         up/rw   rw/orjson",
+        "decode (validated)  entries  blob      refitwire eager      refitwire lazy       upstream 0.7.0"
+        "       json.loads           orjson.loads         up/eager rw/orjson up/lazy lazy/orjson",
     ]
     for r in s["decode"]["sizes"]:
         ratios = r["ratios"]
         out.append(
-            f"  {'':26}{r['entries']:7d}  {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_unwrap']):20} "
+            f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_unwrap']):20} "
+            f"{_ms(r['refitwire_unwrap_lazy']):20} "
             f"{_ms(r['upstream_unwrap']):20} {_ms(r['json_loads']):20} {_ms(r['orjson_loads']):20} "
-            f"{_x(ratios['upstream_over_refitwire']):7} {_x(ratios['refitwire_over_orjson'])}"
+            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['refitwire_over_orjson']):9} "
+            f"{_x(ratios['upstream_over_refitwire_lazy']):7} {_x(ratios['refitwire_lazy_over_orjson'])}"
         )
     q = s["quorum"]
     out += [

@@ -64,6 +64,7 @@ def make_table(entries: int = ENTRIES, *, seed: int = 0, rank: int = 3) -> list[
         split = len(full_shape) == 2 and full_shape[0] % 2 == 0 and rng.random() < 0.9
         if split:
             half = full_shape[0] // 2
+            boxes: list[tuple[tuple[int, ...], tuple[int, ...]]]
             boxes = [((0, 0), (half, full_shape[1])), ((half, 0), (half, full_shape[1]))]
             owners = [me, peer] if rng.random() < 0.5 else [peer, me]
         else:

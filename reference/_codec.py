@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, cast, overload
 
 import orjson
 from refitwire._errors import InvalidBlob, pointer
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
 from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
-from refitwire._validate import check, checked_table, no_gc, parse, quorum_envelope
+from refitwire._validate import check, checked_table, no_gc, parse, quorum_envelope, tensor_model
 
 __all__ = [
     "decode_shard_table",
@@ -159,7 +159,7 @@ def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str,
 
 
 def unwrap_rendezvous_blob(
-    blob: bytes, *, with_tensors: bool = True, spec_version: str = LATEST
+    blob: bytes, *, with_tensors: bool = True, spec_version: str = LATEST, lazy: bool = False
 ) -> RendezvousPayload:
     """Check and decode one blob as a reader of ``spec_version`` would.
 
@@ -168,6 +168,10 @@ def unwrap_rendezvous_blob(
     With ``with_tensors=False`` (the quorum read) the envelope is checked and the entries
     are counted, but the entries are neither decoded nor checked: they are checked when the
     table is read. See ``refitwire._validate.quorum_envelope`` for exactly what is checked.
+
+    With ``lazy=True`` the whole blob is still checked before this returns, but ``tensors``
+    is a read-only sequence (:class:`LazyTable`) that builds each entry's models the first
+    time it is read, instead of a list built up front.
     """
     check_version(spec_version)
     if not with_tensors:
@@ -184,7 +188,10 @@ def unwrap_rendezvous_blob(
             )
     with no_gc():
         document = parse(blob)
-        tensors = checked_table(document, "rendezvous", spec_version, build=with_tensors)
+        tensors = checked_table(document, "rendezvous", spec_version, build=with_tensors and not lazy)
+        if with_tensors and lazy:
+            table = LazyTable(document["tensors"], knows(spec_version, "digest"))
+            tensors = cast("list[PublishedTensor]", table)  # a read-only Sequence, see LazyTable
     step = document.get("publisher_step") if knows(spec_version, "publisher_step") else None
     return RendezvousPayload(
         agent_metadata=base64.b64decode(document["agent_meta_b64"]),
@@ -201,6 +208,51 @@ def decode_shard_table(blob: bytes, *, spec_version: str = LATEST) -> list[Publi
     check_version(spec_version)
     with no_gc():
         return checked_table(parse(blob), "shard-table", spec_version)
+
+
+class LazyTable(Sequence[PublishedTensor]):
+    """A checked table whose models are built on first read (``unwrap(..., lazy=True)``).
+
+    Every rule has already been checked; reading an entry only fills its models. Supports
+    what a receiver does with a table: ``len``, indexing, slicing, iteration and ``==``
+    against a list, a tuple or another table. It is read-only.
+    """
+
+    __slots__ = ("_built", "_entries", "_with_digest")
+
+    def __init__(self, entries: list[dict[str, Any]], with_digest: bool) -> None:
+        self._entries = entries
+        self._with_digest = with_digest
+        self._built: list[PublishedTensor | None] = [None] * len(entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> PublishedTensor: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PublishedTensor]: ...
+    def __getitem__(self, index: int | slice) -> PublishedTensor | list[PublishedTensor]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        model = self._built[index]
+        if model is None:
+            model = self._built[index] = tensor_model(self._entries[index], self._with_digest)
+        return model
+
+    def __iter__(self) -> Iterator[PublishedTensor]:
+        for i in range(len(self._entries)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, tuple, LazyTable)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyTable({len(self)} entries)"
 
 
 # -- merging -------------------------------------------------------------------------------

@@ -55,7 +55,8 @@ def _row_sums(block: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]
     """The exact int64 sum of each row of int32 words, on several threads when it pays."""
     rows = block.shape[0]
     if _WORKERS < 2 or rows * ROW_WORDS * 4 < THREADED_MIN_BYTES:
-        return block.sum(axis=1, dtype=np.int64)
+        sums: np.ndarray[Any, np.dtype[np.int64]] = block.sum(axis=1, dtype=np.int64)
+        return sums
     out = np.empty(rows, dtype=np.int64)
     step = -(-rows // _WORKERS)
     jobs = [

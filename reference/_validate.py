@@ -24,7 +24,7 @@ from refitwire._spec import DTYPE_SIZES, MAX_BLOB_BYTES, WIRE_SCHEMA_ID, knows
 try:  # optional: only the count-only (quorum) read uses it, and falls back without it
     import msgspec
 except ImportError:  # pragma: no cover - exercised where msgspec is absent
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]
 
 _U64_LIMIT = 2**64
 
@@ -197,16 +197,42 @@ def _table_pass(entries: list[Any], version: str, build: bool) -> list[Published
                 fill(model, "__pydantic_private__", None)
                 shards.append(model)
         if build:
-            model = new(PublishedTensor)
-            fill(model, "__dict__", {
+            tensor = new(PublishedTensor)
+            fill(tensor, "__dict__", {
                 "name": entry["name"], "dtype": dtype, "elsize": elsize,
                 "full_shape": tuple(full), "shards": tuple(shards),
             })  # fmt: skip
-            fill(model, "__pydantic_fields_set__", tensor_set)
-            fill(model, "__pydantic_extra__", None)
-            fill(model, "__pydantic_private__", None)
-            out.append(model)
+            fill(tensor, "__pydantic_fields_set__", tensor_set)
+            fill(tensor, "__pydantic_extra__", None)
+            fill(tensor, "__pydantic_private__", None)
+            out.append(tensor)
     return None if type(total) is float else out
+
+
+def tensor_model(entry: dict[str, Any], with_digest: bool) -> PublishedTensor:
+    """One already-checked entry as a model, filled the way ``_table_pass`` fills them."""
+    new, fill = object.__new__, object.__setattr__
+    shards = []
+    for shard in entry["shards"]:
+        model = new(PublishedShard)
+        fill(model, "__dict__", {
+            "agent_name": shard["agent_name"], "device_id": shard["device_id"], "addr": shard["addr"],
+            "shard_offset": tuple(shard["shard_offset"]), "shape": tuple(shard["shape"]),
+            "digest": shard.get("digest") if with_digest else None,
+        })  # fmt: skip
+        fill(model, "__pydantic_fields_set__", set(_SHARD_FIELDS))
+        fill(model, "__pydantic_extra__", None)
+        fill(model, "__pydantic_private__", None)
+        shards.append(model)
+    tensor = new(PublishedTensor)
+    fill(tensor, "__dict__", {
+        "name": entry["name"], "dtype": entry["dtype"], "elsize": entry["elsize"],
+        "full_shape": tuple(entry["full_shape"]), "shards": tuple(shards),
+    })  # fmt: skip
+    fill(tensor, "__pydantic_fields_set__", set(_TENSOR_FIELDS))
+    fill(tensor, "__pydantic_extra__", None)
+    fill(tensor, "__pydantic_private__", None)
+    return tensor
 
 
 def _slow_build(entries: list[dict[str, Any]], version: str) -> list[PublishedTensor]:
@@ -304,7 +330,10 @@ if msgspec is not None:
     class _StampedEnvelope(_Envelope):
         publisher_step: int | None = None
 
-    _ENVELOPES = {False: msgspec.json.Decoder(_Envelope), True: msgspec.json.Decoder(_StampedEnvelope)}
+    _ENVELOPES: dict[bool, Any] = {
+        False: msgspec.json.Decoder(_Envelope),
+        True: msgspec.json.Decoder(_StampedEnvelope),
+    }
 
 _STEP_MAX = 2**63 - 1
 
