@@ -182,9 +182,15 @@ def _table_pass(entries: list[Any], version: str, build: bool) -> list[Published
             offset, shape, addr = shard["shard_offset"], shard["shape"], shard["addr"]
             if len(offset) != rank or len(shape) != rank:
                 return None
-            total += shard["device_id"] + addr + sum(offset) + sum(shape)
-            if not all(map(le, map(add, offset, shape), full)) or addr + elsize * prod(shape) > limit:
-                return None
+            if rank == 2:  # most weights: the same tests, unrolled
+                (o0, o1), (e0, e1) = offset, shape
+                total += shard["device_id"] + addr + o0 + o1 + e0 + e1
+                if o0 + e0 > full[0] or o1 + e1 > full[1] or addr + elsize * e0 * e1 > limit:
+                    return None
+            else:
+                total += shard["device_id"] + addr + sum(offset) + sum(shape)
+                if not all(map(le, map(add, offset, shape), full)) or addr + elsize * prod(shape) > limit:
+                    return None
             if build:
                 model = new(PublishedShard)
                 fill(model, "__dict__", {
