@@ -49,6 +49,11 @@ def render(result: dict[str, Any]) -> str:
             f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['refitwire_over_orjson']):9} "
             f"{_x(ratios['upstream_over_refitwire_lazy']):7} {_x(ratios['refitwire_lazy_over_orjson'])}"
         )
+    out.append("  medians, upstream over refitwire: " + ", ".join(
+        f"{r['entries']}: eager {_x(r['ratios']['median_upstream_over_refitwire'])}"
+        f" lazy {_x(r['ratios']['median_upstream_over_refitwire_lazy'])}"
+        for r in s["decode"]["sizes"]
+    ))  # fmt: skip
     q = s["quorum"]
     out += [
         "",

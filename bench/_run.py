@@ -186,6 +186,15 @@ def _decode(
                 "upstream_over_refitwire": upstream["best_s"] / ours if upstream else None,
                 "refitwire_over_orjson": ours / times["orjson_loads"]["best_s"],
                 "upstream_over_refitwire_lazy": upstream["best_s"] / lazy if upstream else None,
+                # Medians too: upstream's spread is its garbage collector running mid-call,
+                # which refitwire's reader pauses by design.
+                "median_upstream_over_refitwire": upstream["median_s"] / times["refitwire_unwrap"]["median_s"]
+                if upstream
+                else None,
+                "median_upstream_over_refitwire_lazy": upstream["median_s"]
+                / times["refitwire_unwrap_lazy"]["median_s"]
+                if upstream
+                else None,
                 "refitwire_lazy_over_orjson": lazy / times["orjson_loads"]["best_s"],
                 "refitwire_over_json": ours / times["json_loads"]["best_s"],
             },
