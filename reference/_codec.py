@@ -42,10 +42,12 @@ def wrap_rendezvous_blob(
     spec_version: str = LATEST,
 ) -> bytes:
     """The blob a publisher posts. ``spec_version`` writes what an older writer would have."""
+    args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
-        document = rendezvous_document(
-            agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version
-        )
+        try:
+            document = _document(*args, raw=True)
+        except InvalidBlob:  # raise what the plain document raises: list values, not tuples
+            document = rendezvous_document(*args)
         return _dump(document)
 
 
@@ -58,6 +60,19 @@ def rendezvous_document(
     spec_version: str = LATEST,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization."""
+    return _document(agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
+
+
+def _document(
+    agent_metadata: bytes,
+    agent_name: str,
+    metadata_endpoint: str,
+    tensors: Sequence[PublishedTensor],
+    publisher_step: int | None,
+    spec_version: str,
+    *,
+    raw: bool = False,
+) -> dict[str, Any]:
     check_version(spec_version)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", agent_metadata, "agent metadata is bytes")
@@ -66,7 +81,7 @@ def rendezvous_document(
         "agent_name": agent_name,
         "metadata_endpoint": metadata_endpoint,
         "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-        "tensors": _entries(tensors, spec_version),
+        "tensors": _entries(tensors, spec_version, raw=raw),
     }
     if publisher_step is not None and knows(spec_version, "publisher_step"):
         document["publisher_step"] = publisher_step
@@ -76,9 +91,14 @@ def rendezvous_document(
 
 def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str = LATEST) -> bytes:
     check_version(spec_version)
-    document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version)}
-    check(document, "shard-table", spec_version)
-    return _dump(document)
+    with no_gc():
+        try:
+            document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version, raw=True)}
+            check(document, "shard-table", spec_version)
+        except InvalidBlob:  # raise what the plain document raises: list values, not tuples
+            document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version)}
+            check(document, "shard-table", spec_version)
+        return _dump(document)
 
 
 def _dump(document: dict[str, Any]) -> bytes:
@@ -123,19 +143,33 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     return compact.replace(b",", b", ").replace(b":", b": ")
 
 
-def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str, Any]]:
-    # Fields are read from the models' __dict__: the same values, without a class-attribute
-    # lookup per field, which is most of the writer's time on a large table.
+_SHARD_KEYS = ["agent_name", "device_id", "addr", "shard_offset", "shape", "digest"]
+_TENSOR_KEYS = ["name", "dtype", "elsize", "full_shape", "shards"]
+
+
+def _entries(tensors: Sequence[PublishedTensor], version: str, *, raw: bool = False) -> list[dict[str, Any]]:
+    """The table as JSON-ready dicts in writer order.
+
+    ``raw`` (the writers' own path) copies each model's field dict as is, tuples included:
+    jsonschema-rs, the semantic pass, orjson and ``json.dumps`` all take a tuple as an
+    array, and skipping the per-field rebuild is most of the writer's time on a large table.
+    """
     with_digest = knows(version, "digest")
     entries = []
     for tensor in tensors:
         if not isinstance(tensor, PublishedTensor):
             tensor = PublishedTensor.model_validate(tensor)
-        shards = []
         t = tensor.__dict__
+        shards = []
         for shard in t["shards"]:
             d = shard.__dict__
-            entry: dict[str, Any] = {
+            if raw and with_digest and list(d) == _SHARD_KEYS:
+                entry = dict(d)
+                if entry["digest"] is None:
+                    del entry["digest"]
+                shards.append(entry)
+                continue
+            entry = {
                 "agent_name": d["agent_name"],
                 "device_id": d["device_id"],
                 "addr": d["addr"],
@@ -145,13 +179,18 @@ def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str,
             if with_digest and d["digest"] is not None:
                 entry["digest"] = d["digest"]
             shards.append(entry)
-        entries.append({
-            "name": t["name"],
-            "dtype": t["dtype"],
-            "elsize": t["elsize"],
-            "full_shape": list(t["full_shape"]),
-            "shards": shards,
-        })  # fmt: skip
+        if raw and list(t) == _TENSOR_KEYS:
+            entry = dict(t)
+            entry["shards"] = shards
+        else:
+            entry = {
+                "name": t["name"],
+                "dtype": t["dtype"],
+                "elsize": t["elsize"],
+                "full_shape": list(t["full_shape"]),
+                "shards": shards,
+            }
+        entries.append(entry)
     return entries
 
 

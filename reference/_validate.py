@@ -309,7 +309,7 @@ def _integer_literals(obj: dict[str, Any], members: tuple[str, ...], *at: str | 
         value = obj[member]
         if type(value) is float:
             yield _not_integer_literal(value, *at, member)
-        elif type(value) is list:
+        elif type(value) is list or type(value) is tuple:  # a writer's own document may hold tuples
             for d, item in enumerate(value):
                 if type(item) is float:
                     yield _not_integer_literal(item, *at, member, d)
