@@ -19,7 +19,6 @@ from refitwire.gate._git import read_source
 from refitwire.gate._matrix import MatrixOutcome
 from refitwire.gate._report import FORMATS, render
 
-
 USAGE_EXIT = 1  # the gate's contract: 1 for a usage error, so CI never reads it as compatible
 
 

@@ -20,7 +20,6 @@ from refitwire.gate._errors import GateError
 from refitwire.gate._gate import EXIT_ERROR, GateReport, run_gate
 from refitwire.gate._report import FORMATS, render
 
-
 USAGE_EXIT = 1  # the gate's contract: 1 for a usage error, so CI never reads it as compatible
 
 

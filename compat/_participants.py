@@ -36,7 +36,14 @@ def candidates(schema_dir: Path) -> list[Participant]:
     """The reference speaking each unreleased version found in ``schema_dir`` (the gate's candidate)."""
     from refitwire.compat._candidate import candidate_versions
 
-    command = (sys.executable, "-m", "refitwire.compat.testees.reference", "--schema-dir", str(schema_dir), "--spec-version")
+    command = (
+        sys.executable,
+        "-m",
+        "refitwire.compat.testees.reference",
+        "--schema-dir",
+        str(schema_dir),
+        "--spec-version",
+    )
     return [Participant(f"candidate@{v}", (*command, v), "candidate") for v in candidate_versions(schema_dir)]
 
 

@@ -1,6 +1,7 @@
 """refitwire: the spec, reference codec and compatibility kit for the refit rendezvous blob.
 
 Everything public is re-exported here; modules whose names start with ``_`` are private.
+(``refitwire.schema`` is the package holding the schema files; ``schema_document`` loads one.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from refitwire._decoded import from_decoded, to_decoded
 from refitwire._digest import tensor_digest
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
-from refitwire._registry import schema
+from refitwire._registry import schema as schema_document
 from refitwire._spec import LATEST, SPEC_VERSIONS, WIRE_SCHEMA_ID
 from refitwire._validate import violations
 
@@ -33,7 +34,7 @@ __all__ = [
     "encode_shard_table",
     "from_decoded",
     "merge_shard_tables",
-    "schema",
+    "schema_document",
     "tensor_digest",
     "to_decoded",
     "unwrap_rendezvous_blob",

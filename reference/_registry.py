@@ -76,5 +76,7 @@ def protocol_schema(message: str) -> dict[str, Any]:
 @functools.cache
 def protocol_validator(message: str) -> Any:
     """A jsonschema-rs validator for a protocol message, resolving its cross-file references."""
-    known = jsonschema_rs.Registry([(protocol_schema(m)["$id"], protocol_schema(m)) for m in PROTOCOL_MESSAGES])
+    known = jsonschema_rs.Registry(
+        [(protocol_schema(m)["$id"], protocol_schema(m)) for m in PROTOCOL_MESSAGES]
+    )
     return jsonschema_rs.validator_for(protocol_schema(message), registry=known)

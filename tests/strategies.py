@@ -7,7 +7,13 @@ from typing import Any
 from hypothesis import strategies as st
 from refitwire import PublishedShard, PublishedTensor
 
-DTYPES = [("torch.bfloat16", 2), ("torch.float32", 4), ("torch.int8", 1), ("float64", 8), ("torch.float8_e4m3fn", 1)]
+DTYPES = [
+    ("torch.bfloat16", 2),
+    ("torch.float32", 4),
+    ("torch.int8", 1),
+    ("float64", 8),
+    ("torch.float8_e4m3fn", 1),
+]
 names = st.text(min_size=0, max_size=12)
 digests = st.none() | st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)
 
@@ -31,7 +37,9 @@ def tensors(draw: Any) -> PublishedTensor:
             shape=tuple(shape),
             digest=draw(digests),
         ))  # fmt: skip
-    return PublishedTensor(name=draw(names), dtype=dtype, elsize=elsize, full_shape=tuple(full_shape), shards=shards)
+    return PublishedTensor(
+        name=draw(names), dtype=dtype, elsize=elsize, full_shape=tuple(full_shape), shards=shards
+    )
 
 
 payloads = st.fixed_dictionaries({

@@ -19,7 +19,9 @@ def refitwire(*args: str, stdin: bytes | None = None) -> subprocess.CompletedPro
 
 
 def good_blob() -> bytes:
-    shard = PublishedShard(agent_name="r0", device_id=0, addr=4096, shard_offset=(0, 0), shape=(4, 4), digest="a" * 32)
+    shard = PublishedShard(
+        agent_name="r0", device_id=0, addr=4096, shard_offset=(0, 0), shape=(4, 4), digest="a" * 32
+    )
     tensor = PublishedTensor(name="w", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=[shard])
     return wrap_rendezvous_blob(b"meta", "r0", "h:1", [tensor], 3)
 

@@ -16,7 +16,9 @@ from refitwire import (
 
 
 def shard(offset: tuple[int, ...], agent: str = "r0", digest: str | None = None) -> PublishedShard:
-    return PublishedShard(agent_name=agent, device_id=0, addr=4096, shard_offset=offset, shape=(4, 4), digest=digest)
+    return PublishedShard(
+        agent_name=agent, device_id=0, addr=4096, shard_offset=offset, shape=(4, 4), digest=digest
+    )
 
 
 def tensor(*shards: PublishedShard, name: str = "w") -> PublishedTensor:

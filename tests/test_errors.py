@@ -74,7 +74,9 @@ def test_mutated_blobs_are_read_or_refused_with_invalid_blob(payload: dict, data
     blob = bytearray(wrap_rendezvous_blob(**payload))
     for _ in range(data.draw(st.integers(1, 4))):
         at = data.draw(st.integers(0, len(blob) - 1))
-        blob[at : at + 1] = data.draw(st.sampled_from([b"", b"0", b"-", b"[", b"}", b'"', b"\xff", b"1e999", b"null"]))
+        blob[at : at + 1] = data.draw(
+            st.sampled_from([b"", b"0", b"-", b"[", b"}", b'"', b"\xff", b"1e999", b"null"])
+        )
     with contextlib.suppress(InvalidBlob):  # any other exception fails the test
         unwrap_rendezvous_blob(bytes(blob))
 

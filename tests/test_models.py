@@ -14,10 +14,12 @@ from refitwire import (
     PublishedShard,
     PublishedTensor,
     RendezvousPayload,
-    schema,
     to_decoded,
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
+)
+from refitwire import (
+    schema_document as schema,
 )
 from refitwire._registry import fast_validator
 from strategies import payloads, tensors
@@ -64,8 +66,12 @@ def test_every_model_dumps_to_a_schema_valid_tensor(tensor: PublishedTensor) -> 
 )  # fmt: skip
 def test_the_model_rejects_what_the_schema_rejects(member: str, bad: Any) -> None:
     shard = {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0], "shape": [1], member: bad}
-    document = {"schema": "mx.reshard.shard_table.v1", "agent_name": "a", "agent_meta_b64": "",
-                "tensors": [{"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1], "shards": [shard]}]}
+    document = {
+        "schema": "mx.reshard.shard_table.v1",
+        "agent_name": "a",
+        "agent_meta_b64": "",
+        "tensors": [{"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1], "shards": [shard]}],
+    }
     assert not fast_validator("rendezvous", "1.2.0").is_valid(document)
     with pytest.raises(ValueError):
         PublishedShard.model_validate(shard)

@@ -10,7 +10,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from refitwire import SPEC_VERSIONS, WIRE_SCHEMA_ID, schema
+from refitwire import SPEC_VERSIONS, WIRE_SCHEMA_ID
+from refitwire import schema_document as schema
 from refitwire._registry import released, schema_bytes
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
@@ -60,6 +61,10 @@ def test_each_version_only_adds_optional_members() -> None:
 
 def test_the_index_lists_every_schema_file_on_disk() -> None:
     listed = {e["path"] for _, e in ENTRIES}
-    on_disk = {str(p.relative_to(SCHEMA_DIR)) for d in ("rendezvous", "shard-table") for p in (SCHEMA_DIR / d).glob("*.json")}
+    on_disk = {
+        str(p.relative_to(SCHEMA_DIR))
+        for d in ("rendezvous", "shard-table")
+        for p in (SCHEMA_DIR / d).glob("*.json")
+    }
     assert listed == on_disk
     assert json.loads(schema_bytes("index.json"))["latest"] == SPEC_VERSIONS[-1]

@@ -16,7 +16,11 @@ def make_blob(step: int | None = None, tensors: list[PublishedTensor] | None = N
 
 def one_tensor() -> list[PublishedTensor]:
     shard = PublishedShard(agent_name="agent-r0", device_id=0, addr=4096, shard_offset=(0, 0), shape=(4, 4))
-    return [PublishedTensor(name="layers.0.weight", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=[shard])]
+    return [
+        PublishedTensor(
+            name="layers.0.weight", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=[shard]
+        )
+    ]
 
 
 def test_a_stamp_survives_the_round_trip() -> None:

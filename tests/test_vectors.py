@@ -46,7 +46,9 @@ def test_reader(vector: dict[str, Any], version: str) -> None:
         assert caught.value.pointer == expected["pointer"], str(caught.value)
 
 
-@pytest.mark.parametrize(("vector", "writer"), WRITES, ids=[f"{v['id']}@{w['spec_version']}" for v, w in WRITES])
+@pytest.mark.parametrize(
+    ("vector", "writer"), WRITES, ids=[f"{v['id']}@{w['spec_version']}" for v, w in WRITES]
+)
 def test_writer_bytes(vector: dict[str, Any], writer: dict[str, Any]) -> None:
     payload = from_decoded(writer["payload"])
     blob = wrap_rendezvous_blob(*payload[:4], payload.publisher_step, spec_version=writer["spec_version"])

@@ -28,7 +28,9 @@ def schema_file(document: str, version: str) -> dict[str, Any]:
     return json.loads((VECTORS.parent / document / f"{version}.json").read_text())
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in VECTORS.glob("*.json") if p.name != "vector.schema.json"))
+@pytest.mark.parametrize(
+    "path", sorted(p.name for p in VECTORS.glob("*.json") if p.name != "vector.schema.json")
+)
 def test_each_file_matches_the_vector_schema(path: str) -> None:
     meta = json.loads((VECTORS / "vector.schema.json").read_text())
     jsonschema.Draft202012Validator(meta).validate(json.loads((VECTORS / path).read_text(encoding="utf-8")))
@@ -64,8 +66,19 @@ def test_every_blob_rule_of_the_spec_has_an_invalid_vector() -> None:
 
 def test_there_are_valid_vectors_for_each_legal_form() -> None:
     tags = {t for v in VECTORS_LIST for t in v["tags"] if all(o["valid"] for o in v["expect"].values())}
-    required = {"compact", "reordered", "unicode", "large-integers", "step-zero", "empty-table",
-                "unknown-keys", "null-optional", "duplicate-keys", "endpoint-default", "writer-output"}
+    required = {
+        "compact",
+        "reordered",
+        "unicode",
+        "large-integers",
+        "step-zero",
+        "empty-table",
+        "unknown-keys",
+        "null-optional",
+        "duplicate-keys",
+        "endpoint-default",
+        "writer-output",
+    }
     assert required <= tags, required - tags
 
 

@@ -28,22 +28,39 @@ def knows(version: str, member: str) -> bool:
 # -- payloads ------------------------------------------------------------------------------
 
 
-def shard(addr: int = 4096, offset=(0, 0), shape=(4, 4), digest: str | None = None, agent="agent-r0", device=0):
-    s: dict[str, Any] = {"agent_name": agent, "device_id": device, "addr": addr,
-                         "shard_offset": list(offset), "shape": list(shape)}
+def shard(
+    addr: int = 4096, offset=(0, 0), shape=(4, 4), digest: str | None = None, agent="agent-r0", device=0
+):
+    s: dict[str, Any] = {
+        "agent_name": agent,
+        "device_id": device,
+        "addr": addr,
+        "shard_offset": list(offset),
+        "shape": list(shape),
+    }
     if digest is not None:
         s["digest"] = digest
     return s
 
 
 def tensor(name="w0", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=None):
-    return {"name": name, "dtype": dtype, "elsize": elsize, "full_shape": list(full_shape),
-            "shards": shards if shards is not None else [shard()]}
+    return {
+        "name": name,
+        "dtype": dtype,
+        "elsize": elsize,
+        "full_shape": list(full_shape),
+        "shards": shards if shards is not None else [shard()],
+    }
 
 
 def blob_doc(tensors=None, step: int | None = None, meta=b"meta\x00\xff", agent="agent-r0", endpoint="h:1"):
-    d: dict[str, Any] = {"schema": WIRE, "agent_name": agent, "metadata_endpoint": endpoint,
-                         "agent_meta_b64": base64.b64encode(meta).decode(), "tensors": tensors if tensors is not None else [tensor()]}
+    d: dict[str, Any] = {
+        "schema": WIRE,
+        "agent_name": agent,
+        "metadata_endpoint": endpoint,
+        "agent_meta_b64": base64.b64encode(meta).decode(),
+        "tensors": tensors if tensors is not None else [tensor()],
+    }
     if step is not None:
         d["publisher_step"] = step
     return d
@@ -73,10 +90,19 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
         if knows(version, "publisher_step"):
             out["publisher_step"] = absent(doc.get("publisher_step"))
     out["tensors"] = [
-        {"name": t["name"], "dtype": t["dtype"], "elsize": t["elsize"], "full_shape": t["full_shape"],
-         "shards": [{**{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
-                     **({"digest": absent(s.get("digest"))} if knows(version, "digest") else {})}
-                    for s in t["shards"]]}
+        {
+            "name": t["name"],
+            "dtype": t["dtype"],
+            "elsize": t["elsize"],
+            "full_shape": t["full_shape"],
+            "shards": [
+                {
+                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
+                    **({"digest": absent(s.get("digest"))} if knows(version, "digest") else {}),
+                }
+                for s in t["shards"]
+            ],
+        }
         for t in doc["tensors"]
     ]
     return out
@@ -85,10 +111,18 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
 # -- vector assembly -----------------------------------------------------------------------
 
 
-def vector(description: str, blob: bytes, *, document="rendezvous", parsed: Any = None,
-           invalid: dict[str, tuple[str, str]] | None = None, upstream="accepts",
-           written_by: list[str] | None = None, writer_conformant=True,
-           tags: list[str] | None = None) -> dict[str, Any]:
+def vector(
+    description: str,
+    blob: bytes,
+    *,
+    document="rendezvous",
+    parsed: Any = None,
+    invalid: dict[str, tuple[str, str]] | None = None,
+    upstream="accepts",
+    written_by: list[str] | None = None,
+    writer_conformant=True,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
     """``invalid`` maps a version (or "*" for all) to the (rule, pointer) it must reject with."""
     invalid = invalid or {}
     expect = {}
@@ -100,8 +134,11 @@ def vector(description: str, blob: bytes, *, document="rendezvous", parsed: Any 
             doc = parsed if parsed is not None else json.loads(blob)
             expect[v] = {"valid": True, "decoded": decoded(doc, v, document)}
     content = document.encode() + b"\n" + blob
-    v: dict[str, Any] = {"id": "v-" + hashlib.sha256(content).hexdigest()[:12], "description": description,
-                         "document": document}
+    v: dict[str, Any] = {
+        "id": "v-" + hashlib.sha256(content).hexdigest()[:12],
+        "description": description,
+        "document": document,
+    }
     try:
         v["blob"] = blob.decode("utf-8")
         if v["blob"].startswith("\ufeff"):
@@ -124,13 +161,23 @@ def writer_vector(description: str, doc: dict[str, Any], versions: str, tags: li
     return vector(description, py_dumps(doc), written_by=versions.split(), tags=["writer-output", *tags])
 
 
-def mutated(description: str, mutate, rule: str, ptr: str, *, versions=VERSIONS, upstream="accepts",
-            base=None, tags=None) -> dict[str, Any]:
+def mutated(
+    description: str,
+    mutate,
+    rule: str,
+    ptr: str,
+    *,
+    versions=VERSIONS,
+    upstream="accepts",
+    base=None,
+    tags=None,
+) -> dict[str, Any]:
     doc = json.loads(json.dumps(base or blob_doc(step=7)))
     mutate(doc)
     blob = py_dumps(doc)
-    return vector(description, blob, invalid={v: (rule, ptr) for v in versions}, upstream=upstream,
-                  tags=tags or [])
+    return vector(
+        description, blob, invalid={v: (rule, ptr) for v in versions}, upstream=upstream, tags=tags or []
+    )
 
 
 def raw_invalid(description: str, blob: bytes, rule: str, upstream="rejects", ptr="") -> dict[str, Any]:
@@ -142,37 +189,100 @@ def raw_invalid(description: str, blob: bytes, rule: str, upstream="rejects", pt
 
 def writer_outputs() -> list[dict[str, Any]]:
     return [
-        writer_vector("every writer: one bf16 tensor, one shard, unstamped and undigested (the blob is the same from each version)",
-                      blob_doc(), "1.0.0 1.1.0 1.2.0", ["omit-absent"]),
-        writer_vector("1.1.0 writer: shards with digests", blob_doc([tensor(shards=[shard(digest=D1), shard(8192, (4, 0), digest=D2)])]), "1.1.0 1.2.0", ["digest"]),
-        writer_vector("1.2.0 writer: digest and step (the example of the upstream facts, exact bytes)",
-                      blob_doc([tensor(shards=[shard(digest="0" * 32)])], step=7), "1.2.0", ["digest", "step"]),
-        writer_vector("1.2.0 writer: step 0 is written, not dropped", blob_doc(step=0), "1.2.0", ["step", "step-zero"]),
+        writer_vector(
+            "every writer: one bf16 tensor, one shard, unstamped and undigested (the blob is the same from each version)",
+            blob_doc(),
+            "1.0.0 1.1.0 1.2.0",
+            ["omit-absent"],
+        ),
+        writer_vector(
+            "1.1.0 writer: shards with digests",
+            blob_doc([tensor(shards=[shard(digest=D1), shard(8192, (4, 0), digest=D2)])]),
+            "1.1.0 1.2.0",
+            ["digest"],
+        ),
+        writer_vector(
+            "1.2.0 writer: digest and step (the example of the upstream facts, exact bytes)",
+            blob_doc([tensor(shards=[shard(digest="0" * 32)])], step=7),
+            "1.2.0",
+            ["digest", "step"],
+        ),
+        writer_vector(
+            "1.2.0 writer: step 0 is written, not dropped", blob_doc(step=0), "1.2.0", ["step", "step-zero"]
+        ),
         writer_vector("1.2.0 writer: empty table", blob_doc([], step=3), "1.2.0", ["empty-table"]),
-        writer_vector("1.2.0 writer: non-ASCII names are written as \\u escapes",
-                      blob_doc([tensor(name="層.0.重み", shards=[shard(agent="agént")])], agent="agént"), "1.2.0", ["unicode"]),
-        writer_vector("1.2.0 writer: several tensors and shards keep their order",
-                      blob_doc([tensor("z.last", "torch.float32", 4, (4, 6), [shard(1 << 20, (0, 3), (4, 3), D2), shard(1 << 21, (0, 0), (4, 3), D1)]),
-                                tensor("a.first", "torch.int8", 1, (16,), [shard(64, (8,), (8,)), shard(0, (0,), (8,))])], step=12),
-                      "1.2.0", ["order"]),
-        writer_vector("1.2.0 writer: scalar, rank-3 and zero-size tensors",
-                      blob_doc([tensor("scalar", "torch.float32", 4, (), [shard(4096, (), ())]),
-                                tensor("cube", "torch.float16", 2, (2, 3, 4), [shard(0, (1, 0, 2), (1, 3, 2))]),
-                                tensor("empty", "torch.float32", 4, (0, 5), [shard(4096, (0, 0), (0, 5))])], step=1),
-                      "1.2.0", ["geometry"]),
-        writer_vector("1.2.0 writer: addresses near 2^64 and past 2^53 (not representable as a double)",
-                      blob_doc([tensor(shards=[shard(2**64 - 32, (0, 0), (4, 4)), shard(2**53 + 1, (4, 0), (4, 4))])], step=2**63 - 1),
-                      "1.2.0", ["large-integers"]),
-        writer_vector("1.2.0 writer: dtype without the torch. prefix and a dtype the spec does not list",
-                      blob_doc([tensor("a", "bfloat16", 2), tensor("b", "torch.float4_e2m1fn_x2", 1, (8, 4), [shard(0, (0, 0), (8, 4))])]),
-                      "1.2.0", ["dtype"]),
-        writer_vector("1.2.0 writer: empty agent metadata and endpoint", blob_doc(meta=b"", endpoint=""), "1.2.0", ["empty-strings"]),
+        writer_vector(
+            "1.2.0 writer: non-ASCII names are written as \\u escapes",
+            blob_doc([tensor(name="層.0.重み", shards=[shard(agent="agént")])], agent="agént"),
+            "1.2.0",
+            ["unicode"],
+        ),
+        writer_vector(
+            "1.2.0 writer: several tensors and shards keep their order",
+            blob_doc(
+                [
+                    tensor(
+                        "z.last",
+                        "torch.float32",
+                        4,
+                        (4, 6),
+                        [shard(1 << 20, (0, 3), (4, 3), D2), shard(1 << 21, (0, 0), (4, 3), D1)],
+                    ),
+                    tensor("a.first", "torch.int8", 1, (16,), [shard(64, (8,), (8,)), shard(0, (0,), (8,))]),
+                ],
+                step=12,
+            ),
+            "1.2.0",
+            ["order"],
+        ),
+        writer_vector(
+            "1.2.0 writer: scalar, rank-3 and zero-size tensors",
+            blob_doc(
+                [
+                    tensor("scalar", "torch.float32", 4, (), [shard(4096, (), ())]),
+                    tensor("cube", "torch.float16", 2, (2, 3, 4), [shard(0, (1, 0, 2), (1, 3, 2))]),
+                    tensor("empty", "torch.float32", 4, (0, 5), [shard(4096, (0, 0), (0, 5))]),
+                ],
+                step=1,
+            ),
+            "1.2.0",
+            ["geometry"],
+        ),
+        writer_vector(
+            "1.2.0 writer: addresses near 2^64 and past 2^53 (not representable as a double)",
+            blob_doc(
+                [tensor(shards=[shard(2**64 - 32, (0, 0), (4, 4)), shard(2**53 + 1, (4, 0), (4, 4))])],
+                step=2**63 - 1,
+            ),
+            "1.2.0",
+            ["large-integers"],
+        ),
+        writer_vector(
+            "1.2.0 writer: dtype without the torch. prefix and a dtype the spec does not list",
+            blob_doc(
+                [
+                    tensor("a", "bfloat16", 2),
+                    tensor("b", "torch.float4_e2m1fn_x2", 1, (8, 4), [shard(0, (0, 0), (8, 4))]),
+                ]
+            ),
+            "1.2.0",
+            ["dtype"],
+        ),
+        writer_vector(
+            "1.2.0 writer: empty agent metadata and endpoint",
+            blob_doc(meta=b"", endpoint=""),
+            "1.2.0",
+            ["empty-strings"],
+        ),
     ]
 
 
 def legal_forms() -> list[dict[str, Any]]:
     doc = blob_doc([tensor(shards=[shard(digest=D1)])], step=5)
-    reordered = {k: doc[k] for k in ("tensors", "publisher_step", "agent_meta_b64", "schema", "metadata_endpoint", "agent_name")}
+    reordered = {
+        k: doc[k]
+        for k in ("tensors", "publisher_step", "agent_meta_b64", "schema", "metadata_endpoint", "agent_name")
+    }
     unknown = json.loads(json.dumps(doc))
     unknown["future_top"] = {"nested": [1, {"deep": None}], "n": 2**70}
     unknown["tensors"][0]["future_tensor"] = "x"
@@ -187,21 +297,55 @@ def legal_forms() -> list[dict[str, Any]]:
     dup = py_dumps(doc).replace(b'"publisher_step": 5', b'"publisher_step": 4, "publisher_step": 5')
     return [
         vector("compact separators", json.dumps(doc, separators=(",", ":")).encode(), tags=["compact"]),
-        vector("pretty-printed with newlines and indentation", json.dumps(doc, indent=2).encode(), tags=["whitespace"]),
+        vector(
+            "pretty-printed with newlines and indentation",
+            json.dumps(doc, indent=2).encode(),
+            tags=["whitespace"],
+        ),
         vector("members in another order", py_dumps(reordered), tags=["reordered"]),
-        vector("raw UTF-8 instead of \\u escapes", json.dumps(utf8_doc, ensure_ascii=False).encode(), tags=["unicode"]),
+        vector(
+            "raw UTF-8 instead of \\u escapes",
+            json.dumps(utf8_doc, ensure_ascii=False).encode(),
+            tags=["unicode"],
+        ),
         vector("unknown members at every level are ignored", py_dumps(unknown), tags=["unknown-keys"]),
-        vector("null digest and publisher_step read as absent (a writer must not produce them)", py_dumps(nulls),
-               writer_conformant=False, tags=["null-optional"]),
-        vector("a null metadata_endpoint reads as empty (released readers return None: a known divergence)",
-               py_dumps(null_endpoint), writer_conformant=False, tags=["null-optional", "upstream-diverges"]),
+        vector(
+            "null digest and publisher_step read as absent (a writer must not produce them)",
+            py_dumps(nulls),
+            writer_conformant=False,
+            tags=["null-optional"],
+        ),
+        vector(
+            "a null metadata_endpoint reads as empty (released readers return None: a known divergence)",
+            py_dumps(null_endpoint),
+            writer_conformant=False,
+            tags=["null-optional", "upstream-diverges"],
+        ),
         vector("metadata_endpoint absent reads as empty", py_dumps(no_endpoint), tags=["endpoint-default"]),
-        vector("a repeated member name: the last one wins (a writer must not produce it)", dup,
-               parsed=doc, writer_conformant=False, tags=["duplicate-keys"]),
-        vector("a digest that a 1.0.0 reader does not know", py_dumps(blob_doc([tensor(shards=[shard(digest=D2)])])), tags=["digest"]),
-        vector("a shard table decodes as a standalone table", py_dumps({"schema": WIRE, "tensors": [tensor(shards=[shard(digest=D1)])]}),
-               document="shard-table", tags=["shard-table"]),
-        vector("a rendezvous blob is also a valid shard table", py_dumps(doc), document="shard-table", tags=["shard-table"]),
+        vector(
+            "a repeated member name: the last one wins (a writer must not produce it)",
+            dup,
+            parsed=doc,
+            writer_conformant=False,
+            tags=["duplicate-keys"],
+        ),
+        vector(
+            "a digest that a 1.0.0 reader does not know",
+            py_dumps(blob_doc([tensor(shards=[shard(digest=D2)])])),
+            tags=["digest"],
+        ),
+        vector(
+            "a shard table decodes as a standalone table",
+            py_dumps({"schema": WIRE, "tensors": [tensor(shards=[shard(digest=D1)])]}),
+            document="shard-table",
+            tags=["shard-table"],
+        ),
+        vector(
+            "a rendezvous blob is also a valid shard table",
+            py_dumps(doc),
+            document="shard-table",
+            tags=["shard-table"],
+        ),
     ]
 
 
@@ -213,70 +357,271 @@ def invalid_vectors() -> list[dict[str, Any]]:
         raw_invalid("a UTF-8 byte order mark", b"\xef\xbb\xbf" + py_dumps(blob_doc()), "UTF8"),
         raw_invalid("truncated JSON", py_dumps(blob_doc())[:-7], "JSON"),
         raw_invalid("trailing data after the object", py_dumps(blob_doc()) + b" {}", "JSON"),
-        raw_invalid("NaN in an unknown member (Python's json accepts it)", py_dumps(blob_doc())[:-1] + b', "x": NaN}', "JSON", upstream="accepts"),
-        raw_invalid("a lone surrogate escape", py_dumps(blob_doc()).replace(b'"agent-r0"', b'"\\ud800"', 1), "JSON", upstream="accepts"),
+        raw_invalid(
+            "NaN in an unknown member (Python's json accepts it)",
+            py_dumps(blob_doc())[:-1] + b', "x": NaN}',
+            "JSON",
+            upstream="accepts",
+        ),
+        raw_invalid(
+            "a lone surrogate escape",
+            py_dumps(blob_doc()).replace(b'"agent-r0"', b'"\\ud800"', 1),
+            "JSON",
+            upstream="accepts",
+        ),
         raw_invalid("empty input", b"", "JSON"),
         raw_invalid("top level is an array", b"[]", "OBJECT"),
         raw_invalid("top level is a string", b'"mx.reshard.shard_table.v1"', "OBJECT"),
-        mutated("a future major version", lambda d: d.update(schema="mx.reshard.shard_table.v2"), "SCHEMA_ID", "/schema", upstream="rejects"),
+        mutated(
+            "a future major version",
+            lambda d: d.update(schema="mx.reshard.shard_table.v2"),
+            "SCHEMA_ID",
+            "/schema",
+            upstream="rejects",
+        ),
         mutated("no schema member", lambda d: d.pop("schema"), "REQUIRED", "", upstream="rejects"),
         mutated("no agent_meta_b64", lambda d: d.pop("agent_meta_b64"), "REQUIRED", "", upstream="rejects"),
         mutated("no agent_name", lambda d: d.pop("agent_name"), "REQUIRED", "", upstream="rejects"),
         mutated("no tensors", lambda d: d.pop("tensors"), "REQUIRED", "", upstream="rejects"),
-        *[mutated(f"a tensor without {m}", lambda d, m=m: d["tensors"][0].pop(m), "REQUIRED", "/tensors/0", upstream="rejects")
-          for m in ("name", "dtype", "elsize", "full_shape", "shards")],
-        *[mutated(f"a shard without {m}", lambda d, m=m: d["tensors"][0]["shards"][0].pop(m), "REQUIRED", S, upstream="rejects")
-          for m in ("agent_name", "device_id", "addr", "shard_offset", "shape")],
+        *[
+            mutated(
+                f"a tensor without {m}",
+                lambda d, m=m: d["tensors"][0].pop(m),
+                "REQUIRED",
+                "/tensors/0",
+                upstream="rejects",
+            )
+            for m in ("name", "dtype", "elsize", "full_shape", "shards")
+        ],
+        *[
+            mutated(
+                f"a shard without {m}",
+                lambda d, m=m: d["tensors"][0]["shards"][0].pop(m),
+                "REQUIRED",
+                S,
+                upstream="rejects",
+            )
+            for m in ("agent_name", "device_id", "addr", "shard_offset", "shape")
+        ],
         mutated("tensors is null", lambda d: d.update(tensors=None), "TYPE", "/tensors", upstream="rejects"),
-        mutated("tensors is an object", lambda d: d.update(tensors={"w0": {}}), "TYPE", "/tensors", upstream="rejects"),
-        mutated("addr as a string (upstream int()s it)", lambda d: d["tensors"][0]["shards"][0].update(addr="4096"), "TYPE", S + "/addr"),
-        mutated("elsize as a string", lambda d: d["tensors"][0].update(elsize="2"), "TYPE", "/tensors/0/elsize"),
-        mutated("device_id as a boolean", lambda d: d["tensors"][0]["shards"][0].update(device_id=True), "TYPE", S + "/device_id"),
-        mutated("shape entries as strings", lambda d: d["tensors"][0]["shards"][0].update(shape=["4", "4"]), "TYPE", S + "/shape/0"),
+        mutated(
+            "tensors is an object",
+            lambda d: d.update(tensors={"w0": {}}),
+            "TYPE",
+            "/tensors",
+            upstream="rejects",
+        ),
+        mutated(
+            "addr as a string (upstream int()s it)",
+            lambda d: d["tensors"][0]["shards"][0].update(addr="4096"),
+            "TYPE",
+            S + "/addr",
+        ),
+        mutated(
+            "elsize as a string", lambda d: d["tensors"][0].update(elsize="2"), "TYPE", "/tensors/0/elsize"
+        ),
+        mutated(
+            "device_id as a boolean",
+            lambda d: d["tensors"][0]["shards"][0].update(device_id=True),
+            "TYPE",
+            S + "/device_id",
+        ),
+        mutated(
+            "shape entries as strings",
+            lambda d: d["tensors"][0]["shards"][0].update(shape=["4", "4"]),
+            "TYPE",
+            S + "/shape/0",
+        ),
         mutated("agent_name as a number", lambda d: d.update(agent_name=5), "TYPE", "/agent_name"),
-        mutated("publisher_step as a string", lambda d: d.update(publisher_step="7"), "TYPE", "/publisher_step", versions=("1.2.0",)),
-        mutated("digest as a number", lambda d: d["tensors"][0]["shards"][0].update(digest=5), "TYPE", S + "/digest", versions=late),
-        mutated("addr written as 4096.0", lambda d: d["tensors"][0]["shards"][0].update(addr=4096.0), "INTEGER_LITERAL", S + "/addr"),
-        mutated("publisher_step written as 7.0", lambda d: d.update(publisher_step=7.0), "INTEGER_LITERAL", "/publisher_step", versions=("1.2.0",)),
-        mutated("addr is 2^64", lambda d: d["tensors"][0]["shards"][0].update(addr=2**64), "ADDR_RANGE", S + "/addr"),
-        mutated("addr is negative", lambda d: d["tensors"][0]["shards"][0].update(addr=-1), "ADDR_RANGE", S + "/addr"),
-        mutated("device_id is negative", lambda d: d["tensors"][0]["shards"][0].update(device_id=-1), "DEVICE_ID_RANGE", S + "/device_id"),
-        mutated("a negative extent", lambda d: d["tensors"][0]["shards"][0].update(shape=[-1, 4]), "SIZE_RANGE", S + "/shape/0"),
-        mutated("a negative full_shape entry", lambda d: d["tensors"][0].update(full_shape=[8, -4]), "SIZE_RANGE", "/tensors/0/full_shape/1"),
+        mutated(
+            "publisher_step as a string",
+            lambda d: d.update(publisher_step="7"),
+            "TYPE",
+            "/publisher_step",
+            versions=("1.2.0",),
+        ),
+        mutated(
+            "digest as a number",
+            lambda d: d["tensors"][0]["shards"][0].update(digest=5),
+            "TYPE",
+            S + "/digest",
+            versions=late,
+        ),
+        mutated(
+            "addr written as 4096.0",
+            lambda d: d["tensors"][0]["shards"][0].update(addr=4096.0),
+            "INTEGER_LITERAL",
+            S + "/addr",
+        ),
+        mutated(
+            "publisher_step written as 7.0",
+            lambda d: d.update(publisher_step=7.0),
+            "INTEGER_LITERAL",
+            "/publisher_step",
+            versions=("1.2.0",),
+        ),
+        mutated(
+            "addr is 2^64",
+            lambda d: d["tensors"][0]["shards"][0].update(addr=2**64),
+            "ADDR_RANGE",
+            S + "/addr",
+        ),
+        mutated(
+            "addr is negative",
+            lambda d: d["tensors"][0]["shards"][0].update(addr=-1),
+            "ADDR_RANGE",
+            S + "/addr",
+        ),
+        mutated(
+            "device_id is negative",
+            lambda d: d["tensors"][0]["shards"][0].update(device_id=-1),
+            "DEVICE_ID_RANGE",
+            S + "/device_id",
+        ),
+        mutated(
+            "a negative extent",
+            lambda d: d["tensors"][0]["shards"][0].update(shape=[-1, 4]),
+            "SIZE_RANGE",
+            S + "/shape/0",
+        ),
+        mutated(
+            "a negative full_shape entry",
+            lambda d: d["tensors"][0].update(full_shape=[8, -4]),
+            "SIZE_RANGE",
+            "/tensors/0/full_shape/1",
+        ),
         mutated("elsize 0", lambda d: d["tensors"][0].update(elsize=0), "ELSIZE_RANGE", "/tensors/0/elsize"),
-        mutated("a dtype label that is not a torch name", lambda d: d["tensors"][0].update(dtype="BF16 (brain float)"), "DTYPE_LABEL", "/tensors/0/dtype"),
-        mutated("agent_meta_b64 with bad padding", lambda d: d.update(agent_meta_b64="bWV0YQD"), "AGENT_META_BASE64", "/agent_meta_b64", upstream="rejects"),
-        mutated("agent_meta_b64 with a character outside the alphabet (upstream drops it)", lambda d: d.update(agent_meta_b64="bWV0*YQD/"), "AGENT_META_BASE64", "/agent_meta_b64"),
-        mutated("agent_meta_b64 with non-zero pad bits", lambda d: d.update(agent_meta_b64="YR=="), "AGENT_META_BASE64", "/agent_meta_b64"),
-        mutated("digest in upper case", lambda d: d["tensors"][0]["shards"][0].update(digest=D1.upper()), "DIGEST_FORMAT", S + "/digest", versions=late),
-        mutated("digest one character short", lambda d: d["tensors"][0]["shards"][0].update(digest=D1[:-1]), "DIGEST_FORMAT", S + "/digest", versions=late),
-        mutated("digest with an algorithm prefix", lambda d: d["tensors"][0]["shards"][0].update(digest="b2:" + D1), "DIGEST_FORMAT", S + "/digest", versions=late),
-        mutated("publisher_step is negative", lambda d: d.update(publisher_step=-1), "STEP_RANGE", "/publisher_step", versions=("1.2.0",)),
-        mutated("publisher_step is 2^63", lambda d: d.update(publisher_step=2**63), "STEP_RANGE", "/publisher_step", versions=("1.2.0",)),
-        mutated("shard_offset has fewer dims than shape", lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0]), "RANK_AGREEMENT", S),
-        mutated("shape has more dims than full_shape", lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0, 0, 0], shape=[4, 4, 1]), "RANK_AGREEMENT", S),
-        mutated("a box past the end of the tensor", lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[6, 0]), "BOX_IN_BOUNDS", S + "/shape/0"),
-        mutated("elsize disagrees with dtype", lambda d: d["tensors"][0].update(elsize=4), "ELSIZE_DTYPE", "/tensors/0/elsize"),
-        mutated("a shard whose bytes wrap past 2^64", lambda d: d["tensors"][0]["shards"][0].update(addr=2**64 - 8), "ADDR_SPAN", S + "/addr"),
-        vector("a standalone shard table is not a rendezvous blob", py_dumps({"schema": WIRE, "tensors": []}),
-               invalid={"*": ("REQUIRED", "")}, upstream="rejects"),
-        vector("a shard table with a foreign schema id", py_dumps({"schema": "other", "tensors": []}), document="shard-table",
-               invalid={"*": ("SCHEMA_ID", "/schema")}, upstream="rejects"),
+        mutated(
+            "a dtype label that is not a torch name",
+            lambda d: d["tensors"][0].update(dtype="BF16 (brain float)"),
+            "DTYPE_LABEL",
+            "/tensors/0/dtype",
+        ),
+        mutated(
+            "agent_meta_b64 with bad padding",
+            lambda d: d.update(agent_meta_b64="bWV0YQD"),
+            "AGENT_META_BASE64",
+            "/agent_meta_b64",
+            upstream="rejects",
+        ),
+        mutated(
+            "agent_meta_b64 with a character outside the alphabet (upstream drops it)",
+            lambda d: d.update(agent_meta_b64="bWV0*YQD/"),
+            "AGENT_META_BASE64",
+            "/agent_meta_b64",
+        ),
+        mutated(
+            "agent_meta_b64 with non-zero pad bits",
+            lambda d: d.update(agent_meta_b64="YR=="),
+            "AGENT_META_BASE64",
+            "/agent_meta_b64",
+        ),
+        mutated(
+            "digest in upper case",
+            lambda d: d["tensors"][0]["shards"][0].update(digest=D1.upper()),
+            "DIGEST_FORMAT",
+            S + "/digest",
+            versions=late,
+        ),
+        mutated(
+            "digest one character short",
+            lambda d: d["tensors"][0]["shards"][0].update(digest=D1[:-1]),
+            "DIGEST_FORMAT",
+            S + "/digest",
+            versions=late,
+        ),
+        mutated(
+            "digest with an algorithm prefix",
+            lambda d: d["tensors"][0]["shards"][0].update(digest="b2:" + D1),
+            "DIGEST_FORMAT",
+            S + "/digest",
+            versions=late,
+        ),
+        mutated(
+            "publisher_step is negative",
+            lambda d: d.update(publisher_step=-1),
+            "STEP_RANGE",
+            "/publisher_step",
+            versions=("1.2.0",),
+        ),
+        mutated(
+            "publisher_step is 2^63",
+            lambda d: d.update(publisher_step=2**63),
+            "STEP_RANGE",
+            "/publisher_step",
+            versions=("1.2.0",),
+        ),
+        mutated(
+            "shard_offset has fewer dims than shape",
+            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0]),
+            "RANK_AGREEMENT",
+            S,
+        ),
+        mutated(
+            "shape has more dims than full_shape",
+            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0, 0, 0], shape=[4, 4, 1]),
+            "RANK_AGREEMENT",
+            S,
+        ),
+        mutated(
+            "a box past the end of the tensor",
+            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[6, 0]),
+            "BOX_IN_BOUNDS",
+            S + "/shape/0",
+        ),
+        mutated(
+            "elsize disagrees with dtype",
+            lambda d: d["tensors"][0].update(elsize=4),
+            "ELSIZE_DTYPE",
+            "/tensors/0/elsize",
+        ),
+        mutated(
+            "a shard whose bytes wrap past 2^64",
+            lambda d: d["tensors"][0]["shards"][0].update(addr=2**64 - 8),
+            "ADDR_SPAN",
+            S + "/addr",
+        ),
+        vector(
+            "a standalone shard table is not a rendezvous blob",
+            py_dumps({"schema": WIRE, "tensors": []}),
+            invalid={"*": ("REQUIRED", "")},
+            upstream="rejects",
+        ),
+        vector(
+            "a shard table with a foreign schema id",
+            py_dumps({"schema": "other", "tensors": []}),
+            document="shard-table",
+            invalid={"*": ("SCHEMA_ID", "/schema")},
+            upstream="rejects",
+        ),
     ]
 
 
 def main() -> None:
     groups = {
-        "writer-output.json": ("Exact bytes the upstream-format writer produces for each version, with the payload it was given.", writer_outputs()),
-        "legal-forms.json": ("Blobs other writers may produce (or readers must tolerate), with the decoded form per reader version.", legal_forms()),
-        "invalid.json": ("Blobs a reader must reject, each naming the rule and JSON pointer; `upstream` says whether the released readers tolerate it.", invalid_vectors()),
+        "writer-output.json": (
+            "Exact bytes the upstream-format writer produces for each version, with the payload it was given.",
+            writer_outputs(),
+        ),
+        "legal-forms.json": (
+            "Blobs other writers may produce (or readers must tolerate), with the decoded form per reader version.",
+            legal_forms(),
+        ),
+        "invalid.json": (
+            "Blobs a reader must reject, each naming the rule and JSON pointer; `upstream` says whether the released readers tolerate it.",
+            invalid_vectors(),
+        ),
     }
     seen: set[str] = set()
     for name, (description, vectors) in groups.items():
         for v in vectors:
             assert v["id"] not in seen, f"duplicate vector {v['id']}: {v['description']}"
             seen.add(v["id"])
-        text = json.dumps({"$schema": "vector.schema.json", "description": description, "vectors": vectors}, indent=2, ensure_ascii=False)
+        text = json.dumps(
+            {"$schema": "vector.schema.json", "description": description, "vectors": vectors},
+            indent=2,
+            ensure_ascii=False,
+        )
         (OUT / name).write_text(text + "\n", encoding="utf-8")
         print(f"{name}: {len(vectors)} vectors")
 

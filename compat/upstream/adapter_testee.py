@@ -229,10 +229,7 @@ class Adapter:
         shape = request.get("shape")
         if shape is not None and not (isinstance(shape, list) and all(type(d) is int for d in shape)):
             raise BadRequest("shape must be an array of integers")
-        if data:
-            raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-        else:
-            raw = torch.empty(0, dtype=torch.uint8)
+        raw = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
         tensor = raw.view(dtype)
         if shape is not None:
             tensor = tensor.reshape(shape)

@@ -50,7 +50,11 @@ def fault(name: str, request: dict[str, Any], reply: dict[str, Any]) -> dict[str
     elif name == "accepts-wrong-schema-id" and reply.get("rule") == "SCHEMA_ID":
         doc = json.loads(base64.b64decode(request["blob_b64"]))
         doc["schema"] = "mx.reshard.shard_table.v1"
-        return fault("none", request, answer({**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}, VERSION))
+        return fault(
+            "none",
+            request,
+            answer({**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}, VERSION),
+        )
     elif name == "rounds-large-addresses" and read_ok:
         for s in _shards(reply["payload"]):
             s["addr"] = int(float(s["addr"]))

@@ -40,7 +40,11 @@ def test_the_correct_implementation_passes(tmp_path: Path) -> None:
 def test_a_broken_testee_fails_and_the_case_is_named(fault: str, tmp_path: Path) -> None:
     code, lines, out = conformance(fault, tmp_path)
     assert code == 1, out
-    caught = [r for r in lines if r["type"] == "result" and r["tier"] == "required" and r["outcome"] in ("failed", "errored")]
+    caught = [
+        r
+        for r in lines
+        if r["type"] == "result" and r["tier"] == "required" and r["outcome"] in ("failed", "errored")
+    ]
     assert caught, out
     assert all("testee:" in (r.get("writer", "") + r.get("reader", "")) for r in caught)
     assert caught[0]["case"] in out  # the failing case is named in the text report
