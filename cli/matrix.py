@@ -11,6 +11,7 @@ import argparse
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 from refitwire.compat import _participants as parts
 from refitwire.compat import _report
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def plan_options(args: argparse.Namespace) -> dict[str, object]:
+def plan_options(args: argparse.Namespace) -> dict[str, Any]:
     seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
     return {
         "seed": seed,

@@ -52,7 +52,7 @@ def footer(results: list[Result], started: list[Started], seconds: float) -> dic
 
 
 def ok(foot: dict[str, Any]) -> bool:
-    return foot["required_failed"] == 0 and foot["xpassed"] == 0
+    return bool(foot["required_failed"] == 0 and foot["xpassed"] == 0)
 
 
 # -- renderers (each replays the stream) ---------------------------------------------------

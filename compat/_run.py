@@ -97,7 +97,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     payloads = _cases.generated_payloads(plan.seed, plan.examples)
     writers = [s for s in started if "writer" in s.identity.roles]
     readers = [s for s in started if "reader" in s.identity.roles]
-    in_focus = (lambda *labels: plan.focus in labels) if plan.focus else (lambda *labels: True)
+
+    def in_focus(*labels: str) -> bool:
+        return plan.focus is None or plan.focus in labels
 
     def settle(result: Result, who: Started, role: str) -> Result:
         listed = xfails.get((who.identity.name, role, result.case))

@@ -229,7 +229,11 @@ class Adapter:
         shape = request.get("shape")
         if shape is not None and not (isinstance(shape, list) and all(type(d) is int for d in shape)):
             raise BadRequest("shape must be an array of integers")
-        raw = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        raw = (
+            torch.frombuffer(bytearray(data), dtype=torch.uint8)
+            if data
+            else torch.empty(0, dtype=torch.uint8)
+        )
         tensor = raw.view(dtype)
         if shape is not None:
             tensor = tensor.reshape(shape)
@@ -279,7 +283,7 @@ def _protocol_stdout() -> io.TextIOWrapper:
 def main() -> int:
     out = _protocol_stdout()
     # The released code under test. An import failure is fatal and reported on stderr.
-    from modelexpress.refit.reshard import (  # type: ignore[import-not-found]
+    from modelexpress.refit.reshard import (
         rendezvous,
         verify,
     )

@@ -14,7 +14,7 @@ import json
 import sys
 
 import torch
-from modelexpress.refit.reshard import rendezvous, verify  # type: ignore[import-not-found]
+from modelexpress.refit.reshard import rendezvous, verify
 
 
 def main() -> None:
