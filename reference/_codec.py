@@ -16,7 +16,7 @@ from typing import Any, cast, overload
 import orjson
 from refitwire._errors import InvalidBlob, pointer
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
-from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
+from refitwire._spec import DTYPE_SIZES, LATEST, WIRE_SCHEMA_ID, check_version, knows
 from refitwire._validate import check, checked_table, no_gc, parse, quorum_envelope, tensor_model
 
 __all__ = [
@@ -81,11 +81,16 @@ def _document(
         "agent_name": agent_name,
         "metadata_endpoint": metadata_endpoint,
         "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-        "tensors": _entries(tensors, spec_version, raw=raw),
+        "tensors": None,
     }
+    clean = False
+    if raw:
+        document["tensors"], clean = _raw_entries(tensors, spec_version)
+    else:
+        document["tensors"] = _entries(tensors, spec_version)
     if publisher_step is not None and knows(spec_version, "publisher_step"):
         document["publisher_step"] = publisher_step
-    check(document, "rendezvous", spec_version)  # never write what a reader would refuse
+    check(document, "rendezvous", spec_version, table_clean=clean)  # never write what a reader would refuse
     return document
 
 
@@ -93,8 +98,9 @@ def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str 
     check_version(spec_version)
     with no_gc():
         try:
-            document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version, raw=True)}
-            check(document, "shard-table", spec_version)
+            entries, clean = _raw_entries(tensors, spec_version)
+            document = {"schema": WIRE_SCHEMA_ID, "tensors": entries}
+            check(document, "shard-table", spec_version, table_clean=clean)
         except InvalidBlob:  # raise what the plain document raises: list values, not tuples
             document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version)}
             check(document, "shard-table", spec_version)
@@ -143,17 +149,8 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     return compact.replace(b",", b", ").replace(b":", b": ")
 
 
-_SHARD_KEYS = ["agent_name", "device_id", "addr", "shard_offset", "shape", "digest"]
-_TENSOR_KEYS = ["name", "dtype", "elsize", "full_shape", "shards"]
-
-
-def _entries(tensors: Sequence[PublishedTensor], version: str, *, raw: bool = False) -> list[dict[str, Any]]:
-    """The table as JSON-ready dicts in writer order.
-
-    ``raw`` (the writers' own path) copies each model's field dict as is, tuples included:
-    jsonschema-rs, the semantic pass, orjson and ``json.dumps`` all take a tuple as an
-    array, and skipping the per-field rebuild is most of the writer's time on a large table.
-    """
+def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str, Any]]:
+    """The table as JSON-ready dicts in writer order, lists for arrays."""
     with_digest = knows(version, "digest")
     entries = []
     for tensor in tensors:
@@ -163,13 +160,7 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, *, raw: bool = Fa
         shards = []
         for shard in t["shards"]:
             d = shard.__dict__
-            if raw and with_digest and list(d) == _SHARD_KEYS:
-                entry = dict(d)
-                if entry["digest"] is None:
-                    del entry["digest"]
-                shards.append(entry)
-                continue
-            entry = {
+            entry: dict[str, Any] = {
                 "agent_name": d["agent_name"],
                 "device_id": d["device_id"],
                 "addr": d["addr"],
@@ -179,19 +170,78 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, *, raw: bool = Fa
             if with_digest and d["digest"] is not None:
                 entry["digest"] = d["digest"]
             shards.append(entry)
-        if raw and list(t) == _TENSOR_KEYS:
-            entry = dict(t)
-            entry["shards"] = shards
-        else:
-            entry = {
-                "name": t["name"],
-                "dtype": t["dtype"],
-                "elsize": t["elsize"],
-                "full_shape": list(t["full_shape"]),
-                "shards": shards,
-            }
-        entries.append(entry)
+        entries.append({
+            "name": t["name"],
+            "dtype": t["dtype"],
+            "elsize": t["elsize"],
+            "full_shape": list(t["full_shape"]),
+            "shards": shards,
+        })  # fmt: skip
     return entries
+
+
+def _raw_entries(tensors: Sequence[PublishedTensor], version: str) -> tuple[list[dict[str, Any]], bool]:
+    """The writers' own path: each model's field dict copied as is, tuples included, and
+    whether the table's semantic rules hold, tested in the same loop.
+
+    jsonschema-rs, the semantic pass, orjson and ``json.dumps`` all take a tuple as an
+    array. The rules are tested exactly as ``_validate._table_pass`` tests them and are
+    only trusted once the schema has passed too (``check(..., table_clean=True)``); any
+    surprise reports False, and the full pass decides.
+    """
+    if not knows(version, "digest"):
+        return _entries(tensors, version), False
+    entries = []
+    clean, limit = True, 1 << 64
+    total: int | float = 0
+    sized: dict[tuple[str, int], bool] = {}
+    for tensor in tensors:
+        if not isinstance(tensor, PublishedTensor):
+            tensor = PublishedTensor.model_validate(tensor)
+        t = tensor.__dict__
+        shards = []
+        try:
+            full, elsize = t["full_shape"], t["elsize"]
+            rank = len(full)
+            fits = sized.get((t["dtype"], elsize))
+            if fits is None:
+                known = DTYPE_SIZES.get(t["dtype"].removeprefix("torch."))
+                fits = sized[(t["dtype"], elsize)] = known is None or known == elsize
+            total += elsize + sum(full)
+            clean = clean and fits
+        except (TypeError, ValueError, AttributeError):
+            clean = False
+        if type(tensor) is not PublishedTensor:
+            return _entries(tensors, version), False
+        for shard in t["shards"]:
+            if type(shard) is not PublishedShard:  # a subclass may carry members of its own
+                return _entries(tensors, version), False
+            d = shard.__dict__
+            entry = dict(d)
+            if entry.get("digest") is None:
+                entry.pop("digest", None)
+            shards.append(entry)
+            if not clean:
+                continue
+            try:
+                offset, shape, addr = d["shard_offset"], d["shape"], d["addr"]
+                if len(offset) != rank or len(shape) != rank:
+                    clean = False
+                    continue
+                nbytes = elsize
+                for start, extent, size in zip(offset, shape, full):
+                    if start + extent > size:
+                        clean = False
+                    nbytes *= extent
+                total += d["device_id"] + addr + sum(offset) + sum(shape)
+                if addr + nbytes > limit:
+                    clean = False
+            except (TypeError, ValueError, KeyError):
+                clean = False
+        entry = dict(t)
+        entry["shards"] = shards
+        entries.append(entry)
+    return entries, clean and type(total) is not float
 
 
 # -- reading -------------------------------------------------------------------------------

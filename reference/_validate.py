@@ -85,12 +85,18 @@ def violations(document: Any, kind: str, version: str) -> list[Violation]:
     return found
 
 
-def check(document: Any, kind: str, version: str) -> None:
-    """Raise InvalidBlob unless ``document`` is a valid ``kind`` document of ``version``."""
-    checked_table(document, kind, version, build=False)
+def check(document: Any, kind: str, version: str, *, table_clean: bool = False) -> None:
+    """Raise InvalidBlob unless ``document`` is a valid ``kind`` document of ``version``.
+
+    ``table_clean``: the caller has already run the table's semantic tests (exactly as
+    :func:`table_rules_hold` does) and they held; the schema and top level are still checked.
+    """
+    checked_table(document, kind, version, build=False, table_clean=table_clean)
 
 
-def checked_table(document: Any, kind: str, version: str, *, build: bool = True) -> list[PublishedTensor]:
+def checked_table(
+    document: Any, kind: str, version: str, *, build: bool = True, table_clean: bool = False
+) -> list[PublishedTensor]:
     """Check ``document`` like :func:`check`, then return its table as models (``[]`` unless ``build``).
 
     The hot path: one compiled-schema ``is_valid``, then a single pass over the table that
@@ -101,6 +107,8 @@ def checked_table(document: Any, kind: str, version: str, *, build: bool = True)
     if not fast_validator(kind, version).is_valid(document):
         raise InvalidBlob(list(_schema_violations(document, kind, version)))
     clean = _top_level_clean(document, version)
+    if clean and table_clean and not build:
+        return []
     table = _table_pass(document["tensors"], version, build) if clean else None
     if table is None:
         found = list(_semantic_violations(document, version))
