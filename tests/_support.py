@@ -1,11 +1,16 @@
-"""Shared helpers for the tests: loading the golden vectors."""
+"""Shared helpers for the tests: loading the golden vectors, and a plain protocol client."""
 
 from __future__ import annotations
 
 import base64
 import json
+import queue
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 VECTORS = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
@@ -22,3 +27,71 @@ def blob_of(vector: dict[str, Any]) -> bytes:
     if "blob" in vector:
         return vector["blob"].encode("utf-8")
     return base64.b64decode(vector["blob_b64"])
+
+
+TIMEOUT = 20.0
+
+
+class ProtocolClient:
+    """One testee process, spoken to directly (no runner): handshake, then one request at a time."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.seq = 0
+        self.hello = self.send({"cmd": "start", "protocol": 1}, numbered=False)
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def send(self, request: dict[str, Any], *, numbered: bool = True) -> dict[str, Any]:
+        if numbered:
+            self.seq += 1
+            request = {**request, "seq": self.seq}
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
+        self.proc.stdin.flush()
+        try:
+            line = self.lines.get(timeout=TIMEOUT)
+        except queue.Empty:
+            pytest.fail(f"no answer within {TIMEOUT}s to {request['cmd']}")
+        assert line, f"testee exited (status {self.proc.poll()}) on {request['cmd']}"
+        answer: dict[str, Any] = json.loads(line)
+        if numbered:
+            assert answer.get("seq") == self.seq, answer
+        return answer
+
+    def send_raw(self, line: bytes) -> dict[str, Any]:
+        """A request line as given (possibly not JSON); the answer carries ``seq`` null."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.lines.get(timeout=TIMEOUT))
+        assert answer.get("seq") is None, answer
+        return answer
+
+    def read(self, blob: bytes, document: str = "rendezvous") -> dict[str, Any]:
+        request = {"cmd": "read", "blob_b64": base64.b64encode(blob).decode("ascii")}
+        if document != "rendezvous":
+            request["document"] = document  # extension: see IMPLEMENTERS.md
+        return self.send(request)
+
+    def write(self, payload: dict[str, Any]) -> bytes:
+        answer = self.send({"cmd": "write", "payload": payload})
+        assert "blob_b64" in answer, answer
+        return base64.b64decode(answer["blob_b64"])
+
+    def stop(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b'{"cmd": "stop"}\n')
+        self.proc.stdin.close()
+        status = self.proc.wait(timeout=TIMEOUT)
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+        return status

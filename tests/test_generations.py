@@ -7,101 +7,33 @@ generation serves the whole module. ``lock.json`` pins each released file by sha
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import queue
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import blob_of, load_vectors
+from _support import ProtocolClient, blob_of, load_vectors
 
 GENERATIONS = Path(__file__).resolve().parent.parent / "compat" / "generations"
 LOCK = json.loads((GENERATIONS / "lock.json").read_text(encoding="utf-8"))["generations"]
 VERSIONS = [g["spec_version"] for g in LOCK]
 VECTORS = load_vectors()
-TIMEOUT = 20.0
-
-
-class Client:
-    """One testee process: handshake, then one request and one answer at a time."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.seq = 0
-        self.hello = self.send({"cmd": "start", "protocol": 1}, numbered=False)
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def send(self, request: dict[str, Any], *, numbered: bool = True) -> dict[str, Any]:
-        if numbered:
-            self.seq += 1
-            request = {**request, "seq": self.seq}
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
-        self.proc.stdin.flush()
-        try:
-            line = self.lines.get(timeout=TIMEOUT)
-        except queue.Empty:
-            pytest.fail(f"no answer within {TIMEOUT}s to {request['cmd']}")
-        assert line, f"testee exited (status {self.proc.poll()}) on {request['cmd']}"
-        answer: dict[str, Any] = json.loads(line)
-        if numbered:
-            assert answer.get("seq") == self.seq, answer
-        return answer
-
-    def send_raw(self, line: bytes) -> dict[str, Any]:
-        """A request line as given (possibly not JSON); the answer carries ``seq`` null."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.lines.get(timeout=TIMEOUT))
-        assert answer.get("seq") is None, answer
-        return answer
-
-    def read(self, blob: bytes, document: str = "rendezvous") -> dict[str, Any]:
-        request = {"cmd": "read", "blob_b64": base64.b64encode(blob).decode("ascii")}
-        if document != "rendezvous":
-            request["document"] = document  # extension: see IMPLEMENTERS.md
-        return self.send(request)
-
-    def write(self, payload: dict[str, Any]) -> bytes:
-        answer = self.send({"cmd": "write", "payload": payload})
-        assert "blob_b64" in answer, answer
-        return base64.b64decode(answer["blob_b64"])
-
-    def stop(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b'{"cmd": "stop"}\n')
-        self.proc.stdin.close()
-        status = self.proc.wait(timeout=TIMEOUT)
-        assert self.proc.stderr is not None
-        self.proc.stderr.close()
-        return status
 
 
 @pytest.fixture(scope="module")
-def testees() -> Iterator[dict[str, Client]]:
-    started = {g["spec_version"]: Client([sys.executable, str(GENERATIONS / g["path"])]) for g in LOCK}
+def testees() -> Iterator[dict[str, ProtocolClient]]:
+    started = {
+        g["spec_version"]: ProtocolClient([sys.executable, str(GENERATIONS / g["path"])]) for g in LOCK
+    }
     yield started
     for testee in started.values():
         assert testee.stop() == 0
 
 
-def check_read(testee: Client, vector: dict[str, Any], version: str) -> None:
+def check_read(testee: ProtocolClient, vector: dict[str, Any], version: str) -> None:
     expected = vector["expect"][version]
     answer = testee.read(blob_of(vector), vector["document"])
     if expected["valid"]:
@@ -144,19 +76,21 @@ WRITES = [(v, w) for v in VECTORS for w in v.get("written_by", [])]
 
 
 @pytest.mark.parametrize(("vector", "version"), READS, ids=[f"{v['id']}@{g}" for v, g in READS])
-def test_reader(testees: dict[str, Client], vector: dict[str, Any], version: str) -> None:
+def test_reader(testees: dict[str, ProtocolClient], vector: dict[str, Any], version: str) -> None:
     check_read(testees[version], vector, version)
 
 
 @pytest.mark.parametrize(
     ("vector", "writer"), WRITES, ids=[f"{v['id']}@{w['spec_version']}" for v, w in WRITES]
 )
-def test_writer_bytes(testees: dict[str, Client], vector: dict[str, Any], writer: dict[str, Any]) -> None:
+def test_writer_bytes(
+    testees: dict[str, ProtocolClient], vector: dict[str, Any], writer: dict[str, Any]
+) -> None:
     assert testees[writer["spec_version"]].write(writer["payload"]) == blob_of(vector)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_handshake(testees: dict[str, Client], version: str) -> None:
+def test_handshake(testees: dict[str, ProtocolClient], version: str) -> None:
     assert testees[version].hello == {
         "implementation": {"name": "refitwire-generation", "version": version, "language": "python"},
         "spec_version": version,
@@ -175,7 +109,7 @@ def test_lock_pins_every_generation() -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("blob", "expected"), [e[1:] for e in EDGES], ids=[e[0] for e in EDGES])
-def test_edge_cases(testees: dict[str, Client], version: str, blob: bytes, expected: Any) -> None:
+def test_edge_cases(testees: dict[str, ProtocolClient], version: str, blob: bytes, expected: Any) -> None:
     answer = testees[version].read(blob)
     if expected is None:
         assert "payload" in answer, answer
@@ -184,13 +118,13 @@ def test_edge_cases(testees: dict[str, Client], version: str, blob: bytes, expec
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_blob_size_is_checked_before_parsing(testees: dict[str, Client], version: str) -> None:
+def test_blob_size_is_checked_before_parsing(testees: dict[str, ProtocolClient], version: str) -> None:
     answer = testees[version].read(b" " * (64 * 1024 * 1024 + 1))
     assert (answer.get("rule"), answer.get("pointer")) == ("BLOB_SIZE", ""), answer
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_bad_requests_are_answered_and_survived(testees: dict[str, Client], version: str) -> None:
+def test_bad_requests_are_answered_and_survived(testees: dict[str, ProtocolClient], version: str) -> None:
     testee = testees[version]
     assert testee.send_raw(b"not json")["errored"] is True
     assert testee.send({"cmd": "frobnicate"})["skipped"] is True
@@ -200,7 +134,7 @@ def test_bad_requests_are_answered_and_survived(testees: dict[str, Client], vers
     assert testee.read(b"{}")["rule"] == "REQUIRED"  # still serving
 
 
-def test_writer_refuses_an_invalid_payload(testees: dict[str, Client]) -> None:
+def test_writer_refuses_an_invalid_payload(testees: dict[str, ProtocolClient]) -> None:
     (vector,) = [v for v in VECTORS if v["id"] == "v-fa23880b9f23"]
     payload = json.loads(json.dumps(vector["written_by"][0]["payload"]))
     payload["tensors"][0]["elsize"] = 4  # torch.bfloat16 elements are 2 bytes (ELSIZE_DTYPE)

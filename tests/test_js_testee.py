@@ -8,97 +8,27 @@ addresses that no double can hold through both directions.
 
 from __future__ import annotations
 
-import base64
 import json
-import queue
 import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import blob_of, load_vectors
+from _support import ProtocolClient, blob_of, load_vectors
 
 TESTEE = Path(__file__).resolve().parent.parent / "compat" / "testees" / "js" / "testee.js"
 NODE = shutil.which("node")
 VERSION = "1.2.0"
 VECTORS = load_vectors()
-TIMEOUT = 20.0
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node (Node.js >= 18) is not on PATH")
 
 
-class Client:
-    """One testee process: handshake, then one request and one answer at a time."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.seq = 0
-        self.hello = self.send({"cmd": "start", "protocol": 1}, numbered=False)
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def send(self, request: dict[str, Any], *, numbered: bool = True) -> dict[str, Any]:
-        if numbered:
-            self.seq += 1
-            request = {**request, "seq": self.seq}
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
-        self.proc.stdin.flush()
-        try:
-            line = self.lines.get(timeout=TIMEOUT)
-        except queue.Empty:
-            pytest.fail(f"no answer within {TIMEOUT}s to {request['cmd']}")
-        assert line, f"testee exited (status {self.proc.poll()}) on {request['cmd']}"
-        answer: dict[str, Any] = json.loads(line)
-        if numbered:
-            assert answer.get("seq") == self.seq, answer
-        return answer
-
-    def send_raw(self, line: bytes) -> dict[str, Any]:
-        """A request line as given (possibly not JSON); the answer carries ``seq`` null."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.lines.get(timeout=TIMEOUT))
-        assert answer.get("seq") is None, answer
-        return answer
-
-    def read(self, blob: bytes, document: str = "rendezvous") -> dict[str, Any]:
-        request = {"cmd": "read", "blob_b64": base64.b64encode(blob).decode("ascii")}
-        if document != "rendezvous":
-            request["document"] = document  # extension: see IMPLEMENTERS.md
-        return self.send(request)
-
-    def write(self, payload: dict[str, Any]) -> bytes:
-        answer = self.send({"cmd": "write", "payload": payload})
-        assert "blob_b64" in answer, answer
-        return base64.b64decode(answer["blob_b64"])
-
-    def stop(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b'{"cmd": "stop"}\n')
-        self.proc.stdin.close()
-        status = self.proc.wait(timeout=TIMEOUT)
-        assert self.proc.stderr is not None
-        self.proc.stderr.close()
-        return status
-
-
 @pytest.fixture(scope="module")
-def testee() -> Iterator[Client]:
+def testee() -> Iterator[ProtocolClient]:
     assert NODE is not None
-    client = Client([NODE, str(TESTEE)])
+    client = ProtocolClient([NODE, str(TESTEE)])
     yield client
     assert client.stop() == 0
 
@@ -136,7 +66,7 @@ WRITES = [(v, w) for v in VECTORS for w in v.get("written_by", []) if w["spec_ve
 
 
 @pytest.mark.parametrize("vector", READS, ids=[v["id"] for v in READS])
-def test_reader(testee: Client, vector: dict[str, Any]) -> None:
+def test_reader(testee: ProtocolClient, vector: dict[str, Any]) -> None:
     expected = vector["expect"][VERSION]
     answer = testee.read(blob_of(vector), vector["document"])
     if expected["valid"]:
@@ -149,11 +79,11 @@ def test_reader(testee: Client, vector: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("vector", "writer"), WRITES, ids=[f"{v['id']}@{w['spec_version']}" for v, w in WRITES]
 )
-def test_writer_bytes(testee: Client, vector: dict[str, Any], writer: dict[str, Any]) -> None:
+def test_writer_bytes(testee: ProtocolClient, vector: dict[str, Any], writer: dict[str, Any]) -> None:
     assert testee.write(writer["payload"]) == blob_of(vector)
 
 
-def test_handshake(testee: Client) -> None:
+def test_handshake(testee: ProtocolClient) -> None:
     assert testee.hello["spec_version"] == VERSION
     assert testee.hello["roles"] == ["reader", "writer"]
     assert testee.hello["implementation"]["language"] == "javascript"
@@ -162,7 +92,7 @@ def test_handshake(testee: Client) -> None:
 BIG = [2**64 - 32, 2**53 + 1]  # neither survives a round trip through a double
 
 
-def test_integers_past_2_53_round_trip_exactly(testee: Client) -> None:
+def test_integers_past_2_53_round_trip_exactly(testee: ProtocolClient) -> None:
     assert all(int(float(addr)) != addr for addr in BIG)
     shards = [
         {"agent_name": "a", "device_id": 0, "addr": addr, "shard_offset": [0], "shape": [16], "digest": None}
@@ -193,7 +123,7 @@ def test_integers_past_2_53_round_trip_exactly(testee: Client) -> None:
 
 
 @pytest.mark.parametrize(("blob", "expected"), [e[1:] for e in EDGES], ids=[e[0] for e in EDGES])
-def test_edge_cases(testee: Client, blob: bytes, expected: Any) -> None:
+def test_edge_cases(testee: ProtocolClient, blob: bytes, expected: Any) -> None:
     answer = testee.read(blob)
     if expected is None:
         assert "payload" in answer, answer
@@ -201,12 +131,12 @@ def test_edge_cases(testee: Client, blob: bytes, expected: Any) -> None:
         assert (answer.get("rule"), answer.get("pointer")) == expected, answer
 
 
-def test_blob_size_is_checked_before_parsing(testee: Client) -> None:
+def test_blob_size_is_checked_before_parsing(testee: ProtocolClient) -> None:
     answer = testee.read(b" " * (64 * 1024 * 1024 + 1))
     assert (answer.get("rule"), answer.get("pointer")) == ("BLOB_SIZE", ""), answer
 
 
-def test_bad_requests_are_answered_and_survived(testee: Client) -> None:
+def test_bad_requests_are_answered_and_survived(testee: ProtocolClient) -> None:
     assert testee.send_raw(b"not json")["errored"] is True
     assert testee.send({"cmd": "frobnicate"})["skipped"] is True
     assert testee.send({"cmd": "write", "payload": {"agent_name": "a"}})["errored"] is True
@@ -215,7 +145,7 @@ def test_bad_requests_are_answered_and_survived(testee: Client) -> None:
     assert testee.read(b"{}")["rule"] == "REQUIRED"  # still serving
 
 
-def test_writer_refuses_an_invalid_payload(testee: Client) -> None:
+def test_writer_refuses_an_invalid_payload(testee: ProtocolClient) -> None:
     (vector,) = [v for v in VECTORS if v["id"] == "v-fa23880b9f23"]
     payload = json.loads(json.dumps(vector["written_by"][0]["payload"]))
     payload["tensors"][0]["elsize"] = 4  # torch.bfloat16 elements are 2 bytes (ELSIZE_DTYPE)

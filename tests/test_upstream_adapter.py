@@ -8,38 +8,20 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib.util
 import json
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 pytestmark = pytest.mark.upstream
 
-UPSTREAM_DIR = Path(__file__).resolve().parents[1] / "compat" / "upstream"
-ADAPTER = UPSTREAM_DIR / "adapter_testee.py"
+ADAPTER = ADAPTER_SCRIPT
 TIMEOUT_S = 120.0
-
-
-def _load_envs() -> ModuleType:
-    try:
-        from refitwire.compat.upstream import envs
-    except ImportError:  # not installed: envs.py is stdlib-only, load it by path
-        spec = importlib.util.spec_from_file_location("_refitwire_upstream_envs", UPSTREAM_DIR / "envs.py")
-        assert spec is not None and spec.loader is not None
-        envs = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = envs
-        spec.loader.exec_module(envs)
-    return envs
-
-
-envs = _load_envs()
 
 
 class AdapterProcess:

@@ -8,36 +8,17 @@ skips, never builds, when one is missing.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import struct
 import subprocess
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 pytestmark = pytest.mark.upstream
 
-UPSTREAM_DIR = Path(__file__).resolve().parents[1] / "compat" / "upstream"
-ADAPTER = UPSTREAM_DIR / "adapter_testee.py"
-
-
-def _load_envs() -> ModuleType:
-    try:
-        from refitwire.compat.upstream import envs
-    except ImportError:  # not installed: envs.py is stdlib-only, load it by path
-        spec = importlib.util.spec_from_file_location("_refitwire_upstream_envs", UPSTREAM_DIR / "envs.py")
-        assert spec is not None and spec.loader is not None
-        envs = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = envs
-        spec.loader.exec_module(envs)
-    return envs
-
-
-envs = _load_envs()
+ADAPTER = ADAPTER_SCRIPT
 
 # (id, bytes, dtype, shape, digest). Bytes are little-endian, as upstream views
 # them in host order on every machine this runs on.
