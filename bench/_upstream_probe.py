@@ -10,13 +10,16 @@ Never imports refitwire: it must measure upstream exactly as a receiver would ru
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 
-def _timed(fn, reps):
+def _timed(fn: Callable[[], Any], reps: int) -> dict[str, Any]:
     fn()
     samples = []
     for _ in range(reps):
@@ -28,7 +31,7 @@ def _timed(fn, reps):
             "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples)}  # fmt: skip
 
 
-def main(request_path):
+def main(request_path: str) -> None:
     import importlib.metadata
 
     from modelexpress.refit.reshard import rendezvous as rdv
@@ -36,20 +39,23 @@ def main(request_path):
     with open(request_path) as fh:
         request = json.load(fh)
     reps = request["reps"]
-    out = {"version": importlib.metadata.version("modelexpress"), "python": sys.version.split()[0]}
+    out: dict[str, Any] = {
+        "version": importlib.metadata.version("modelexpress"),
+        "python": sys.version.split()[0],
+    }
     out["unwrap"], out["count_only"] = [], []
     for path in request["blobs"]:
-        with open(path, "rb") as fh:
-            blob = fh.read()
-        out["unwrap"].append(_timed(lambda blob=blob: rdv.unwrap_rendezvous_blob(blob), reps))
+        with open(path, "rb") as raw:
+            blob = raw.read()
+        out["unwrap"].append(_timed(functools.partial(rdv.unwrap_rendezvous_blob, blob), reps))
         count = rdv.unwrap_rendezvous_blob(blob, with_tensors=False).entry_count()
-        t = _timed(lambda blob=blob: rdv.unwrap_rendezvous_blob(blob, with_tensors=False), reps)
+        t = _timed(functools.partial(rdv.unwrap_rendezvous_blob, blob, with_tensors=False), reps)
         out["count_only"].append(dict(t, entries=count))
     if request.get("wrap"):
         with open(request["wrap"]["inputs"]) as fh:
             inputs = json.load(fh)
 
-        def shard(s):
+        def shard(s: dict[str, Any]) -> Any:
             return rdv.PublishedShard(
                 s["agent_name"],
                 s["device_id"],
@@ -68,12 +74,13 @@ def main(request_path):
         ]  # fmt: skip
         args = (base64.b64decode(inputs["agent_meta_b64"]), inputs["agent_name"], inputs["metadata_endpoint"])
 
-        def wrap():
-            return rdv.wrap_rendezvous_blob(*args, tensors, inputs["publisher_step"])
+        def wrap() -> bytes:
+            blob: bytes = rdv.wrap_rendezvous_blob(*args, tensors, inputs["publisher_step"])
+            return blob
 
         out["wrap"] = _timed(wrap, reps)
-        with open(request["wrap"]["out"], "wb") as fh:
-            fh.write(wrap())
+        with open(request["wrap"]["out"], "wb") as sink:
+            sink.write(wrap())
     if request.get("digest"):
         import numpy as np
         import torch
