@@ -22,7 +22,7 @@ from refitwire._decoded import from_decoded
 from refitwire._errors import InvalidBlob, Violation, pointer
 from refitwire._registry import schema as released_schema
 from refitwire._spec import SPEC_VERSIONS, version_key
-from refitwire._validate import violations
+from refitwire._validate import violations, writer_violations
 
 LEVELS = ("", "tensor", "shard")
 
@@ -85,32 +85,14 @@ class Candidate:
 
     def writer_violations(self, document: dict[str, Any]) -> list[Violation]:
         """WRITE_KNOWN_MEMBERS and WRITE_OMIT_ABSENT against the candidate's own members."""
-        found = []
-        for level, obj, at in _walk(document):
-            for member, value in obj.items():
-                if member not in _members(self.schema, level):
-                    found.append(
-                        Violation(
-                            "WRITE_KNOWN_MEMBERS",
-                            pointer(*at, member),
-                            value,
-                            f"{self.version} has no {member!r}",
-                        )
-                    )
-                elif value is None:
-                    found.append(
-                        Violation(
-                            "WRITE_OMIT_ABSENT", pointer(*at, member), None, "absent optionals are omitted"
-                        )
-                    )
-        return found
+        return writer_violations(document, self.version, self.schema)
 
     # -- writing ------------------------------------------------------------------------------
 
     def write(self, decoded: dict[str, Any]) -> bytes:
         p = from_decoded(decoded)
         document = rendezvous_document(*p[:4], p.publisher_step, self.base)
-        for level, obj, _ in _walk(document):
+        for level, obj in _walk(document):
             for member, subschema in self.added[level].items():
                 obj[member] = _sample(
                     json.dumps(subschema, sort_keys=True), json.dumps(self.schema.get("$defs", {}))
@@ -119,13 +101,14 @@ class Candidate:
         return json.dumps(document).encode("ascii")
 
 
-def _walk(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], tuple[str | int, ...]]]:
-    out: list[tuple[str, dict[str, Any], tuple[str | int, ...]]] = [("", document, ())]
-    for t, tensor in enumerate(document.get("tensors") or []):
-        out.append(("tensor", tensor, ("tensors", t)))
-        for s, shard in enumerate(tensor.get("shards") or []):
-            out.append(("shard", shard, ("tensors", t, "shards", s)))
-    return out
+def _walk(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every object of a blob with its level: the top, each tensor, each shard."""
+    tensors = document.get("tensors") or []
+    return [
+        ("", document),
+        *(("tensor", t) for t in tensors),
+        *(("shard", s) for t in tensors for s in t.get("shards") or []),
+    ]
 
 
 def _rule(error: Any) -> str:

@@ -156,7 +156,9 @@ class Testee:
             if not line:
                 break
             if len(line) > MAX_LINE_BYTES:
-                lines.put(proto.ProtocolError(f"a reply line is longer than {MAX_LINE_BYTES} bytes"))
+                lines.put(
+                    proto.ProtocolError(f"a reply line is over the line limit ({MAX_LINE_BYTES} bytes)")
+                )
                 while line and not line.endswith(b"\n"):
                     line = stream.readline(MAX_LINE_BYTES)
                 continue

@@ -385,3 +385,35 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
         return None
     count = len(envelope.tensors)
     return envelope.agent_meta_b64, envelope.agent_name, envelope.metadata_endpoint, step, count
+
+
+def writer_violations(
+    document: dict[str, Any], version: str, root: dict[str, Any] | None = None
+) -> list[Violation]:
+    """What a conforming writer of ``version`` must not emit, beyond an invalid blob:
+    ``null`` for an absent optional (WRITE_OMIT_ABSENT) and members it does not know
+    (WRITE_KNOWN_MEMBERS). ``document`` must already be a valid blob; ``root`` is the
+    version's schema (default: the released one)."""
+    root = root or schema("rendezvous", version)
+    known = {
+        "": set(root["properties"]),
+        "tensor": set(root["$defs"]["tensor"]["properties"]),
+        "shard": set(root["$defs"]["shard"]["properties"]),
+    }
+    found = []
+
+    def visit(obj: dict[str, Any], level: str, *at: str | int) -> None:
+        for member, value in obj.items():
+            if member not in known[level]:
+                detail = f"a {version} writer does not know {member!r}"
+                found.append(Violation("WRITE_KNOWN_MEMBERS", pointer(*at, member), value, detail))
+            elif value is None:
+                detail = "an absent optional member is omitted, not null"
+                found.append(Violation("WRITE_OMIT_ABSENT", pointer(*at, member), None, detail))
+
+    visit(document, "")
+    for t, tensor in enumerate(document["tensors"]):
+        visit(tensor, "tensor", "tensors", t)
+        for s, shard in enumerate(tensor["shards"]):
+            visit(shard, "shard", "tensors", t, "shards", s)
+    return found
