@@ -104,7 +104,11 @@ def checked_table(
     them. Any doubt in that pass defers to the exact rule-by-rule pass, which names every
     violation; so the errors, their order and their pointers are those of the slow path.
     """
-    if not fast_validator(kind, version).is_valid(document):
+    try:
+        valid = fast_validator(kind, version).is_valid(document)
+    except ValueError as exc:  # jsonschema-rs bounds its own recursion, below the parser's depth limit
+        raise InvalidBlob.single("JSON", "", None, f"nesting too deep to check: {exc}") from None
+    if not valid:
         raise InvalidBlob(list(_schema_violations(document, kind, version)))
     clean = _top_level_clean(document, version)
     if clean and table_clean and not build:
@@ -121,7 +125,12 @@ def checked_table(
 def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:
     root = schema(kind, version)
     found = []
-    for error in fast_validator(kind, version).iter_errors(document):
+    try:
+        errors = list(fast_validator(kind, version).iter_errors(document))
+    except ValueError as exc:  # see checked_table: too deep for the validator
+        errors = []
+        found.append(Violation("JSON", "", None, f"nesting too deep to check: {exc}"))
+    for error in errors:
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
         rule = _KEYWORD_RULES.get(keyword) or _rule_along(root, error.schema_path)
         found.append(Violation(rule, pointer(*error.instance_path), error.instance, error.message))
@@ -364,7 +373,9 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
     ``agent_name`` is a string; ``metadata_endpoint`` is a string or null;
     ``agent_meta_b64`` is canonical padded base64; ``publisher_step`` (for a reader that
     knows it) is null or an integer literal in [0, 2^63-1]; ``tensors`` is an array.
-    What it leaves to the read of the table: every rule about the entries themselves.
+    What it leaves to the read of the table: every rule about the entries themselves, and
+    the reader's limits on numbers in unknown members (SPEC.md section 5): it may accept a
+    blob with ``1e400`` in an unknown member that the full read refuses.
     """
     if msgspec is None or not isinstance(blob, (bytes, bytearray, memoryview)):
         return None
@@ -376,8 +387,8 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
     stamped = knows(version, "publisher_step")
     try:
         envelope = _ENVELOPES[stamped].decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None  # the full read names the rule (or accepts what msgspec could not nest into)
     if envelope.schema != WIRE_SCHEMA_ID or not _canonical_base64(envelope.agent_meta_b64):
         return None
     step = envelope.publisher_step if stamped else None
