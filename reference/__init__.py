@@ -7,6 +7,7 @@ Everything public is re-exported here; modules whose names start with ``_`` are 
 from __future__ import annotations
 
 from refitwire._codec import (
+    LazyTable,
     decode_shard_table,
     encode_shard_table,
     merge_shard_tables,
@@ -26,6 +27,7 @@ __all__ = [
     "SPEC_VERSIONS",
     "WIRE_SCHEMA_ID",
     "InvalidBlob",
+    "LazyTable",
     "PublishedShard",
     "PublishedTensor",
     "RendezvousPayload",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, cast, overload
+from typing import Any, overload
 
 import orjson
 from refitwire._errors import InvalidBlob, pointer
@@ -277,10 +277,11 @@ def unwrap_rendezvous_blob(
             )
     with no_gc():
         document = parse(blob)
-        tensors = checked_table(document, "rendezvous", spec_version, build=with_tensors and not lazy)
-        if with_tensors and lazy:
-            table = LazyTable(document["tensors"], knows(spec_version, "digest"))
-            tensors = cast("list[PublishedTensor]", table)  # a read-only Sequence, see LazyTable
+        built = checked_table(document, "rendezvous", spec_version, build=with_tensors and not lazy)
+        lazily = with_tensors and lazy
+        tensors: Sequence[PublishedTensor] = (
+            LazyTable(document["tensors"], knows(spec_version, "digest")) if lazily else built
+        )
     step = document.get("publisher_step") if knows(spec_version, "publisher_step") else None
     return RendezvousPayload(
         agent_metadata=base64.b64decode(document["agent_meta_b64"]),

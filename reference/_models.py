@@ -6,6 +6,7 @@ Field constraints mirror the schema of the latest spec version; a property test
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints
@@ -49,7 +50,7 @@ class RendezvousPayload(NamedTuple):
     agent_metadata: bytes
     agent_name: str
     metadata_endpoint: str
-    tensors: list[PublishedTensor]
+    tensors: Sequence[PublishedTensor]  # a list, or a LazyTable with unwrap(..., lazy=True)
     publisher_step: int | None = None  # None means unknown, never step 0
     tensor_count: int | None = None  # set when the table was counted, not decoded
 
