@@ -97,7 +97,13 @@ def render(result: dict[str, Any]) -> str:
                 f"  {label:>16}: {_gb(r['nixl_read']):>12} (±{r['nixl_read']['spread'] * 100:.0f}%)  "
                 f"memcpy {_gb(r['memcpy']):>12}  ratio {_x(r['ratio_to_memcpy'])}"
             )
-    out.append(f"matrix: {s['matrix']['status']}: {s['matrix'].get('reason', '')}")
+    m = s["matrix"]
+    out.append(
+        f"matrix: {m['cases']} cases over {m['pairs']} writer x reader pairs in {m['seconds']} s: "
+        f"{m['cases_per_second']} cases/s ({m['us_per_case']} us per case, start-up included)"
+        if m["status"] == "measured"
+        else f"matrix: {m['status']}: {m.get('reason', '')}"
+    )
     out += ["", "goals:"]
     for name in ("decode", "quorum", "encode", "digest", "nixl"):
         goals = s[name].get("goals") or ([s[name]["goal"]] if "goal" in s[name] else [])

@@ -1,7 +1,7 @@
 """One benchmark run: every figure beside its anchor, with ratios and the goals they meet.
 
 Sections: decode (three sizes), quorum (count-only read), encode, schema validation,
-digest, NIXL reads, and the compat matrix when ``refitwire.compat`` exposes a runner.
+digest, NIXL reads, and the compat matrix's throughput.
 The released upstream is timed by its own interpreter (``_upstream_probe.py``) on the
 same bytes and inputs; its columns say "not available" when its environment is absent.
 """
@@ -144,7 +144,7 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
             sections["nixl"] = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     finally:
         gc.unfreeze()
-    sections["matrix"] = _matrix()
+    sections["matrix"] = _matrix(settings)
     return {
         "schema": "refitwire.bench.v1",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -333,17 +333,27 @@ def _digest(settings: Settings, data: np.ndarray[Any, Any], up: dict[str, Any] |
     }
 
 
-def _matrix() -> dict[str, Any]:
-    compat = importlib.import_module("refitwire.compat")
-    runner = getattr(compat, "run_matrix", None)
-    if runner is None:
-        exported = sorted(getattr(compat, "__all__", []))
-        return {
-            "status": "not measured",
-            "reason": "refitwire.compat exposes no public matrix runner (run_matrix) yet"
-            + (f"; it exports {exported}" if exported else ""),
-        }
-    return {"status": "not measured", "reason": "a runner exists but its API is not wired into the bench yet"}
+def _matrix(settings: Settings) -> dict[str, Any]:
+    """Cases per second through the protocol: the reference at each version and the frozen
+    generations, every writer x every reader, one persistent process each."""
+    from refitwire import compat
+
+    participants = compat.reference() + compat.generations()
+    plan = compat.Plan(participants, seed=1, examples=10 if settings.quick else 100)
+    lines = compat.run_matrix(plan)
+    results = [line for line in lines if line["type"] == "result"]
+    seconds = lines[-1]["seconds"]
+    pairs = {(r.get("writer"), r.get("reader")) for r in results if r.get("writer") and r.get("reader")}
+    return {
+        "status": "measured",
+        "participants": len(participants),
+        "pairs": len(pairs),
+        "cases": len(results),
+        "seconds": seconds,
+        "cases_per_second": round(len(results) / seconds, 1),
+        "us_per_case": round(1e6 * seconds / len(results), 1),
+        "required_failed": lines[-1]["required_failed"],
+    }
 
 
 # -- helpers -------------------------------------------------------------------------------
