@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from importlib import resources
 from typing import Any
 
 import jsonschema_rs
-import referencing
-import referencing.jsonschema
 from refitwire._spec import DOCUMENTS, check_version
 
 
@@ -38,21 +35,6 @@ def released() -> dict[str, Any]:
     """schema/index.json: every released schema file with its sha256."""
     index: dict[str, Any] = json.loads(schema_bytes("index.json"))
     return index
-
-
-def sha256_of(relative_path: str) -> str:
-    return hashlib.sha256(schema_bytes(relative_path)).hexdigest()
-
-
-@functools.cache
-def registry() -> referencing.Registry[Any]:
-    """Every schema under schema/ by its ``$id``, for validators that resolve references."""
-    resources_ = [
-        referencing.jsonschema.DRAFT202012.create_resource(schema(doc, entry["version"]))
-        for doc in DOCUMENTS
-        for entry in released()["documents"][doc]
-    ]
-    return referencing.Registry().with_resources((r.id(), r) for r in resources_)  # type: ignore[misc]
 
 
 @functools.cache
