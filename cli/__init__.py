@@ -11,7 +11,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
@@ -29,6 +29,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(self.usage_exit, f"{self.prog}: error: {message}\n")
 
 
+def _missing_extra(verb: str, exc: ImportError) -> Callable[[argparse.Namespace], int]:
+    def run(_args: argparse.Namespace) -> int:
+        print(
+            f"refitwire {verb}: needs {exc.name or 'an optional package'}: pip install 'refitwire[refit]'",
+            file=sys.stderr,
+        )
+        return 2
+
+    return run
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="refitwire", description="The refit rendezvous blob: spec, codec, compat.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -39,7 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = module.__doc__ or verb
         sub = verbs.add_parser(verb, help=doc.splitlines()[0], description=doc)
         sub.usage_exit = getattr(module, "USAGE_EXIT", 2)
-        module.add_arguments(sub)
+        try:
+            module.add_arguments(sub)
+        except ImportError as exc:  # an optional extra (torch, NIXL) is not installed
+            sub.set_defaults(run=_missing_extra(verb, exc), parser=sub)
+            continue
         sub.set_defaults(run=module.run, parser=sub)
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the verb's parser, so the verb's usage exit code applies

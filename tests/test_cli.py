@@ -80,3 +80,18 @@ def test_schema_list_and_show() -> None:
     shown = json.loads(refitwire("schema", "show", "rendezvous", "1.1.0").stdout)
     assert "digest" in shown["$defs"]["shard"]["properties"]
     assert refitwire("schema", "show", "rendezvous", "9.9.9").returncode == 2
+
+
+def test_the_codec_and_kit_verbs_work_without_torch_or_nixl() -> None:
+    """The refit extra is optional: without it, every other verb still runs."""
+    blocked = "import sys; sys.modules.update(torch=None, nixl=None, nixl_cu12=None); from refitwire.cli import main; "
+    for args, code in ((["schema", "list"], 0), (["matrix", "--help"], 0), (["refit"], 2)):
+        done = subprocess.run(
+            [sys.executable, "-c", blocked + f"sys.exit(main({args!r}))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+    assert "pip install 'refitwire[refit]'" in done.stderr
