@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire import PublishedShard, PublishedTensor
+from refitwire import PublishedShard, PublishedTensor, RendezvousPayload, to_decoded
 
 __all__ = ["ENTRIES", "make_table", "neutral", "table_inputs"]
 
@@ -107,24 +107,6 @@ def table_inputs(entries: int = ENTRIES, *, seed: int = 0) -> dict[str, Any]:
 
 
 def neutral(tensors: list[PublishedTensor]) -> list[dict[str, Any]]:
-    """The table as plain JSON data (lists for tuples), for another process's writer."""
-    return [
-        {
-            "name": t.name,
-            "dtype": t.dtype,
-            "elsize": t.elsize,
-            "full_shape": list(t.full_shape),
-            "shards": [
-                {
-                    "agent_name": s.agent_name,
-                    "device_id": s.device_id,
-                    "addr": s.addr,
-                    "shard_offset": list(s.shard_offset),
-                    "shape": list(s.shape),
-                    "digest": s.digest,
-                }
-                for s in t.shards
-            ],
-        }
-        for t in tensors
-    ]
+    """The table as plain JSON data (the decoded form's tensors), for another process's writer."""
+    decoded: list[dict[str, Any]] = to_decoded(RendezvousPayload(b"", "", "", tensors))["tensors"]
+    return decoded
