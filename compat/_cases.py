@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -39,19 +40,21 @@ class WriteCase:
     blob: bytes
 
 
-def vectors() -> list[dict[str, Any]]:
+@functools.cache
+def vectors() -> tuple[dict[str, Any], ...]:
     folder = resources.files("refitwire.schema").joinpath("vectors")
     found: list[dict[str, Any]] = []
     for name in ("writer-output.json", "legal-forms.json", "invalid.json"):
         found += json.loads(folder.joinpath(name).read_text(encoding="utf-8"))["vectors"]
-    return found
+    return tuple(found)
 
 
 def blob_of(vector: dict[str, Any]) -> bytes:
     return vector["blob"].encode("utf-8") if "blob" in vector else base64.b64decode(vector["blob_b64"])
 
 
-def read_cases() -> list[ReadCase]:
+@functools.cache
+def read_cases() -> tuple[ReadCase, ...]:
     """Rendezvous vectors (the protocol reads rendezvous blobs only)."""
     cases = []
     for v in vectors():
@@ -62,11 +65,12 @@ def read_cases() -> list[ReadCase]:
         lenient_upstream = (invalid and v["upstream"] == "accepts") or "upstream-diverges" in v["tags"]
         tier = RECOMMENDED if lenient_upstream else REQUIRED
         cases.append(ReadCase(f"read:{v['id']}", v["description"], blob_of(v), v["expect"], tier))
-    return cases
+    return tuple(cases)
 
 
-def write_cases() -> list[WriteCase]:
-    return [
+@functools.cache
+def write_cases() -> tuple[WriteCase, ...]:
+    return tuple(
         WriteCase(
             f"write:{v['id']}@{w['spec_version']}",
             v["description"],
@@ -76,7 +80,7 @@ def write_cases() -> list[WriteCase]:
         )
         for v in vectors()
         for w in v.get("written_by", [])
-    ]
+    )
 
 
 # -- decoded-form arithmetic -----------------------------------------------------------------
@@ -180,8 +184,8 @@ decoded_payloads = st.fixed_dictionaries({
 })  # fmt: skip
 
 
-def generated_payloads(seed: int, count: int) -> list[dict[str, Any]]:
-    """``count`` payloads drawn by Hypothesis, the same ones for the same seed."""
+def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
+    """Up to ``count`` distinct payloads drawn by Hypothesis, by case id; the same for the same seed."""
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
@@ -192,5 +196,4 @@ def generated_payloads(seed: int, count: int) -> list[dict[str, Any]]:
         drawn.append(payload)
 
     collect()
-    unique = {case_id("gen", p): p for p in drawn}
-    return list(unique.values())
+    return {case_id("gen", p): p for p in drawn}

@@ -94,7 +94,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
-    payloads = _cases.generated_payloads(plan.seed, plan.examples)
+    payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
     writers = [s for s in started if "writer" in s.identity.roles]
     readers = [s for s in started if "reader" in s.identity.roles]
 
@@ -123,19 +123,18 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 if wcase.spec_version == w.version:
                     yield settle(_write_vector(w, wcase), w, "writer")
         blobs[w.label] = {}
-        for payload in payloads:
-            cid = _cases.case_id("gen", payload)
-            if any(in_focus(w.label, r.label) for r in readers):
-                outcome = _write_generated(w, cid, payload, plan.schema_dir)
-                blobs[w.label][cid] = outcome
-                if isinstance(outcome, Result):
-                    yield settle(outcome, w, "writer")
+        if not any(in_focus(w.label, r.label) for r in readers):
+            continue
+        for cid, payload in payloads.items():
+            outcome = _write_generated(w, cid, payload, plan.schema_dir)
+            blobs[w.label][cid] = outcome
+            if isinstance(outcome, Result):
+                yield settle(outcome, w, "writer")
     for w in writers:
         for r in readers:
             if not in_focus(w.label, r.label):
                 continue
-            for payload in payloads:
-                cid = _cases.case_id("gen", payload)
+            for cid, payload in payloads.items():
                 blob = blobs[w.label].get(cid)
                 if isinstance(blob, bytes):
                     yield settle(_cross(w, r, cid, payload, blob), r, "reader")
