@@ -82,16 +82,26 @@ def test_there_are_valid_vectors_for_each_legal_form() -> None:
     assert required <= tags, required - tags
 
 
+ENCODING_RULES = {"UTF8", "JSON", "OBJECT", "BLOB_SIZE"}
+
+
 @pytest.mark.parametrize("vector", VECTORS_LIST, ids=IDS)
 def test_both_validators_agree_with_the_vector(vector: dict[str, Any]) -> None:
+    if all(not o["valid"] and o["rule"] in ENCODING_RULES for o in vector["expect"].values()):
+        return  # not a JSON document a schema validator could be given
     try:
         instance = json.loads(blob_of(vector))
-    except ValueError:
-        return  # not JSON at all: nothing for a schema validator to say
+    except RecursionError:
+        pytest.skip("nested deeper than Python's json module can load")
     for version, outcome in vector["expect"].items():
         schema = schema_file(vector["document"], version)
         python = jsonschema.Draft202012Validator(schema).is_valid(instance)
         rust = jsonschema_rs.validator_for(schema).is_valid(instance)
+        if "ecma-262-dollar" in vector["tags"]:
+            # python-jsonschema matches `pattern` with re.search, where `$` also matches before a
+            # final newline; JSON Schema patterns are ECMA-262, where it does not.
+            assert (python, rust) == (True, False), version
+            continue
         assert python == rust, f"validators disagree at {version}"
         if outcome["valid"]:
             assert python, f"the {version} schema rejects a valid vector"

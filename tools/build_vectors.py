@@ -597,7 +597,51 @@ def invalid_vectors() -> list[dict[str, Any]]:
     ]
 
 
+def _edge(dtype: str = "torch.bfloat16", addr: str = "4096", extra: str = "") -> tuple[bytes, dict[str, Any]]:
+    """A small blob written by hand (so numbers and escapes stay as typed), and its parsed known members."""
+    doc = blob_doc([tensor(shards=[shard()])], meta=b"", agent="a")
+    doc["tensors"][0]["shards"][0]["agent_name"] = "a"
+    text = py_dumps(doc).decode()
+    text = text.replace('"torch.bfloat16"', f'"{dtype}"').replace('"addr": 4096', f'"addr": {addr}')
+    doc["tensors"][0]["shards"][0]["addr"] = int(addr) if addr.isdigit() else addr
+    return (text[:-1] + extra + "}").encode(), doc
+
+
+def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Corners of the encoding and the limits: the valid ones, then the invalid ones."""
+    S = "/tensors/0/shards/0"
+    deep_ok, doc = _edge(extra=', "x": ' + "[" * 1023 + "]" * 1023)
+    proto, _ = _edge(extra=', "__proto__": {"agent_name": 5}')
+    last, last_doc = _edge(addr=str(2**64 - 32))
+    valid = [
+        vector("nesting 1024 deep in an unknown member (the reader limit, SPEC section 5)", deep_ok, parsed=doc,
+               tags=["limits", "upstream-diverges"]),
+        vector("a __proto__ member is just an unknown member", proto, parsed=doc, tags=["unknown-keys"]),
+        vector("a shard ending exactly at 2^64", last, parsed=last_doc, tags=["large-integers"]),
+    ]
+
+    def bad(description: str, blob: bytes, rule: str, ptr: str = "", upstream: str = "accepts", tags=None) -> dict[str, Any]:
+        return vector(description, blob, invalid={"*": (rule, ptr)}, upstream=upstream, tags=tags)
+
+    invalid = [
+        bad("an exponent where an integer belongs", _edge(addr="4.096e3")[0], "INTEGER_LITERAL", S + "/addr"),
+        bad("a fraction where an integer belongs", _edge(addr="4096.5")[0], "TYPE", S + "/addr"),
+        bad("a number that overflows a double, in an unknown member", _edge(extra=', "x": 1e400')[0], "JSON"),
+        bad("an integer that overflows a double, in an unknown member", _edge(extra=', "x": ' + "9" * 400)[0], "JSON"),
+        bad("nesting 1025 deep in an unknown member", _edge(extra=', "x": ' + "[" * 1024 + "]" * 1024)[0], "JSON",
+            upstream="rejects"),
+        bad("a lone surrogate in a member name", _edge(extra=', "\\udc00": 1')[0], "JSON"),
+        bad("a reversed surrogate pair", _edge(extra=', "x": "\\ude00\\ud83d"')[0], "JSON"),
+        bad("a dtype with a trailing newline ($ matches only at the very end, as in ECMA-262)",
+            _edge(dtype="bfloat16\\n")[0], "DTYPE_LABEL", "/tensors/0/dtype", tags=["ecma-262-dollar"]),
+        bad("a form feed after the object (not JSON whitespace)", _edge()[0] + b"\x0c", "JSON", upstream="rejects"),
+        bad("a shard ending one byte past 2^64", _edge(addr=str(2**64 - 31))[0], "ADDR_SPAN", S + "/addr"),
+    ]
+    return valid, invalid
+
+
 def main() -> None:
+    edges_valid, edges_invalid = edge_cases()
     groups = {
         "writer-output.json": (
             "Exact bytes the upstream-format writer produces for each version, with the payload it was given.",
@@ -605,11 +649,11 @@ def main() -> None:
         ),
         "legal-forms.json": (
             "Blobs other writers may produce (or readers must tolerate), with the decoded form per reader version.",
-            legal_forms(),
+            legal_forms() + edges_valid,
         ),
         "invalid.json": (
             "Blobs a reader must reject, each naming the rule and JSON pointer; `upstream` says whether the released readers tolerate it.",
-            invalid_vectors(),
+            invalid_vectors() + edges_invalid,
         ),
     }
     seen: set[str] = set()
