@@ -156,7 +156,7 @@ _addr_edges = st.sampled_from([0, 4096, 2**53 - 1, 2**53 + 1, 2**63, 2**64 - 2**
 
 
 @st.composite
-def _tensor(draw: Any) -> dict[str, Any]:
+def decoded_tensors(draw: Any) -> dict[str, Any]:
     dtype, elsize = draw(st.sampled_from(_DTYPES))
     full_shape = draw(st.lists(st.integers(0, 8), max_size=3))
     shards = []
@@ -180,7 +180,7 @@ decoded_payloads = st.fixed_dictionaries({
     "metadata_endpoint": _text,
     "agent_meta_b64": st.binary(max_size=48).map(lambda b: base64.b64encode(b).decode()),
     "publisher_step": st.none() | st.just(0) | st.integers(0, 2**63 - 1),
-    "tensors": st.lists(_tensor(), max_size=4),
+    "tensors": st.lists(decoded_tensors(), max_size=4),
 })  # fmt: skip
 
 
