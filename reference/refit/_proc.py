@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 __all__ = ["Child", "ChildDied", "reply_channel"]
@@ -126,3 +126,14 @@ def reply_channel(fd: int) -> IO[str]:
 def answer(out: IO[str], message: dict[str, Any]) -> None:
     out.write(json.dumps(message) + "\n")
     out.flush()
+
+
+def serve(out: IO[str], handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]]) -> None:
+    """The child's loop: one command per stdin line, one answer each, until ``stop``."""
+    for line in sys.stdin:
+        msg = json.loads(line)
+        cmd = msg.get("cmd")
+        if cmd == "stop":
+            return
+        handler = handlers.get(cmd)
+        answer(out, handler(msg) if handler else {"ok": False, "error": f"unknown command {cmd!r}"})

@@ -31,7 +31,7 @@ from refitwire import PublishedShard, PublishedTensor, tensor_digest
 from refitwire._codec import rendezvous_document
 
 from ._model import MODELS, Model
-from ._proc import answer, reply_channel
+from ._proc import answer, reply_channel, serve
 from ._store import DirectoryStore, RendezvousStore
 
 __all__ = ["HOSTILE", "INJECTIONS", "Publisher", "main"]
@@ -232,18 +232,15 @@ def main(argv: list[str] | None = None) -> int:
         upstream_python=args.upstream_python,
     )
     answer(out, {"hello": pub.agent.name, "key": pub.key, "pid": os.getpid(), "arena": pub.arena.numel()})
+
+    def publish(msg: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {"ok": True, **pub.publish(int(msg["step"]), msg.get("inject"))}
+        except Exception as exc:  # a crash is data: report it and keep serving
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
     try:
-        for line in sys.stdin:
-            msg = json.loads(line)
-            if msg.get("cmd") == "stop":
-                break
-            if msg.get("cmd") == "publish":
-                try:
-                    answer(out, {"ok": True, **pub.publish(int(msg["step"]), msg.get("inject"))})
-                except Exception as exc:  # a crash is data: report it and keep serving
-                    answer(out, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
-            else:
-                answer(out, {"ok": False, "error": f"unknown command {msg.get('cmd')!r}"})
+        serve(out, {"publish": publish})
     finally:
         pub.close()
     return 0

@@ -25,7 +25,6 @@ One :meth:`Receiver.refit` is one step:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -41,7 +40,7 @@ from refitwire import unwrap_rendezvous_blob as unwrap
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._model import MODELS, Box, Model, truth
 from ._plan import PlanError, SourceShard, check_coverage, plan_reads
-from ._proc import answer, reply_channel
+from ._proc import answer, reply_channel, serve
 from ._store import DirectoryStore, RendezvousStore
 from ._verdict import Policy, ShardVerdict, judge, may_install
 
@@ -403,21 +402,16 @@ def main(argv: list[str] | None = None) -> int:
             last[0] = now
             answer(out, {"event": "progress", "done": done, "total": total, "elapsed": elapsed})
 
+    def dump(msg: dict[str, Any]) -> dict[str, Any]:
+        torch.save({"step": recv.step, "boxes": recv.need, "weights": recv.weights}, msg["path"])
+        return {"ok": True, "step": recv.step}
+
     try:
-        for line in sys.stdin:
-            msg = json.loads(line)
-            cmd = msg.get("cmd")
-            if cmd == "stop":
-                break
-            if cmd == "refit":
-                answer(out, {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()})
-            elif cmd == "check":
-                answer(out, {"ok": True, "step": recv.step, "matches_truth": recv.matches_truth()})
-            elif cmd == "dump":
-                torch.save({"step": recv.step, "boxes": recv.need, "weights": recv.weights}, msg["path"])
-                answer(out, {"ok": True, "step": recv.step})
-            else:
-                answer(out, {"ok": False, "error": f"unknown command {cmd!r}"})
+        serve(out, {
+            "refit": lambda msg: {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()},
+            "check": lambda _msg: {"ok": True, "step": recv.step, "matches_truth": recv.matches_truth()},
+            "dump": dump,
+        })  # fmt: skip
     finally:
         recv.close()
     return 0
