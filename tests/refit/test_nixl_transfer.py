@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import faulthandler
 import json
 import os
 import select
@@ -81,15 +80,6 @@ def start_publisher(name: str, nbytes: int, seed: int) -> Publisher:
     hello = json.loads(line)
     metadata = base64.b64decode(hello["metadata"])
     return Publisher(proc, hello["name"], metadata, hello["addr"], hello["nbytes"], seed)
-
-
-@pytest.fixture(autouse=True)
-def hang_guard() -> Iterator[None]:
-    # A NIXL call that blocks in C cannot be interrupted; dump stacks and end
-    # the run rather than hang CI.
-    faulthandler.dump_traceback_later(180, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ different from the publishers'. Each test publishes its own steps.
 from __future__ import annotations
 
 import base64
-import faulthandler
 import itertools
 import json
 import math
@@ -72,13 +71,6 @@ class Publishers:
             child.ask_to_stop()
         for child in self.children:
             child.stop()
-
-
-@pytest.fixture(autouse=True)
-def hang_guard() -> Iterator[None]:
-    faulthandler.dump_traceback_later(180, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="module")
@@ -260,13 +252,19 @@ def test_a_blob_whose_metadata_names_another_agent_is_rejected(
             r.close()
 
 
-def test_two_blobs_from_one_agent_are_rejected(pubs: Publishers, tmp_path: Path) -> None:
+def _copy_rank_zero(pubs: Publishers, tmp_path: Path) -> tuple[int, DirectoryStore, bytes]:
+    """A fresh step published, and a store of our own holding only rank 0's blob."""
     step = next(_steps)
     pubs.publish(step)
     store = DirectoryStore(tmp_path)
     blob = DirectoryStore(pubs.store).read("rank-00000")
     assert blob is not None
     store.publish("rank-00000", blob)
+    return step, store, blob
+
+
+def test_two_blobs_from_one_agent_are_rejected(pubs: Publishers, tmp_path: Path) -> None:
+    step, store, blob = _copy_rank_zero(pubs, tmp_path)
     store.publish("rank-00000-again", blob)
     r = make_receiver(tmp_path, 0)
     try:
@@ -277,12 +275,7 @@ def test_two_blobs_from_one_agent_are_rejected(pubs: Publishers, tmp_path: Path)
 
 
 def test_discovery_times_out_with_counts(pubs: Publishers, tmp_path: Path) -> None:
-    step = next(_steps)
-    pubs.publish(step)
-    store = DirectoryStore(tmp_path)
-    blob = DirectoryStore(pubs.store).read("rank-00000")
-    assert blob is not None
-    store.publish("rank-00000", blob)
+    step, store, _ = _copy_rank_zero(pubs, tmp_path)
     store.publish("rank-00001", wrap_rendezvous_blob(b"meta", "empty-rank", "", [], step))
     (tmp_path / ".rank-00002.1.ab.tmp").write_bytes(b"{")  # a writer mid-way: not seen
     r = make_receiver(tmp_path, 0, discover_timeout_s=0.5)
