@@ -1,13 +1,12 @@
 """The runtime step: run ``refitwire matrix --format json`` with the candidate schemas included.
 
-The matrix itself lives elsewhere; the gate only runs it and reads the footer line of its
-JSON-lines report (``{"type": "footer", "required_failed": int, ...}``). When the verb is
-not installed the outcome is ``not-run`` ("matrix unavailable"), never ``passed``.
+The matrix (``refitwire.compat``) adds each unreleased version in ``--schema-dir`` as a
+candidate participant; the gate runs it and reads the footer line of its JSON-lines report
+(``{"type": "footer", "required_failed": int, ...}``). No footer is an error, never a pass.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -26,10 +25,6 @@ class MatrixOutcome:
     required_failed: int | None = None
 
 
-def matrix_available() -> bool:
-    return importlib.util.find_spec("refitwire.cli.matrix") is not None
-
-
 def run_matrix(
     schema_dir: Path, command: Sequence[str] | None = None, timeout: float = 1800.0
 ) -> MatrixOutcome:
@@ -39,20 +34,12 @@ def run_matrix(
     ``--format json --schema-dir DIR`` is appended either way.
     """
     if command is None:
-        if not matrix_available():
-            return MatrixOutcome(
-                "not-run", "matrix unavailable: the `refitwire matrix` verb is not installed"
-            )
         command = [sys.executable, "-m", "refitwire", "matrix"]
     argv = [*command, "--format", "json", "--schema-dir", str(schema_dir)]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return MatrixOutcome("errored", f"could not run the matrix: {exc}")
-    if done.returncode == 2 and b"--schema-dir" in done.stderr:
-        return MatrixOutcome(
-            "not-run", "matrix unavailable: `refitwire matrix` does not accept --schema-dir yet"
-        )
     footer = None
     for line in done.stdout.decode("utf-8", "replace").splitlines():
         try:

@@ -12,7 +12,6 @@ import pytest
 from _gate_helpers import candidate, git, make_repo, refitwire, write
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
 from refitwire.gate._baseline import Accepted
-from refitwire.gate._matrix import run_matrix
 
 STEP_RANK = {"type": ["integer", "null"], "minimum": 0, "x-added-in": "1.3.0",
              "description": "Rank of the publisher within its group."}  # fmt: skip
@@ -276,12 +275,6 @@ def test_static_failure_skips_the_matrix_in_auto_mode(repo: Path, tmp_path: Path
 def test_matrix_without_footer_is_an_error_not_a_pass(repo: Path, tmp_path: Path) -> None:
     report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, None, rc=3))
     assert report.matrix.status == "errored" and report.exit_code == EXIT_ERROR
-
-
-def test_matrix_unavailable_is_not_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr("refitwire.gate._matrix.matrix_available", lambda: False)
-    outcome = run_matrix(tmp_path)
-    assert outcome.status == "not-run" and "matrix unavailable" in outcome.detail
 
 
 def test_require_matrix_turns_not_run_into_an_error(repo: Path) -> None:
