@@ -51,7 +51,7 @@ def test_every_schema_valid_tensor_is_a_valid_model(instance: dict[str, Any]) ->
     PublishedTensor.model_validate(tensor)
 
 
-@given(tensors())
+@given(tensors)
 def test_every_model_dumps_to_a_schema_valid_tensor(tensor: PublishedTensor) -> None:
     dumped = json.loads(tensor.model_dump_json(exclude_none=True))
     document = {"schema": LATEST_SCHEMA["properties"]["schema"]["const"], "agent_name": "",

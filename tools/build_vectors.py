@@ -614,27 +614,51 @@ def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     proto, _ = _edge(extra=', "__proto__": {"agent_name": 5}')
     last, last_doc = _edge(addr=str(2**64 - 32))
     valid = [
-        vector("nesting 1024 deep in an unknown member (the reader limit, SPEC section 5)", deep_ok, parsed=doc,
-               tags=["limits", "upstream-diverges"]),
+        vector(
+            "nesting 1024 deep in an unknown member (the reader limit, SPEC section 5)",
+            deep_ok,
+            parsed=doc,
+            tags=["limits", "upstream-diverges"],
+        ),
         vector("a __proto__ member is just an unknown member", proto, parsed=doc, tags=["unknown-keys"]),
         vector("a shard ending exactly at 2^64", last, parsed=last_doc, tags=["large-integers"]),
     ]
 
-    def bad(description: str, blob: bytes, rule: str, ptr: str = "", upstream: str = "accepts", tags=None) -> dict[str, Any]:
+    def bad(
+        description: str, blob: bytes, rule: str, ptr: str = "", upstream: str = "accepts", tags=None
+    ) -> dict[str, Any]:
         return vector(description, blob, invalid={"*": (rule, ptr)}, upstream=upstream, tags=tags)
 
     invalid = [
         bad("an exponent where an integer belongs", _edge(addr="4.096e3")[0], "INTEGER_LITERAL", S + "/addr"),
         bad("a fraction where an integer belongs", _edge(addr="4096.5")[0], "TYPE", S + "/addr"),
         bad("a number that overflows a double, in an unknown member", _edge(extra=', "x": 1e400')[0], "JSON"),
-        bad("an integer that overflows a double, in an unknown member", _edge(extra=', "x": ' + "9" * 400)[0], "JSON"),
-        bad("nesting 1025 deep in an unknown member", _edge(extra=', "x": ' + "[" * 1024 + "]" * 1024)[0], "JSON",
-            upstream="rejects"),
+        bad(
+            "an integer that overflows a double, in an unknown member",
+            _edge(extra=', "x": ' + "9" * 400)[0],
+            "JSON",
+        ),
+        bad(
+            "nesting 1025 deep in an unknown member",
+            _edge(extra=', "x": ' + "[" * 1024 + "]" * 1024)[0],
+            "JSON",
+            upstream="rejects",
+        ),
         bad("a lone surrogate in a member name", _edge(extra=', "\\udc00": 1')[0], "JSON"),
         bad("a reversed surrogate pair", _edge(extra=', "x": "\\ude00\\ud83d"')[0], "JSON"),
-        bad("a dtype with a trailing newline ($ matches only at the very end, as in ECMA-262)",
-            _edge(dtype="bfloat16\\n")[0], "DTYPE_LABEL", "/tensors/0/dtype", tags=["ecma-262-dollar"]),
-        bad("a form feed after the object (not JSON whitespace)", _edge()[0] + b"\x0c", "JSON", upstream="rejects"),
+        bad(
+            "a dtype with a trailing newline ($ matches only at the very end, as in ECMA-262)",
+            _edge(dtype="bfloat16\\n")[0],
+            "DTYPE_LABEL",
+            "/tensors/0/dtype",
+            tags=["ecma-262-dollar"],
+        ),
+        bad(
+            "a form feed after the object (not JSON whitespace)",
+            _edge()[0] + b"\x0c",
+            "JSON",
+            upstream="rejects",
+        ),
         bad("a shard ending one byte past 2^64", _edge(addr=str(2**64 - 31))[0], "ADDR_SPAN", S + "/addr"),
     ]
     return valid, invalid
