@@ -1,68 +1,152 @@
 """The ``refitwire`` command: one module per verb, each with ``add_arguments`` and ``run``.
 
 Results go to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a check failed,
-2 usage error. A verb may say otherwise: the gate exits 100 on a breaking change and 1 on a
-usage error (its module sets USAGE_EXIT).
+2 usage error, for every verb (the gate adds 100 for a breaking change). Only the module of
+the verb being run is imported, so a verb starts without the others' dependencies, and a
+verb whose optional extra is missing says which one to install.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from types import ModuleType
+from typing import Any, NoReturn
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
 VERBS = ("validate", "decode", "digest", "schema", "matrix", "conformance", "diff", "gate", "refit", "bench")
 
+#: Which extra brings a module that a verb may import (top-level module name -> extra).
+EXTRA_OF_MODULE = {
+    "hypothesis": "kit",
+    "hypothesis_jsonschema": "kit",
+    "jsonschema": "kit",
+    "referencing": "kit",
+    "torch": "refit",
+    "nixl": "refit",
+    "nixl_cu12": "refit",
+    "redis": "refit",
+}
+
+#: The extra a verb needs when the missing module is not named above (a native library that
+#: fails to load raises ImportError without a module name).
+EXTRA_OF_VERB = {
+    "matrix": "kit",
+    "conformance": "kit",
+    "diff": "kit",
+    "gate": "kit",
+    "bench": "kit",
+    "refit": "refit",
+}
+
+USAGE_EXIT = 2
+
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a per-verb exit code for usage errors (the gate's contract says 1)."""
+    """argparse that exits 2 on every usage error and names unknown options first."""
 
-    usage_exit = 2
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(self._given, namespace)
 
     def error(self, message: str) -> NoReturn:
+        unknown = self._unknown_options()
+        if unknown and message.startswith("the following arguments are required"):
+            # An option the verb does not have explains the missing argument better.
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         self.print_usage(sys.stderr)
-        self.exit(self.usage_exit, f"{self.prog}: error: {message}\n")
+        self.exit(USAGE_EXIT, f"{self.prog}: error: {message}\n")
 
-
-def _missing_extra(verb: str, exc: ImportError) -> Callable[[argparse.Namespace], int]:
-    def run(_args: argparse.Namespace) -> int:
-        print(
-            f"refitwire {verb}: needs {exc.name or 'an optional package'}: pip install 'refitwire[refit]'",
-            file=sys.stderr,
-        )
-        return 2
-
-    return run
+    def _unknown_options(self) -> list[str]:
+        known = [option for action in self._actions for option in action.option_strings]
+        unknown = []
+        for token in getattr(self, "_given", []):
+            if token == "--":
+                break
+            if not token.startswith("-") or token == "-" or self._negative_number_matcher.match(token):
+                continue
+            name = token.split("=", 1)[0]
+            if not any(
+                option == name or (name.startswith("--") and option.startswith(name)) for option in known
+            ):
+                unknown.append(token)
+        return unknown
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((token for token in argv if not token.startswith("-")), None)
+    # The verb list with one line each is only shown by help or a usage error at the top.
+    describe = chosen not in VERBS or any(token in ("-h", "--help") for token in argv[: argv.index(chosen)])
     parser = _Parser(prog="refitwire", description="The refit rendezvous blob: spec, codec, compat.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb in VERBS:
-        if importlib.util.find_spec(f"refitwire.cli.{verb}") is None:
+        spec = importlib.util.find_spec(f"refitwire.cli.{verb}")
+        if spec is None:
             continue
-        module = importlib.import_module(f"refitwire.cli.{verb}")
-        doc = module.__doc__ or verb
-        sub = verbs.add_parser(verb, help=doc.splitlines()[0], description=doc)
-        sub.usage_exit = getattr(module, "USAGE_EXIT", 2)
+        if verb != chosen:  # listed for help and for argparse's choices, never imported
+            verbs.add_parser(verb, help=_summary(spec.origin) if describe else None)
+            continue
+        module = _load(verb)
+        if isinstance(module, str):
+            return _missing(verb, module)
+        sub = verbs.add_parser(verb, help=_summary(spec.origin), description=module.__doc__)
         try:
             module.add_arguments(sub)
-        except ImportError as exc:  # an optional extra (torch, NIXL) is not installed
-            sub.set_defaults(run=_missing_extra(verb, exc), parser=sub)
-            continue
+        except ImportError as exc:
+            return _missing(verb, _extra_for(verb, exc))
         sub.set_defaults(run=module.run, parser=sub)
     args, extra = parser.parse_known_args(argv)
-    if extra:  # reported by the verb's parser, so the verb's usage exit code applies
+    if extra:  # reported by the verb's parser, so its usage line is shown
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return _run(args.verb, args.run, args)
+
+
+def _run(verb: str, run: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
     try:
-        return int(args.run(args))
+        return int(run(args))
+    except ImportError as exc:  # a verb that imports its heavy modules when it runs
+        return _missing(verb, _extra_for(verb, exc))
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _load(verb: str) -> ModuleType | str:
+    """The verb's module, or the extra to install when an import it needs is missing."""
+    try:
+        return importlib.import_module(f"refitwire.cli.{verb}")
+    except ImportError as exc:
+        return _extra_for(verb, exc)
+
+
+def _extra_for(verb: str, exc: ImportError) -> str:
+    """'<module> (the <extra> extra)' for a missing optional module; anything else is a bug."""
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF_MODULE.get(top) or (EXTRA_OF_VERB.get(verb) if not top.startswith("refitwire") else None)
+    if extra is None:
+        raise exc
+    return f"{exc.name or 'an optional package'}: pip install 'refitwire[{extra}]'"
+
+
+def _missing(verb: str, what: str) -> int:
+    print(f"refitwire {verb}: needs {what}", file=sys.stderr)
+    return USAGE_EXIT
+
+
+def _summary(origin: str | None) -> str:
+    """The first line of a verb module's docstring, read without importing the module."""
+    if origin is None:
+        return ""
+    with open(origin, encoding="utf-8") as source:
+        doc = ast.get_docstring(ast.parse(source.read())) or ""
+    return doc.splitlines()[0] if doc else ""

@@ -1,12 +1,15 @@
 """Check blobs against every spec version; name each broken rule and its JSON pointer.
 
-Exit 0 when every file is valid under --spec-version (default: the latest), 1 otherwise.
+Exit 0 when every file is valid under --spec-version (default: the latest), 1 otherwise
+(an unreadable file is reported and the others are still checked). --json prints one JSON
+object per line and file: pointers as RFC 6901 (the root is ""), values as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from refitwire import LATEST, SPEC_VERSIONS, InvalidBlob
@@ -27,11 +30,17 @@ def run(args: argparse.Namespace) -> int:
         try:
             blob = read_input(name)
         except OSError as exc:
-            return fail(f"{name}: {exc.strerror}")
+            worst = fail(f"{name}: {exc.strerror}", code=1)
+            if args.json:
+                print(json.dumps({"file": name, "error": exc.strerror}))
+            continue
         report = check_file(blob, args.document)
         if report[args.spec_version]:
             worst = 1
-        print(json.dumps({"file": name, **_as_json(report)}) if args.json else _as_text(name, report))
+        if args.json:
+            print(json.dumps({"file": name, **_as_json(report)}, allow_nan=False))
+        else:
+            print(_as_text(name, report))
     return worst
 
 
@@ -57,10 +66,26 @@ def _as_json(report: dict[str, list[Any]]) -> dict[str, Any]:
         "conforms": [v for v, found in report.items() if not found],
         "violations": {
             v: [
-                {"rule": x.rule, "pointer": x.pointer, "detail": x.detail, "value": repr(x.value)}
+                {"rule": x.rule, "pointer": x.pointer, "detail": x.detail, "value": as_json_value(x.value)}
                 for x in found
             ]
             for v, found in report.items()
             if found
         },
     }
+
+
+def as_json_value(value: Any) -> Any:
+    """The offending value as JSON: JSON values as they are, raw bytes as text, and the
+    non-finite numbers (which JSON cannot hold) by name."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {str(key): as_json_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_json_value(item) for item in value]
+    return str(value)
