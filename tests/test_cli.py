@@ -1,14 +1,17 @@
-"""The first verbs of the refitwire command, run as a user would (a subprocess)."""
+"""The refitwire command, run as a user would (a subprocess), and its shared parser."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from refitwire import PublishedShard, PublishedTensor, tensor_digest, wrap_rendezvous_blob
+from refitwire.cli import VERBS, main
 
 
 def refitwire(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -44,9 +47,30 @@ def test_validate_names_rule_and_pointer_and_exits_1(tmp_path: Path) -> None:
     assert (violation["rule"], violation["pointer"]) == ("DIGEST_FORMAT", "/tensors/0/shards/0/digest")
 
 
-def test_validate_a_missing_file_is_a_usage_error() -> None:
-    done = refitwire("validate", "/nonexistent/blob.json")
-    assert done.returncode == 2 and "No such file" in done.stderr and "Traceback" not in done.stderr
+def test_validate_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "good.json").write_bytes(good_blob())
+    done = refitwire("validate", "/nonexistent/blob.json", str(tmp_path / "good.json"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "refitwire: /nonexistent/blob.json: No such file or directory"
+    assert done.stdout.startswith(f"{tmp_path / 'good.json'}: conforms to 1.0.0, 1.1.0, 1.2.0")
+
+
+def test_validate_json_is_json_with_rfc6901_pointers(tmp_path: Path) -> None:
+    """null for None, the root pointer is "", raw bytes as text, and a line for an unreadable file."""
+    (tmp_path / "null.json").write_bytes(good_blob().replace(b'"agent_name": "r0"', b'"agent_name": null', 1))
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf{}")
+    done = refitwire(
+        "validate", "--json", str(tmp_path / "null.json"), str(tmp_path / "bom.json"), "/nonexistent"
+    )
+    assert done.returncode == 1
+    assert "None" not in done.stdout and "b'" not in done.stdout
+    null, bom, missing = (json.loads(line) for line in done.stdout.splitlines())
+    assert {"rule": "TYPE", "pointer": "/agent_name", "value": None} in [
+        {k: v[k] for k in ("rule", "pointer", "value")} for v in null["violations"]["1.2.0"]
+    ], null
+    [headline] = bom["violations"]["1.2.0"]
+    assert (headline["rule"], headline["pointer"], headline["value"]) == ("UTF8", "", "\ufeff")
+    assert missing == {"file": "/nonexistent", "error": "No such file or directory"}
 
 
 def test_decode_prints_a_table_and_the_decoded_form(tmp_path: Path) -> None:
@@ -95,3 +119,74 @@ def test_the_codec_and_kit_verbs_work_without_torch_or_nixl() -> None:
         assert done.returncode == code, done.stderr
         assert "Traceback" not in done.stderr
     assert "pip install 'refitwire[refit]'" in done.stderr
+
+
+def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit status and the last stderr line of a command line the parser refuses."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    return int(stopped.value.code or 0), capsys.readouterr().err.strip().splitlines()[-1]
+
+
+NEEDS_REFIT = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="the refit verb's options need the refit extra"
+)
+EVERY_VERB = [pytest.param(v, marks=NEEDS_REFIT) if v == "refit" else v for v in VERBS]
+
+
+@pytest.mark.parametrize("verb", EVERY_VERB)
+def test_an_unknown_option_is_named_and_exits_2(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Even where a required argument is missing too (the gate's usage errors included)."""
+    code, last = usage_error([verb, "--no-such-option"], capsys)
+    assert (code, last) == (2, f"refitwire {verb}: error: unrecognized arguments: --no-such-option")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["diff"], ["gate", "--matrix", "bogus"], ["conformance"], ["schema"], ["validate"],
+     ["matrix", "--seed", "x"], pytest.param(["refit", "--steps", "x"], marks=NEEDS_REFIT)],
+    ids=lambda argv: " ".join(argv),
+)  # fmt: skip
+def test_every_usage_error_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, last = usage_error(argv, capsys)
+    assert code == 2 and last.startswith(f"refitwire {argv[0]}: error: "), last
+
+
+def test_top_level_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert usage_error(["--foo"], capsys) == (2, "refitwire: error: unrecognized arguments: --foo")
+    assert usage_error(["--foo", "digest", "x"], capsys) == (
+        2, "refitwire digest: error: unrecognized arguments: --foo"
+    )  # fmt: skip
+    code, last = usage_error(["no-such-verb"], capsys)
+    assert code == 2 and "invalid choice: 'no-such-verb'" in last
+    assert usage_error([], capsys) == (2, "refitwire: error: the following arguments are required: VERB")
+
+
+def test_help_lists_every_verb_without_importing_them() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from refitwire.cli import main\ntry: main(['--help'])\n"
+         "except SystemExit: print(sorted(m for m in sys.modules if m.startswith('refitwire.cli.')))"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    listed = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("    ")]
+    assert [v for v in listed if v in VERBS] == list(VERBS), done.stdout
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("verb", ["validate", "digest", "decode", "schema"])
+def test_a_codec_verb_imports_only_its_own_module(verb: str, tmp_path: Path) -> None:
+    """What makes a verb start fast: no other verb's module, no kit, no torch, no NIXL."""
+    (tmp_path / "b.json").write_bytes(good_blob())
+    args = ["list"] if verb == "schema" else [str(tmp_path / "b.json")]
+    code = (
+        "import sys; from refitwire.cli import main; status = main(sys.argv[1:]); "
+        "heavy = ('torch', 'nixl', 'nixl_cu12', 'hypothesis', 'jsonschema', 'redis'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('refitwire.cli.') "
+        "or m.split('.')[:2] in (['refitwire', 'compat'], ['refitwire', 'gate'], ['refitwire', 'refit']))); "
+        "sys.exit(status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, verb, *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == str(sorted({f"refitwire.cli.{verb}", "refitwire.cli._io"}))
