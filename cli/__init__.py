@@ -12,6 +12,7 @@ import argparse
 import ast
 import importlib
 import importlib.util
+import re
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -45,6 +46,7 @@ EXTRA_OF_VERB = {
 }
 
 USAGE_EXIT = 2
+_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # a value such as --seed -1, never an option
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,7 +72,7 @@ class _Parser(argparse.ArgumentParser):
         for token in getattr(self, "_given", []):
             if token == "--":
                 break
-            if not token.startswith("-") or token == "-" or self._negative_number_matcher.match(token):
+            if not token.startswith("-") or token == "-" or _NEGATIVE_NUMBER.fullmatch(token):
                 continue
             name = token.split("=", 1)[0]
             if not any(
