@@ -21,6 +21,11 @@ _REFIT = Path(__file__).with_name("refit")
 _SHARED_SCOPES = ("module", "package", "class")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Registered here too, so --strict-markers accepts it when pytest-xdist is not installed.
+    config.addinivalue_line("markers", "xdist_group(name): run on the same xdist worker as its group")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node IDs
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
