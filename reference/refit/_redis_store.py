@@ -96,7 +96,6 @@ def parse_redis_spec(url: str, *, namespace: str | None = None) -> RedisSpec:
     ``namespace`` replaces the URL's own (a run's fresh one)."""
     parts = urlsplit(url)
     password = unquote(parts.password) if parts.password else None
-    shown_password = _MASK if parts.password is not None else None
     if parts.scheme not in ("redis", "rediss"):
         raise ValueError(f"not a Redis URL: scheme {parts.scheme!r}")
     host = parts.hostname or ""
@@ -119,6 +118,9 @@ def parse_redis_spec(url: str, *, namespace: str | None = None) -> RedisSpec:
             rest.append((name, value))
     shown_rest = [(n, _MASK if n in _SECRET_PARAMS else v) for n, v in rest]
     user = unquote(parts.username) if parts.username else None
+    if password is None:
+        password = os.environ.get(PASSWORD_ENV) or None
+    shown_password = _MASK if password is not None else None  # shown as in use, never as itself
     display = f"{parts.scheme}://{_netloc(user, shown_password, hostport)}{parts.path}"
     namespace = namespace or own.get("namespace", DEFAULT_NAMESPACE)
     if not _NAMESPACE.match(namespace):
@@ -139,7 +141,7 @@ def parse_redis_spec(url: str, *, namespace: str | None = None) -> RedisSpec:
         namespace_given="namespace" in own,
         ttl_s=ttl,
         retries=retries,
-        password=password if password is not None else os.environ.get(PASSWORD_ENV) or None,
+        password=password,
     )
 
 
