@@ -195,6 +195,7 @@ class RedisStore:
             socket_connect_timeout=connect_timeout_s,
             retry=_Retry(ExponentialBackoff(cap=1.0, base=0.05), self.spec.retries),
             retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            socket_read_size=1 << 20,  # blobs run to megabytes: fewer, larger reads
         )
 
     def __repr__(self) -> str:

@@ -33,7 +33,8 @@ from refitwire.refit import (  # noqa: E402
 )
 from refitwire.refit._model import MODELS  # noqa: E402
 from refitwire.refit._proc import Child  # noqa: E402
-from refitwire.refit._receiver import Receiver, same_bytes  # noqa: E402
+from refitwire.refit._receiver import Receiver  # noqa: E402
+from test_refit import snapshot, untouched  # noqa: E402  (the directory-store refit's helpers)
 
 pytestmark = [pytest.mark.nixl, pytest.mark.redis]
 
@@ -98,19 +99,6 @@ def installed(pubs: Publishers, receiver: Receiver) -> int:
     result = receiver.refit(step)
     assert result.installed, result.error or result.verdicts
     return step
-
-
-def snapshot(r: Receiver) -> tuple[int | None, dict[str, torch.Tensor]]:
-    return r.step, {k: v.clone() for k, v in r.weights.items()}
-
-
-def untouched(r: Receiver, before: tuple[int | None, dict[str, torch.Tensor]]) -> bool:
-    step, weights = before
-    return (
-        r.step == step
-        and r.weights.keys() == weights.keys()
-        and all(same_bytes(r.weights[k], w) for k, w in weights.items())
-    )
 
 
 def test_two_receivers_refit_over_redis(server: RedisServer, pubs: Publishers, receiver: Receiver) -> None:
