@@ -44,7 +44,7 @@ class RunConfig:
     discover_timeout_s: float = 30.0
     read_timeout_s: float = 30.0
     start_timeout_s: float = 120.0
-    store: str | None = None  # a directory or redis:// URL; default: a fresh temporary directory
+    store: str | None = field(default=None, repr=False)  # a directory or redis:// URL (may hold a password)
     upstream_python: str | None = None  # publishers write their blobs with released upstream code
     # Run publishers in the first network namespace and receivers in the second
     # (``ip netns exec``), with UCX on TCP only: the cross-host path on one machine.

@@ -287,3 +287,9 @@ def test_the_cli_with_redis_refusing_connections_fails_every_step_naming_the_sto
     assert "failed: STORE_UNAVAILABLE" in out and row["error"]["message"] in out
     for text in (out, err, json.dumps(report)):
         assert PASSWORD not in text
+
+
+def test_a_run_config_never_shows_the_password() -> None:
+    from refitwire.refit._run import RunConfig
+
+    assert PASSWORD not in repr(RunConfig(store=f"redis://:{PASSWORD}@h:1/0"))
