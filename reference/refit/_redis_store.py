@@ -67,14 +67,10 @@ class RedisSpec:
 
     def with_namespace(self, namespace: str) -> str:
         """The URL (password left out) that names ``namespace``: what a child process is given."""
-        return _rebuild(self.client_url, {"namespace": namespace, **self._own(skip_namespace=True)})
-
-    def _own(self, *, skip_namespace: bool = False) -> dict[str, str]:
-        own = {} if skip_namespace else {"namespace": self.namespace}
+        own = {"namespace": namespace, "retries": str(self.retries)}
         if self.ttl_s is not None:
             own["ttl"] = str(self.ttl_s)
-        own["retries"] = str(self.retries)
-        return own
+        return _rebuild(self.client_url, own)
 
 
 def _rebuild(url: str, extra: dict[str, str]) -> str:
@@ -241,9 +237,6 @@ class RedisStore:
         """Delete this namespace and every blob in it."""
         self._call("drop the namespace", lambda: self.client.delete(self.hash_key))
 
-    def ping(self) -> None:
-        self._call("reach the server", self.client.ping)
-
     def close(self) -> None:
         self.client.close()
 
@@ -265,9 +258,8 @@ class RedisStore:
                 raise StoreCorrupt(
                     self.spec.shown, f"cannot {what}: {self.hash_key!r} is not a rendezvous hash ({text})"
                 ) from None
-            if text.startswith(("NOAUTH", "WRONGPASS", "NOPERM")):
-                raise StoreUnavailable(self.spec.shown, f"cannot {what}: {text}") from None
-            raise StoreCorrupt(self.spec.shown, f"cannot {what}: {text}") from None
+            # NOAUTH, NOPERM, OOM, READONLY, ...: the server is there but will not do it.
+            raise StoreUnavailable(self.spec.shown, f"cannot {what}: the server refused: {text}") from None
 
     def _scrub(self, exc: BaseException) -> str:
         text = str(exc)

@@ -164,6 +164,16 @@ def test_a_namespace_key_that_holds_garbage_is_a_corrupt_store(redis_server: Red
         assert info.value.rule == "STORE_CORRUPT"
 
 
+def test_a_server_that_refuses_a_write_is_unavailable_naming_why(redis_server: RedisServer) -> None:
+    store = RedisStore(redis_server.url("job"))
+    store.client.config_set("maxmemory", "1")  # full: every write is refused
+    with pytest.raises(
+        StoreUnavailable, match="cannot publish: the server refused: command not allowed when used memory"
+    ):
+        store.publish("rank-00000", b"x")
+    assert store.keys() == []  # reads still work
+
+
 def test_fields_no_store_wrote_are_never_listed(redis_server: RedisServer) -> None:
     store = RedisStore(redis_server.url("job"))
     store.publish("rank-00000", b"x")
