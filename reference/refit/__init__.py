@@ -3,7 +3,8 @@
 Planning, the store, verdicts and errors are pure Python and always importable.
 What needs ``redis``, torch or NIXL (``RedisStore``, ``Agent``, ``Region``,
 ``Publisher``, ``Receiver``, ``MODELS``, ``RunConfig``, ``run``) loads on first
-access, so importing this package never needs the ``refit`` extra. Modules starting with ``_`` are private.
+access, so importing this package never needs the ``refit`` extra. Modules
+starting with ``_`` are private.
 """
 
 from __future__ import annotations
