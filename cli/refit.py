@@ -1,7 +1,7 @@
 """Run a real NIXL refit on this machine: publishers, receivers, verification, verdicts.
 
 Starts N publisher and M receiver processes with different shardings of a
-synthetic model; each step the publishers post their blobs to a directory store
+synthetic model; each step the publishers post their blobs to a store (a directory or Redis)
 and the receivers discover, check, read over NIXL (UCX), verify every shard and
 install the step only when every shard they need is verified. Progress goes to
 stderr, the per-step verdict table to stdout. Exit 0 when every step was verified
@@ -33,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="synthetic model size (default: %(default)s)")  # fmt: skip
     parser.add_argument("--device", default="cpu", help="cpu (DRAM) or cuda (VRAM); default cpu")
     parser.add_argument("--accept-unchecked", action="store_true", help="install shards without a digest")
-    parser.add_argument("--store", type=Path, default=None, help="rendezvous directory (default: a temp dir)")
+    parser.add_argument("--store", type=_store_spec, default=None, metavar="DIR|redis://HOST:PORT/DB",
+                        help="rendezvous directory or Redis URL (default: a temp dir); see docs/refit.md")  # fmt: skip
     parser.add_argument("--discover-timeout", type=float, default=30.0, metavar="SECONDS")
     parser.add_argument("--read-timeout", type=float, default=30.0, metavar="SECONDS")
     parser.add_argument("--upstream-python", default=None, metavar="PYTHON",
@@ -43,6 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
     )
+
+
+def _store_spec(spec: str) -> str:
+    from refitwire.refit._store import check_spec
+
+    try:
+        check_spec(spec)
+    except ValueError as exc:  # the message never shows a password
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             accept_unchecked=args.accept_unchecked,
             discover_timeout_s=args.discover_timeout,
             read_timeout_s=args.read_timeout,
-            store=str(args.store) if args.store else None,
+            store=args.store,
             upstream_python=args.upstream_python,
             netns=(args.netns[0], args.netns[1]) if args.netns else None,
         )

@@ -1,9 +1,10 @@
 """Refit over NIXL: stores, publishers, receivers, verdicts, and the read planner.
 
 Planning, the store, verdicts and errors are pure Python and always importable.
-What needs torch or NIXL (``Agent``, ``Region``, ``Publisher``, ``Receiver``,
-``MODELS``, ``RunConfig``, ``run``) loads on first access, so importing this
-package never needs the ``refit`` extra. Modules starting with ``_`` are private.
+What needs ``redis``, torch or NIXL (``RedisStore``, ``Agent``, ``Region``,
+``Publisher``, ``Receiver``, ``MODELS``, ``RunConfig``, ``run``) loads on first
+access, so importing this package never needs the ``refit`` extra. Modules
+starting with ``_`` are private.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Any
 
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
-from ._store import DirectoryStore, RendezvousStore
+from ._store import (
+    DirectoryStore,
+    RendezvousStore,
+    StoreCorrupt,
+    StoreError,
+    StoreUnavailable,
+    open_store,
+)
 from ._verdict import Policy, ShardVerdict, Verdict, judge, may_install
 
 __all__ = [
@@ -27,6 +35,10 @@ __all__ = [
     # rendezvous
     "DirectoryStore",
     "RendezvousStore",
+    "open_store",
+    "StoreError",
+    "StoreUnavailable",
+    "StoreCorrupt",
     # verdicts and refusals
     "Policy",
     "ShardVerdict",
@@ -38,6 +50,7 @@ __all__ = [
     "DiscoveryTimeout",
     "TransferFailed",
     # need the refit extra (loaded lazily)
+    "RedisStore",
     "Agent",
     "Region",
     "MODELS",
@@ -49,6 +62,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "RedisStore": "_redis_store",
     "Agent": "_nixl",
     "Region": "_nixl",
     "MODELS": "_model",

@@ -1,6 +1,6 @@
 """A trainer-rank publisher: owns its shards, registers them with NIXL, publishes its blob.
 
-Run as ``python -m refitwire.refit._publisher --rank R --ranks N --store DIR --fd FD``.
+Run as ``python -m refitwire.refit._publisher --rank R --ranks N --store DIR|URL --fd FD``.
 It says hello on FD, then obeys JSON-line commands on stdin:
 
 ``{"cmd": "publish", "step": S, "inject": KIND|null}``
@@ -32,7 +32,7 @@ from refitwire._codec import rendezvous_document
 
 from ._model import MODELS, Model
 from ._proc import answer, reply_channel, serve
-from ._store import DirectoryStore, RendezvousStore
+from ._store import RendezvousStore, open_store
 
 __all__ = ["HOSTILE", "INJECTIONS", "Publisher", "main"]
 
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         args.rank,
         args.ranks,
         MODELS[args.model],
-        DirectoryStore(args.store),
+        open_store(args.store),
         agent_name=args.agent_name,
         device=args.device,
         upstream_python=args.upstream_python,

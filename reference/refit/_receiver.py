@@ -41,7 +41,7 @@ from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._model import MODELS, Box, Model, truth
 from ._plan import PlanError, SourceShard, check_coverage, plan_reads
 from ._proc import answer, reply_channel, serve
-from ._store import DirectoryStore, RendezvousStore
+from ._store import RendezvousStore, open_store
 from ._verdict import Policy, ShardVerdict, judge, may_install
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = reply_channel(args.fd)
     recv = Receiver(
-        args.rank, args.ranks, MODELS[args.model], DirectoryStore(args.store),
+        args.rank, args.ranks, MODELS[args.model], open_store(args.store),
         publishers=args.publishers, policy=Policy(accept_unchecked=args.accept_unchecked),
         device=args.device, discover_timeout_s=args.discover_timeout, read_timeout_s=args.read_timeout,
     )  # fmt: skip

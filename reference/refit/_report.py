@@ -9,7 +9,7 @@ __all__ = ["render_table"]
 
 _ORDER = ("verified", "unchecked", "unknown-step", "stale", "ahead", "corrupt")
 # Errors that are not a verdict on a table: the step could not be carried out.
-_FAILURES = ("TRANSFER_FAILED", "DISCOVERY_TIMEOUT", "RECEIVER_DIED")
+_FAILURES = ("TRANSFER_FAILED", "DISCOVERY_TIMEOUT", "RECEIVER_DIED", "STORE_UNAVAILABLE", "STORE_CORRUPT")
 
 
 def _outcome(row: dict[str, Any]) -> str:

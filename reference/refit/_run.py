@@ -10,9 +10,7 @@ holds are exactly the model's values at the step it holds. The report is data
 from __future__ import annotations
 
 import queue
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +19,7 @@ from typing import IO, Any
 from ._model import MODELS
 from ._proc import Child, ChildDied
 from ._publisher import INJECTIONS
+from ._store import run_store
 
 __all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
 
@@ -45,7 +44,7 @@ class RunConfig:
     discover_timeout_s: float = 30.0
     read_timeout_s: float = 30.0
     start_timeout_s: float = 120.0
-    store: str | None = None  # a directory; default: a fresh temporary one
+    store: str | None = field(default=None, repr=False)  # a directory or redis:// URL (may hold a password)
     upstream_python: str | None = None  # publishers write their blobs with released upstream code
     # Run publishers in the first network namespace and receivers in the second
     # (``ip netns exec``), with UCX on TCP only: the cross-host path on one machine.
@@ -130,19 +129,19 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     """Run every step; a crash of any process is recorded, never raised."""
     err = err or sys.stderr
     say = _Progress(err)
-    own_store = config.store is None
-    store = config.store or tempfile.mkdtemp(prefix="refitwire-refit-")
-    report = RunReport(config=asdict(config))
+    store = run_store(config.store)
+    report = RunReport(config={**asdict(config), "store": store.shown})  # never a password
     pubs: list[Child] = []
     recvs: list[Child] = []
     started = time.monotonic()
     try:
-        common = ["--store", store, "--model", config.model, "--device", config.device]
+        say.show(f"store: {store.shown}", final=True)
+        common = ["--store", store.spec, "--model", config.model, "--device", config.device]
         where: tuple[list[str], list[str]] = ([], [])
-        env: dict[str, str] = {}
+        env = dict(store.env)
         if config.netns is not None:
             where = (["ip", "netns", "exec", config.netns[0]], ["ip", "netns", "exec", config.netns[1]])
-            env = {"UCX_TLS": "tcp"}
+            env["UCX_TLS"] = "tcp"
         for r in range(config.publishers):
             extra = ["--upstream-python", config.upstream_python] if config.upstream_python else []
             args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra]
@@ -169,8 +168,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
             child.ask_to_stop()
         for child in pubs + recvs:
             child.stop()
-        if own_store:
-            shutil.rmtree(store, ignore_errors=True)
+        store.cleanup()
     return report
 
 

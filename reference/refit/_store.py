@@ -1,19 +1,39 @@
 """Where publishers post their blobs and receivers find them.
 
 :class:`RendezvousStore` is the extension point (a key-value store of whole
-blobs, one key per publisher rank); :class:`DirectoryStore` is the one shipped:
-one file per key, written to a temporary name, flushed to disk and renamed into
-place, so a reader sees either the old blob or the new one, never part of one.
+blobs, one key per publisher rank). Two are shipped: :class:`DirectoryStore`,
+the embedded default on one machine (one file per key, written to a temporary
+name, flushed to disk and renamed into place, so a reader sees either the old
+blob or the new one, never part of one), and ``RedisStore`` (``_redis_store``)
+for receivers on other hosts. :func:`open_store` picks one from a spec string:
+a ``redis://`` or ``rediss://`` URL, else a directory.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["DirectoryStore", "RendezvousStore"]
+from ._errors import RefitError
+
+__all__ = [
+    "DirectoryStore",
+    "RendezvousStore",
+    "RunStore",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreUnavailable",
+    "check_key",
+    "check_spec",
+    "open_store",
+    "run_store",
+]
 
 
 @runtime_checkable
@@ -36,7 +56,29 @@ class RendezvousStore(Protocol):
 _SUFFIX = ".blob"
 
 
-def _check_key(key: str) -> str:
+class StoreError(RefitError):
+    """The store itself failed (not a blob in it); ``store`` is its URL or path, never a password."""
+
+    rule = "STORE"
+
+    def __init__(self, store: str, detail: str) -> None:
+        self.store, self.detail = store, detail
+        super().__init__(f"{store}: {detail} [{self.rule}]")
+
+
+class StoreUnavailable(StoreError):
+    """The store could not be reached or refused us, after bounded retries."""
+
+    rule = "STORE_UNAVAILABLE"
+
+
+class StoreCorrupt(StoreError):
+    """The store holds something that is not a rendezvous namespace where ours should be."""
+
+    rule = "STORE_CORRUPT"
+
+
+def check_key(key: str) -> str:
     if not key or key.startswith(".") or "/" in key or "\\" in key or "\0" in key:
         raise ValueError(f"{key!r} is not a store key: want a plain name not starting with '.'")
     return key
@@ -53,7 +95,7 @@ class DirectoryStore:
         return f"DirectoryStore({str(self.root)!r})"
 
     def publish(self, key: str, blob: bytes) -> None:
-        final = self.root / (_check_key(key) + _SUFFIX)
+        final = self.root / (check_key(key) + _SUFFIX)
         tmp = self.root / f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             with open(tmp, "wb") as fh:
@@ -79,9 +121,61 @@ class DirectoryStore:
 
     def read(self, key: str) -> bytes | None:
         try:
-            return (self.root / (_check_key(key) + _SUFFIX)).read_bytes()
+            return (self.root / (check_key(key) + _SUFFIX)).read_bytes()
         except FileNotFoundError:
             return None
 
     def remove(self, key: str) -> None:
-        (self.root / (_check_key(key) + _SUFFIX)).unlink(missing_ok=True)
+        (self.root / (check_key(key) + _SUFFIX)).unlink(missing_ok=True)
+
+
+_URL_SCHEMES = ("redis", "rediss")
+
+
+def _scheme(spec: str) -> str | None:
+    scheme, sep, _ = spec.partition("://")
+    if not sep:
+        return None
+    if scheme not in _URL_SCHEMES:
+        raise ValueError(f"unknown store scheme {scheme + '://'!r}: want a directory, redis:// or rediss://")
+    return scheme
+
+
+def check_spec(spec: str) -> None:
+    """Raise ``ValueError`` (never showing a password) if ``spec`` cannot name a store; connects to nothing."""
+    if _scheme(spec) is not None:
+        from ._redis_store import parse_redis_spec
+
+        parse_redis_spec(spec)
+
+
+def open_store(spec: str) -> RendezvousStore:
+    """The store a spec names: ``redis://``/``rediss://`` URL (needs ``redis``), else a directory."""
+    if _scheme(spec) is None:
+        return DirectoryStore(spec)
+    from ._redis_store import RedisStore
+
+    return RedisStore(spec)
+
+
+@dataclass(frozen=True)
+class RunStore:
+    """The store of one run, as its child processes and its report get it."""
+
+    spec: str  # for child command lines: no secrets
+    shown: str  # for reports and logs
+    env: dict[str, str] = field(default_factory=dict)  # secrets travel through the environment
+    cleanup: Callable[[], None] = lambda: None
+
+
+def run_store(spec: str | None) -> RunStore:
+    """Resolve a run's ``--store``: none is a fresh temporary directory, removed afterwards;
+    a Redis URL without a namespace gets a fresh one of its own, dropped afterwards."""
+    if spec is None:
+        tmp = tempfile.mkdtemp(prefix="refitwire-refit-")
+        return RunStore(tmp, tmp, cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True))
+    if _scheme(spec) is None:
+        return RunStore(spec, spec)
+    from ._redis_store import run_redis_store
+
+    return run_redis_store(spec)

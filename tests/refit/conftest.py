@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import faulthandler
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from _redis import RedisServer
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +15,11 @@ def hang_guard() -> Iterator[None]:
     faulthandler.dump_traceback_later(180, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real redis-server on a free loopback port, killed afterwards (``_redis.py``)."""
+    server = RedisServer(tmp_path / "redis")
+    yield server
+    server.stop()

@@ -1,27 +1,122 @@
-"""The directory store: atomic replace, one key per rank, partial files never listed."""
+"""The store contract, run against both stores: the directory and a real redis-server.
+
+Publish, list, read, replace, remove, atomicity, namespaces, binary safety, key
+rules. A ``redis`` case starts its own server (``_redis.py``); the directory's
+own details (temporaries, a failed write) follow the contract.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from refitwire.refit import DirectoryStore, RendezvousStore
+from refitwire.refit import DirectoryStore, RendezvousStore, open_store
+
+#: ``open(namespace)``: a store of the kind under test; stores opened with one namespace share blobs.
+Opener = Callable[[str], RendezvousStore]
+
+CODEC_LIMIT = 64 * 2**20  # the reader's limit per blob (README: "64 MiB per blob")
 
 
-def test_publish_read_replace(tmp_path: Path) -> None:
-    store = DirectoryStore(tmp_path / "rv")
+@pytest.fixture(params=["directory", pytest.param("redis", marks=pytest.mark.redis)])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    if request.param == "directory":
+        return lambda namespace: open_store(str(tmp_path / namespace))
+    server = request.getfixturevalue("redis_server")
+    return lambda namespace: open_store(server.url(namespace))
+
+
+def test_publish_read_replace_remove(opener: Opener) -> None:
+    store = opener("run-1")
     assert isinstance(store, RendezvousStore)
     assert store.keys() == []
     store.publish("rank-00001", b"one")
     store.publish("rank-00000", b"zero")
     store.publish("rank-00001", b"one, again")
-    assert store.keys() == ["rank-00000", "rank-00001"]
+    assert store.keys() == ["rank-00000", "rank-00001"]  # sorted, each once
     assert store.read("rank-00001") == b"one, again"
     assert store.read("rank-00009") is None
     store.remove("rank-00000")
     store.remove("rank-00000")  # twice is fine
     assert store.keys() == ["rank-00001"]
+    assert store.read("rank-00000") is None
+
+
+def test_a_restarted_publisher_replaces_its_own_key(opener: Opener) -> None:
+    first, reader = opener("run-1"), opener("run-1")
+    first.publish("rank-00000", b"before the restart")
+    first.publish("rank-00001", b"the neighbour")
+    again = opener("run-1")  # a new process: a new store object, a new connection
+    again.publish("rank-00000", b"after the restart")
+    assert reader.keys() == ["rank-00000", "rank-00001"]
+    assert reader.read("rank-00000") == b"after the restart"
+    assert reader.read("rank-00001") == b"the neighbour"
+
+
+def test_namespaces_never_see_each_other(opener: Opener) -> None:
+    mine, theirs = opener("run-1"), opener("run-2")
+    mine.publish("rank-00000", b"mine")
+    theirs.publish("rank-00000", b"theirs")
+    theirs.publish("rank-00001", b"theirs too")
+    assert mine.keys() == ["rank-00000"] and mine.read("rank-00000") == b"mine"
+    assert mine.read("rank-00001") is None
+    theirs.remove("rank-00000")
+    assert mine.read("rank-00000") == b"mine"
+
+
+def test_blobs_are_bytes_as_sent_up_to_the_codec_limit(opener: Opener) -> None:
+    store = opener("run-1")
+    every_byte = bytes(range(256)) * 3 + b"\r\n\0"
+    store.publish("rank-00000", every_byte)
+    store.publish("rank-00001", b"")
+    assert store.read("rank-00000") == every_byte
+    assert store.read("rank-00001") == b"" and store.keys() == ["rank-00000", "rank-00001"]
+    big = os.urandom(4096) * (CODEC_LIMIT // 4096)
+    store.publish("rank-00002", big)
+    assert store.read("rank-00002") == big
+
+
+def test_a_reader_sees_the_old_blob_or_the_new_one_never_a_part(opener: Opener) -> None:
+    writer, reader = opener("run-1"), opener("run-1")
+    old, new = b"o" * (4 << 20), b"n" * (4 << 20) + b"longer"
+    writer.publish("rank-00000", old)
+    stop = threading.Event()
+    seen: list[bytes | None] = []
+
+    def read_while_written() -> None:
+        while not stop.is_set():
+            seen.append(reader.read("rank-00000"))
+
+    thread = threading.Thread(target=read_while_written)
+    thread.start()
+    try:
+        for i in range(40):
+            writer.publish("rank-00000", new if i % 2 == 0 else old)
+    finally:
+        stop.set()
+        thread.join()
+    assert seen
+    assert all(s in (old, new) for s in seen), {len(s or b"") for s in seen}
+
+
+@pytest.mark.parametrize("key", ["", ".hidden", "a/b", "..", "a\0b"])
+def test_keys_are_plain_names(opener: Opener, key: str) -> None:
+    store = opener("run-1")
+    for call in (lambda: store.publish(key, b"x"), lambda: store.read(key), lambda: store.remove(key)):
+        with pytest.raises(ValueError, match="not a store key"):
+            call()
+
+
+def test_a_spec_names_its_store(tmp_path: Path) -> None:
+    assert isinstance(open_store(str(tmp_path / "rv")), DirectoryStore)
+    with pytest.raises(ValueError, match="unknown store scheme 'etcd://'"):
+        open_store("etcd://somewhere/x")
+
+
+# -- the directory's own details ------------------------------------------------------------
 
 
 def test_partial_and_foreign_files_are_not_listed(tmp_path: Path) -> None:
@@ -51,9 +146,3 @@ def test_a_failed_write_leaves_the_old_blob_and_no_temporary(
         store.publish("rank-00000", b"new")
     assert store.read("rank-00000") == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["rank-00000.blob"]
-
-
-@pytest.mark.parametrize("key", ["", ".hidden", "a/b", "..", "a\0b"])
-def test_keys_are_plain_names(tmp_path: Path, key: str) -> None:
-    with pytest.raises(ValueError, match="not a store key"):
-        DirectoryStore(tmp_path).publish(key, b"x")
