@@ -19,6 +19,8 @@ from refitwire.compat._run import Plan
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--testee", required=True, metavar="CMD", help="the command that starts the testee")
     add_common(parser)
+    parser.add_argument("--no-size-limit", dest="size_limit", action="store_false",
+                        help="skip the two 64 MiB size-limit cases")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

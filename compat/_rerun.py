@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases
+from refitwire.compat import _built_cases, _cases, _run
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
 
@@ -53,7 +53,7 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
 
 
 def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
-    bare = case_id.split("#")[0].removesuffix(":bytes")
+    bare = _run.bare(case_id)
     for rc in _cases.read_cases():
         if rc.id == bare:
             return rc.description, None, rc.blob

@@ -98,7 +98,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
     payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
     if plan.only is not None:
-        payloads = {cid: p for cid, p in payloads.items() if _matches(plan.only, cid)}
+        payloads = {cid: p for cid, p in payloads.items() if _asks(plan.only, cid)}
     writers = [s for s in started if "writer" in s.identity.roles]
     readers = [s for s in started if "reader" in s.identity.roles]
     focus = plan.focused
@@ -116,7 +116,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
 
     for r in filter(alone, readers):
         for case in _cases.read_cases():
-            if plan.only is None or _matches(plan.only, case.id):
+            if plan.only is None or _asks(plan.only, case.id):
                 yield from settle(_checks.read_vector(r, case), r, "reader")
         if plan.limits and (plan.only is None or plan.only.startswith("size:")):
             for size in _built_cases.size_cases():
@@ -169,8 +169,19 @@ def expected(result: Result, listed: _expected.ExpectedFailure | None) -> Result
     return result
 
 
-def _matches(only: str, case: str) -> bool:
-    return case == only or case.split("#")[0] == only or case.split(":bytes")[0] == only
+def bare(case: str) -> str:
+    """The case a derived result belongs to: ``read:v-X#rule`` -> ``read:v-X``, ``gen-X:bytes`` -> ``gen-X``."""
+    return case.split("#")[0].removesuffix(":bytes")
+
+
+def _asks(only: str, case: str) -> bool:
+    """Whether running ``case`` is needed for ``--case only``."""
+    return bare(only) == bare(case)
+
+
+def _matches(only: str, result_case: str) -> bool:
+    """Whether a result belongs in the output of ``--case only`` (a bare ID shows its derived cases)."""
+    return result_case == only or bare(result_case) == only
 
 
 def _candidate(plan: Plan, version: str) -> Any:
