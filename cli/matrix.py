@@ -115,7 +115,10 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         finally:
             stop_all(started)
         print()
-    print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
+    if args.case and args.format == "text":  # one case: its verdicts, without the matrix
+        print("\n".join(_render.summary(report, args.enforce_recommended)))
+    else:
+        print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
     return 0 if _report.ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
 
 

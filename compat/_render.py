@@ -103,7 +103,11 @@ def failure_lines(results: Sequence[Result], limit: int = 30) -> list[str]:
         fault = f"{side} at fault" if first.fault else f"in {cell}"
         out.append(f"{outcome.upper()} {tier} x{len(members)}: {symptom} ({fault})")
         out.append(f"    e.g. {first.case} [{cell}]: {first.message}")
-        more = [m.case for m in members[1:EXAMPLES]]
+        one_case = len({m.case for m in members}) == 1
+        more = [
+            f"[{' -> '.join(x for x in (m.writer, m.reader) if x)}]" if one_case else m.case
+            for m in members[1:EXAMPLES]
+        ]
         if more:
             out.append(
                 f"    also {', '.join(more)}"

@@ -33,23 +33,41 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
     description, payload, blob = inputs
     yield f"case {case_id}: {description}"
     if payload is not None:
-        yield "payload: " + json.dumps(payload)
+        yield "payload: " + _reply_text(payload)
     if blob is not None:
         yield from _blob_lines("blob", blob)
     focus = plan.focused or frozenset(s.label for s in started)
-    shown = [s for s in started if s.label in focus or s.label.startswith("reference@")]
+    testees = [s for s in started if s.label in focus]
+    version = testees[0].version if testees else None
+    peers = [s for s in started if s.label == f"reference@{version}"] or [
+        s for s in started if s.label.startswith("reference@")
+    ][-1:]
+    shown = testees + [p for p in peers if p not in testees]
+    if payload is None:
+        for s in shown:
+            if blob is not None and "reader" in s.identity.roles:
+                yield f"{s.label} reads it: {_reply_text(_ask(s, read(0, base64.b64encode(blob).decode())))}"
+        return
+    blobs: dict[str, bytes] = {}
     for s in shown:
-        if payload is not None and "writer" in s.identity.roles:
+        if "writer" in s.identity.roles:
             reply = _ask(s, write(0, _cases.project(payload, s.version)))
-            yield f"{s.label} writes: {json.dumps(reply)[:TEXT_LIMIT]}"
+            yield f"{s.label} writes: {_reply_text(reply)}"
             written = _blob(reply)
             if written is not None:
+                blobs[s.label] = written
                 yield from _blob_lines(f"  {s.label}'s blob", written)
-                if blob is None or s.label in focus:  # readers read the testee's blob
-                    blob = written
-        if blob is not None and "reader" in s.identity.roles:
-            reply = _ask(s, read(0, base64.b64encode(blob).decode()))
-            yield f"{s.label} reads: {json.dumps(reply)[:TEXT_LIMIT]}"
+    for s in shown:  # each side reads the other side's blob
+        for writer, written in blobs.items():
+            if writer != s.label and "reader" in s.identity.roles:
+                yield f"{s.label} reads {writer}'s blob: {_reply_text(_ask(s, read(0, base64.b64encode(written).decode())))}"
+
+
+def _reply_text(reply: Any) -> str:
+    text = json.dumps(
+        {k: v for k, v in reply.items() if k != "blob_b64"} if isinstance(reply, dict) else reply
+    )
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 
 def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:

@@ -62,8 +62,8 @@ def test_one_case_alone_shows_every_answer(tmp_path: Path) -> None:
     out = done.stdout
     assert f"case read:{ADDR_2_64}#rule: addr is 2^64" in out
     assert "blob as text:" in out and "blob as base64:" in out
-    assert "testee: python faulty_testee.py reads:" in out
-    assert "reference@1.2.0 reads:" in out and '"rule": "ADDR_RANGE"' in out and '"rule": "JSON"' in out
+    assert "testee: python faulty_testee.py reads it:" in out
+    assert "reference@1.2.0 reads it:" in out and '"rule": "ADDR_RANGE"' in out and '"rule": "JSON"' in out
     assert "rejected for the wrong reason: named JSON" in out
     assert "1 unexpected" not in out and done.returncode == 0
 
