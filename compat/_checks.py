@@ -35,6 +35,7 @@ from refitwire.compat._results import (
     exchange,
     general,
     show_pointer,
+    violation_text,
 )
 
 NO_RULE = "rejection gave no rule"
@@ -264,10 +265,13 @@ def written_problem(
         else:
             check(document, "rendezvous", version)
     except InvalidBlob as exc:
-        return f"wrote an invalid blob ({exc.rule})", f"wrote a blob that is invalid under {version}: {exc}"
+        return (
+            f"wrote an invalid blob ({exc.rule})",
+            f"wrote a blob that is invalid under {version}: {violation_text(exc.violations[0])}",
+        )
     broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
     if broken:
-        return f"wrote {broken[0].rule}", f"wrote {broken[0]}"
+        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}"
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
         diff = _cases.first_difference(_cases.project(projected, version), decoded)

@@ -136,8 +136,9 @@ def summary(report: Report, enforce_recommended: bool = False) -> list[str]:
     if foot is None:
         out.append("INCOMPLETE: the report has no footer (the run stopped before it finished)")
     verdict = "PASSED" if foot is not None and bad == 0 else "FAILED"
+    title = "CONFORMANCE" if head.raw.get("focus") else "MATRIX"
     out.append(
-        f"CONFORMANCE {verdict}: {by[Outcome.PASSED]} successes, {by[Outcome.SKIPPED]} skipped, "
+        f"{title} {verdict}: {by[Outcome.PASSED]} successes, {by[Outcome.SKIPPED]} skipped, "
         f"{by[Outcome.XFAILED]} expected failures, {bad} unexpected failures"
         + (f" ({tolerated} recommended failures not enforced)" if tolerated else "")
     )

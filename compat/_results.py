@@ -181,6 +181,11 @@ def dumps_short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def violation_text(v: Any) -> str:
+    """A reference ``Violation`` as the reports print it: the value as JSON, the root as ``""``."""
+    return f"{dumps_short(v.value, 60)} at {show_pointer(v.pointer)}: {v.detail} [{v.rule}]"
+
+
 def general(pointer: str) -> str:
     """The pointer with array indices replaced by ``*``, so one bug at many indices groups as one."""
     return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))
