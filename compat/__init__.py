@@ -14,10 +14,23 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# The subpackages `generations` and `upstream` share their names with participant helpers.
+# Importing a subpackage sets the package attribute of that name, so they are imported
+# first and the helpers bound after them: `compat.generations()` stays the function.
+from refitwire.compat import generations as _generations_package  # noqa: F401
+from refitwire.compat import upstream as _upstream_package  # noqa: F401
+from refitwire.compat._participants import (
+    Participant,
+    candidates,
+    generations,
+    javascript,
+    reference,
+    third_party,
+    upstream,
+)
+
 _WHERE = {
-    "Participant": "_participants", "candidates": "_participants", "generations": "_participants",
-    "javascript": "_participants", "reference": "_participants", "third_party": "_participants",
-    "upstream": "_participants", "Plan": "_run", "Outcome": "_results", "Result": "_results",
+    "Plan": "_run", "Outcome": "_results", "Result": "_results",
     "Report": "_report", "read_report": "_report", "ReportError": "_report",
 }  # fmt: skip
 

@@ -41,6 +41,11 @@ from refitwire.compat._results import (
 NO_RULE = "rejection gave no rule"
 
 
+def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
+    """A failed case; ``symptom`` groups it with failures of the same cause."""
+    return Result(**base, outcome=Outcome.FAILED, fault=fault, symptom=symptom, message=message)
+
+
 def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
     """The result for a reply that answers nothing (skipped, errored, broken), else None."""
     if isinstance(reply, Skipped):
@@ -79,12 +84,11 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
     )
     if not expect["valid"] and accepted:
         where = show_pointer(expect["pointer"])
-        yield Result(
-            **base,
-            outcome=Outcome.FAILED,
-            fault="reader",
-            symptom=f"accepted: breaks {expect['rule']}",
-            message=f"accepted a blob that breaks {expect['rule']} at {where} ({case.description})",
+        yield failed(
+            base,
+            "reader",
+            f"accepted: breaks {expect['rule']}",
+            f"accepted a blob that breaks {expect['rule']} at {where} ({case.description})",
         )
         return
     unusable = _unusable(reply, base, "reader")
@@ -93,12 +97,11 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
         return
     if expect["valid"]:
         if isinstance(reply, Rejected):
-            yield Result(
-                **base,
-                outcome=Outcome.FAILED,
-                fault="reader",
-                symptom=f"rejected a valid blob as {reply.rule}",
-                message=f"rejected a valid blob ({case.description}): {reply.message}",
+            yield failed(
+                base,
+                "reader",
+                f"rejected a valid blob as {reply.rule}",
+                f"rejected a valid blob ({case.description}): {reply.message}",
             )
             return
         assert isinstance(reply, Decoded)
@@ -118,12 +121,11 @@ def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> 
     if reply.rule != rule or (reply.pointer is not None and reply.pointer != pointer):
         named = f"{reply.rule} at {show_pointer(reply.pointer)}" if reply.pointer is not None else reply.rule
         kind = "wrong rule" if reply.rule != rule else "wrong pointer"
-        return Result(
-            **base,
-            outcome=Outcome.FAILED,
-            fault="reader",
-            symptom=f"{kind}: named {reply.rule}, the spec says {rule}",
-            message=f"rejected for the wrong reason: named {named}, the spec says {rule} at {show_pointer(pointer)}",
+        return failed(
+            base,
+            "reader",
+            f"{kind}: named {reply.rule}, the spec says {rule}",
+            f"rejected for the wrong reason: named {named}, the spec says {rule} at {show_pointer(pointer)}",
         )
     return Result(**base, outcome=Outcome.PASSED)
 
@@ -133,13 +135,7 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     if diff is None:
         return Result(**base, outcome=Outcome.PASSED)
     symptom, account = diff
-    return Result(
-        **base,
-        outcome=Outcome.FAILED,
-        fault="reader",
-        symptom=symptom,
-        message=f"{context}: {account}" if context else account,
-    )
+    return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
 def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
@@ -147,12 +143,11 @@ def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
     reply = ask_read(r, case.blob)
     if case.valid:
         if isinstance(reply, Rejected):
-            yield Result(
-                **base,
-                outcome=Outcome.FAILED,
-                fault="reader",
-                symptom="rejected the blob at the size limit",
-                message=f"rejected {case.description}: {reply.message}",
+            yield failed(
+                base,
+                "reader",
+                "rejected the blob at the size limit",
+                f"rejected {case.description}: {reply.message}",
             )
         elif isinstance(reply, Decoded):
             payload = {
@@ -169,13 +164,7 @@ def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
         yield Result(**base, outcome=Outcome.PASSED)
         yield reason(case.id, r.label, reply, "BLOB_SIZE", "")
     elif isinstance(reply, Decoded):
-        yield Result(
-            **base,
-            outcome=Outcome.FAILED,
-            fault="reader",
-            symptom="accepted: breaks BLOB_SIZE",
-            message=f"accepted {case.description} (BLOB_SIZE)",
-        )
+        yield failed(base, "reader", "accepted: breaks BLOB_SIZE", f"accepted {case.description} (BLOB_SIZE)")
     else:
         yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
 
@@ -202,12 +191,11 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
     symptom = (
         f"bytes differ: wrote {dumps_short(blob[at : at + 6])}, expected {dumps_short(expected[at : at + 6])}"
     )
-    return Result(
-        **base,
-        outcome=Outcome.FAILED,
-        fault="writer",
-        symptom=symptom,
-        message=f"{context}: bytes differ from the reference writer at offset {at}: wrote {wrote}, expected {wanted}",
+    return failed(
+        base,
+        "writer",
+        symptom,
+        f"{context}: bytes differ from the reference writer at offset {at}: wrote {wrote}, expected {wanted}",
     )
 
 
@@ -291,12 +279,11 @@ def refusal(w: Any, case: RefusalCase) -> Result:
     if isinstance(reply, Errored):
         return Result(**base, outcome=Outcome.PASSED)
     if isinstance(reply, Written):
-        return Result(
-            **base,
-            outcome=Outcome.FAILED,
-            fault="writer",
-            symptom=f"wrote a blob breaking {case.rule}",
-            message=f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+        return failed(
+            base,
+            "writer",
+            f"wrote a blob breaking {case.rule}",
+            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
         )
     return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
 
@@ -306,12 +293,11 @@ def cross(w: Any, r: Any, cid: str, payload: dict[str, Any], blob: bytes) -> Res
     base = {"case": cid, "tier": REQUIRED, "writer": w.label, "reader": r.label}
     reply = ask_read(r, blob)
     if isinstance(reply, Rejected):
-        return Result(
-            **base,
-            outcome=Outcome.FAILED,
-            fault="reader",
-            symptom=f"rejected a valid blob as {reply.rule}",
-            message=f"rejected {w.label}'s valid blob: {reply.message}",
+        return failed(
+            base,
+            "reader",
+            f"rejected a valid blob as {reply.rule}",
+            f"rejected {w.label}'s valid blob: {reply.message}",
         )
     if not isinstance(reply, Decoded):
         return _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
