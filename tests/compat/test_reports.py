@@ -84,3 +84,31 @@ def test_a_run_that_dies_leaves_its_results_and_no_footer(tmp_path: Path) -> Non
         proc.wait()
     report = _report.read_report(out)
     assert not report.complete and report.results and not _report.ok(report.footer)
+
+
+def test_the_released_upstream_versions_run_both_ways(tmp_path: Path) -> None:
+    from refitwire import compat
+
+    found, _ = compat.upstream()
+    if not found:
+        import pytest
+
+        pytest.skip(
+            "the released modelexpress environments are not built (python -m refitwire.compat.upstream.envs)"
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "conformance", "--testee", f"{sys.executable} {FAULTY} none",
+         "--seed", "3", "--examples", "3", "--no-size-limit", "--output", str(tmp_path / "r.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    report = _report.read_report(tmp_path / "r.jsonl")
+    assert report.header.upstream == "ran" and "released upstream readers and writers: ran" in done.stdout
+    me = "testee: python faulty_testee.py"
+    for p in found:
+        assert any(r.writer == p.label and r.reader == me for r in report.results), (
+            p.label
+        )  # theirs, read by us
+        assert any(r.writer == me and r.reader == p.label for r in report.results), (
+            p.label
+        )  # ours, read by them
