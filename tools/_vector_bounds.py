@@ -218,5 +218,12 @@ def precedence_vectors() -> list[dict[str, Any]]:
                 T + "/name",
                 tags=["precedence", "document-order"],
             ),
+            mutated(
+                "document order in step 4: /tensors/0/elsize (written before) comes before /publisher_step",
+                lambda d: d["tensors"][0].update(elsize=2.0) or d.update(publisher_step=7.0),
+                "INTEGER_LITERAL",
+                T + "/elsize",
+                tags=["precedence", "document-order"],
+            ),
         ]
     return found
