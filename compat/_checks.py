@@ -20,6 +20,7 @@ from refitwire.compat import _cases
 from refitwire.compat._built_cases import RefusalCase, SizeCase
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
+    NO_RULE,
     RECOMMENDED,
     REQUIRED,
     Broken,
@@ -37,8 +38,6 @@ from refitwire.compat._results import (
     show_pointer,
     violation_text,
 )
-
-NO_RULE = "rejection gave no rule"
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:

@@ -11,9 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 
 from refitwire.compat import _junit
-from refitwire.compat._checks import NO_RULE
 from refitwire.compat._report import Report
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
 
 VECTORS = "(vectors)"
 EXAMPLES = 3  # example case IDs shown per failure group

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from refitwire.compat._checks import NO_RULE
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 

@@ -17,6 +17,7 @@ from refitwire._registry import protocol_validator
 from refitwire.compat._protocol import ProtocolError
 
 REQUIRED, RECOMMENDED = "required", "recommended"
+NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
 
 
 class Outcome(str, enum.Enum):
