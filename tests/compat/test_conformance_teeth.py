@@ -198,7 +198,7 @@ def test_the_correct_implementations_have_no_unexpected_failure(tmp_path: Path) 
     the released upstream versions: not one failure, Recommended included, that is not listed."""
     found, _ = compat.upstream()
     js, _ = compat.javascript()
-    plan = compat.Plan([*compat.reference(), *compat.generations(), *js, *found], seed=11, examples=10)
+    plan = compat.Plan([*compat.reference(), *compat.generations(), *js, *found], seed=11, examples=3)
     out = tmp_path / "matrix.jsonl"
     with out.open("w", encoding="utf-8") as stream:
         compat.run_matrix(plan, stream)
