@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
-from refitwire._spec import ADDED_IN, DTYPE_SIZES, version_key
+from refitwire._spec import DTYPE_SIZES, knows, version_key
+from refitwire.compat._hypothesis import HealthCheck, Phase, given, hypothesis_seed, outside_cwd, settings, st
+from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general, show_pointer
 
-REQUIRED, RECOMMENDED = "required", "recommended"
+__all__ = ["RECOMMENDED", "REQUIRED"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +59,8 @@ def read_cases() -> tuple[ReadCase, ...]:
     for v in vectors():
         if v["document"] != "rendezvous":
             continue
-        invalid = any(not o["valid"] for o in v["expect"].values())
-        # Required = what the spec MUSTs and every released upstream reader already does.
-        lenient_upstream = (invalid and v["upstream"] == "accepts") or "upstream-diverges" in v["tags"]
-        tier = RECOMMENDED if lenient_upstream else REQUIRED
-        cases.append(ReadCase(f"read:{v['id']}", v["description"], blob_of(v), v["expect"], tier))
+        # Each vector states its tier (tools/build_vectors.py; SPEC.md "Conformance tiers").
+        cases.append(ReadCase(f"read:{v['id']}", v["description"], blob_of(v), v["expect"], v["tier"]))
     return tuple(cases)
 
 
@@ -84,10 +80,6 @@ def write_cases() -> tuple[WriteCase, ...]:
 
 
 # -- decoded-form arithmetic -----------------------------------------------------------------
-
-
-def knows(version: str, member: str) -> bool:
-    return version_key(version) >= version_key(ADDED_IN[member])
 
 
 def project(payload: dict[str, Any], version: str) -> dict[str, Any]:
@@ -117,29 +109,48 @@ def expected_read(payload: dict[str, Any], writer: str, reader: str) -> dict[str
     return project(project(payload, both), reader)
 
 
-def first_difference(expected: Any, got: Any, at: str = "") -> str | None:
-    """A readable account of where two decoded forms first differ, or None when equal."""
-    if type(expected) is not type(got) and not (expected is None or got is None):
-        return f"at {at or '/'}: expected {expected!r}, got {got!r} ({type(got).__name__})"
+def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] | None:
+    """Where two decoded forms first differ: ``(symptom, account)``, or None when equal.
+
+    The account speaks JSON (``null``, the root as ``""``); the symptom is the account's kind
+    and pointer with indices generalised, so one bug at many places groups as one.
+    """
+    if type(expected) is not type(got):
+        kind = "missing" if got is None else "wrong type"
+        return (f"{kind} at {show_pointer(general(at))}",
+                f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}")  # fmt: skip
     if isinstance(expected, dict):
-        for key in expected.keys() | got.keys():
+        for key in list(expected) + [k for k in got if k not in expected]:
+            where = f"{at}/{key}"
             if key not in got:
-                return f"at {at}/{key}: missing (expected {expected[key]!r})"
+                return (
+                    f"member missing at {general(where)}",
+                    f"at {where}: missing (expected {dumps_short(expected[key])})",
+                )
             if key not in expected:
-                return f"at {at}/{key}: unexpected member ({got[key]!r})"
-            found = first_difference(expected[key], got[key], f"{at}/{key}")
+                return (
+                    f"unexpected member at {general(where)}",
+                    f"at {where}: unexpected member ({dumps_short(got[key])})",
+                )
+            found = first_difference(expected[key], got[key], where)
             if found:
                 return found
         return None
     if isinstance(expected, list):
         if len(expected) != len(got):
-            return f"at {at or '/'}: expected {len(expected)} items, got {len(got)}"
+            return (f"length differs at {general(at)}",
+                    f"at {show_pointer(at)}: expected {len(expected)} items, got {len(got)}")  # fmt: skip
         for i, (e, g) in enumerate(zip(expected, got)):
             found = first_difference(e, g, f"{at}/{i}")
             if found:
                 return found
         return None
-    return None if expected == got else f"at {at or '/'}: expected {expected!r}, got {got!r}"
+    if expected == got:
+        return None
+    return (
+        f"value differs at {general(at)}",
+        f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}",
+    )
 
 
 def case_id(prefix: str, payload: Any) -> str:
@@ -151,7 +162,19 @@ def case_id(prefix: str, payload: Any) -> str:
 
 _DTYPES = sorted((f"torch.{name}", size) for name, size in DTYPE_SIZES.items() if name[0] != "c")
 _SURROGATES: tuple[Literal["Cs"]] = ("Cs",)  # not encodable as UTF-8
-_text = st.text(st.characters(codec="utf-8", exclude_categories=_SURROGATES), max_size=10)
+#: Strings where JSON encoders differ (WRITE_FORMAT): every generated payload set holds one
+#: payload per class, and Hypothesis also draws them as whole names.
+STRING_CLASSES = {
+    "controls": "".join(map(chr, range(0x20))),
+    "del-and-c1": "\x7f\x80\x9f\xa0",
+    "quote-backslash-slash": '"\\/"\\',
+    "bmp": "é層\u2028\u2029\ufeff\ufffd\uffff",
+    "astral": "😀𝄞\U00010000\U0010ffff",
+    "long": "n" * 4096 + "層",
+}
+_text = st.text(st.characters(codec="utf-8", exclude_categories=_SURROGATES), max_size=10) | st.sampled_from(
+    sorted(STRING_CLASSES.values())
+)
 _addr_edges = st.sampled_from([0, 4096, 2**53 - 1, 2**53 + 1, 2**63, 2**64 - 2**20])
 
 
@@ -189,11 +212,30 @@ def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+    @settings(max_examples=max(count, 1), database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(decoded_payloads)
     def collect(payload: dict[str, Any]) -> None:
         drawn.append(payload)
 
-    collect()
+    if count > 0:
+        with outside_cwd():
+            collect()
+    drawn += [string_class_payload(text) for _, text in sorted(STRING_CLASSES.items())]
     return {case_id("gen", p): p for p in drawn}
+
+
+def string_class_payload(text: str) -> dict[str, Any]:
+    """A payload carrying ``text`` in every string member a writer escapes."""
+    shard = {
+        "agent_name": text,
+        "device_id": 0,
+        "addr": 4096,
+        "shard_offset": [0],
+        "shape": [2],
+        "digest": None,
+    }
+    return {
+        "agent_name": text, "metadata_endpoint": text, "agent_meta_b64": "bWV0YQ==", "publisher_step": None,
+        "tensors": [{"name": text, "dtype": "torch.float32", "elsize": 4, "full_shape": [2], "shards": [shard]}],
+    }  # fmt: skip

@@ -68,7 +68,7 @@ def render(suites: Sequence[Suite], *, name: str, seconds: float | None = None) 
         for k, v in counts.items():
             totals[k] += v
         node = ET.SubElement(
-            root, "testsuite", name=xml_safe(suite.name), **{k: str(v) for k, v in counts.items()}
+            root, "testsuite", {"name": xml_safe(suite.name), **{k: str(v) for k, v in counts.items()}}
         )
         for case in suite.cases:
             attrs = {"classname": xml_safe(case.classname), "name": xml_safe(case.name)}

@@ -83,6 +83,15 @@ def javascript() -> tuple[list[Participant], list[str]]:
     return [Participant("javascript", (node, str(script)), "example")], []
 
 
+_INTERPRETERS = ("python", "node", "deno", "bun", "ruby", "java", "perl", "php", "sh", "bash")
+
+
 def third_party(command: str) -> Participant:
+    """A testee command; its label names the program (the script, when run by an interpreter)."""
     argv = tuple(shlex.split(command))
-    return Participant(Path(argv[0]).name if argv else command, argv, "third-party")
+    if not argv:
+        return Participant(command, argv, "third-party")
+    words = [Path(argv[0]).name]
+    if words[0].startswith(_INTERPRETERS) and len(argv) > 1 and not argv[1].startswith("-"):
+        words.append(Path(argv[1]).name)
+    return Participant(" ".join(words), argv, "third-party")

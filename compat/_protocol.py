@@ -7,6 +7,7 @@ from typing import Any
 from refitwire._registry import protocol_validator
 
 PROTOCOL = 1
+ROOT = '""'  # how reports show the root pointer (RFC 6901: "/" is the member named "")
 
 
 class ProtocolError(Exception):
@@ -18,8 +19,8 @@ def check_message(message: Any, kind: str) -> None:
     validator = protocol_validator(kind)
     if not validator.is_valid(message):
         first = next(iter(validator.iter_errors(message)))
-        where = "/" + "/".join(map(str, first.instance_path))
-        raise ProtocolError(f"invalid {kind} at {where}: {first.message}")
+        where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in first.instance_path)
+        raise ProtocolError(f"invalid {kind} at {where or ROOT}: {first.message}")
 
 
 def start() -> dict[str, Any]:

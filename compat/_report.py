@@ -1,4 +1,10 @@
-"""Reports: a JSON-lines stream (header, one line per result, footer), and renderers that replay it."""
+"""The JSON-lines report: written line by line as results come, read back into typed records.
+
+A report is a header line, one line per result, and a footer line (``schema/report/1.json``).
+Each line is flushed as it is written, so a run that dies leaves everything done so far;
+:func:`read_report` then returns what is there with ``footer=None``, and the run counts as
+incomplete, never as passed.
+"""
 
 from __future__ import annotations
 
@@ -6,144 +12,188 @@ import collections
 import json
 import platform
 import time
-from collections.abc import Iterable
-from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
 
-from refitwire.compat._run import Result, Started
+from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 
 
-def header(started: list[Started], plan: Any) -> dict[str, Any]:
+class ReportError(ValueError):
+    """A report line that is not JSON or not a report record (the line number is in the message)."""
+
+
+@dataclass(frozen=True)
+class Header:
+    seed: int
+    examples: int
+    participants: tuple[dict[str, Any], ...]
+    unavailable: tuple[str, ...]
+    upstream: str  # "ran", "not built", "left out (--no-upstream)" or "not asked"
+    raw: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Footer:
+    seconds: float
+    counts: dict[str, int]
+    required_failed: int
+    recommended_failed: int
+    xpassed: int
+    raw: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Report:
+    header: Header
+    results: tuple[Result, ...]
+    footer: Footer | None  # None: the run stopped before it finished (crash, kill, full disk)
+
+    @property
+    def complete(self) -> bool:
+        return self.footer is not None
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
     return {
         "type": "header",
         "schema": REPORT_SCHEMA,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seed": plan.seed,
         "examples": plan.examples,
-        "focus": plan.focus,
+        "focus": sorted(plan.focused) if plan.focused else None,
         "python": platform.python_version(),
         "participants": [
-            {"label": s.label, "kind": s.participant.kind, "name": s.identity.name, "version": s.identity.version,
-             "language": s.identity.language, "spec_version": s.identity.spec_version, "roles": list(s.identity.roles),
-             "command": list(s.participant.command)}
+            {
+                "label": s.label,
+                "kind": s.participant.kind,
+                "name": s.identity.name,
+                "version": s.identity.version,
+                "language": s.identity.language,
+                "spec_version": s.identity.spec_version,
+                "roles": list(s.identity.roles),
+                "command": list(s.participant.command),
+            }
             for s in started
         ],
-        "unavailable": plan.unavailable,
-    }  # fmt: skip
+        "unavailable": list(plan.unavailable),
+        "upstream": plan.upstream,
+    }
 
 
-def footer(results: list[Result], started: list[Started], seconds: float) -> dict[str, Any]:
-    counts = collections.Counter((r.tier, r.outcome) for r in results)
+def counts(results: Iterable[Result]) -> dict[str, int]:
+    """``tier.outcome`` -> number of results."""
+    found = collections.Counter(f"{r.tier}.{r.outcome.value}" for r in results)
+    return dict(sorted(found.items()))
+
+
+def footer(results: Sequence[Result], started: Sequence[Any], seconds: float) -> dict[str, Any]:
     return {
         "type": "footer",
         "seconds": round(seconds, 3),
-        "counts": {f"{tier}.{outcome}": n for (tier, outcome), n in sorted(counts.items())},
+        "counts": counts(results),
         "required_failed": sum(
-            1 for r in results if r.tier == "required" and r.outcome in ("failed", "errored")
+            1 for r in results if r.tier == REQUIRED and r.outcome in (Outcome.FAILED, Outcome.ERRORED)
         ),
         "recommended_failed": sum(
-            1 for r in results if r.tier == "recommended" and r.outcome in ("failed", "errored")
+            1 for r in results if r.tier == RECOMMENDED and r.outcome in (Outcome.FAILED, Outcome.ERRORED)
         ),
-        "xpassed": sum(1 for r in results if r.outcome == "xpassed"),
+        "xpassed": sum(1 for r in results if r.outcome == Outcome.XPASSED),
+        "no_rule": sum(1 for r in results if r.symptom == NO_RULE),
         "stderr": {s.label: list(s.testee.stderr)[-20:] for s in started if s.testee.stderr},
     }
 
 
-def ok(foot: dict[str, Any]) -> bool:
-    return bool(foot["required_failed"] == 0 and foot["xpassed"] == 0)
+class Writer:
+    """Writes report lines to ``stream`` (if any), one flushed line each, and keeps the records."""
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        self.stream = stream
+        self.lines: list[dict[str, Any]] = []
+
+    def put(self, line: dict[str, Any]) -> None:
+        self.lines.append(line)
+        if self.stream is not None:
+            self.stream.write(json.dumps(line) + "\n")
+            self.stream.flush()
 
 
-# -- renderers (each replays the stream) ---------------------------------------------------
+def ok(foot: dict[str, Any] | Footer | None, *, enforce_recommended: bool = False) -> bool:
+    """The exit verdict: no Required failure, no unexpected pass (and, enforced, no Recommended failure)."""
+    if foot is None:
+        return False
+    raw = foot.raw if isinstance(foot, Footer) else foot
+    bad = raw["required_failed"] + raw["xpassed"] + (raw["recommended_failed"] if enforce_recommended else 0)
+    return bool(bad == 0)
 
 
-def render(lines: list[dict[str, Any]], fmt: str) -> str:
-    head, results, foot = lines[0], [line for line in lines if line["type"] == "result"], lines[-1]
-    if fmt == "json":
-        return "\n".join(json.dumps(line) for line in lines)
-    if fmt == "junit":
-        return _junit(head, results, foot)
-    return _table(head, results, foot, markdown=fmt == "markdown")
+# -- reading ---------------------------------------------------------------------------------
 
 
-def _cells(results: Iterable[dict[str, Any]]) -> dict[tuple[str, str], collections.Counter[str]]:
-    cells: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for r in results:
-        key = (r.get("writer") or "(vectors)", r.get("reader") or "(vectors)")
-        good = r["outcome"] in ("passed", "xfailed")
-        bad = r["outcome"] in ("failed", "errored", "xpassed")
-        cells[key][f"{r['tier']}.{'pass' if good else 'fail' if bad else 'skip'}"] += 1
-    return cells
+def read_report(source: str | Path | Iterable[str]) -> Report:
+    """Parse a JSON-lines report (a path, or its lines) into typed records.
 
-
-def _cell_text(c: collections.Counter[str]) -> str:
-    req = f"{c['required.pass']}/{c['required.pass'] + c['required.fail']}"
-    rec = f"{c['recommended.pass']}/{c['recommended.pass'] + c['recommended.fail']}"
-    mark = "FAIL " if c["required.fail"] else ""
-    return f"{mark}req {req} rec {rec}"
-
-
-def _table(head: dict[str, Any], results: list[dict[str, Any]], foot: dict[str, Any], markdown: bool) -> str:
-    cells = _cells(results)
-    writers = sorted({w for w, _ in cells}, key=lambda x: (x == "(vectors)", x))
-    readers = sorted({r for _, r in cells}, key=lambda x: (x == "(vectors)", x))
-    rows = [["writer \\ reader", *readers]]
-    rows += [[w, *(_cell_text(cells[(w, r)]) if (w, r) in cells else "-" for r in readers)] for w in writers]
-    if markdown:
-        out = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        out += ["| " + " | ".join(row) + " |" for row in rows[1:]]
-    else:
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        out = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    failures = [r for r in results if r["outcome"] in ("failed", "errored", "xpassed")]
-    out += [
-        "",
-        f"seed {head['seed']}, {head['examples']} generated payloads, {len(results)} cases in {foot['seconds']} s",
-    ]
-    for note in head["unavailable"]:
-        out.append(f"not run: {note}")
-    shown = [r for r in failures if r["tier"] == "required"] + [
-        r for r in failures if r["tier"] != "required"
-    ]
-    for r in shown[:40]:
-        who = " -> ".join(x for x in (r.get("writer"), r.get("reader")) if x)
-        out.append(f"{r['outcome'].upper():8} {r['tier']:11} {r['case']:28} {who}: {r.get('message', '')}")
-    if len(shown) > 40:
-        out.append(f"... and {len(shown) - 40} more (see --format json)")
-    out.append(
-        f"required failures: {foot['required_failed']}, "
-        f"recommended failures: {foot['recommended_failed']}, unexpected passes: {foot['xpassed']}"
+    Raises :class:`ReportError` for a line that is not a report record, or a report with no
+    header. A missing footer is not an error: ``Report.footer`` is then None.
+    """
+    lines: Iterable[str] = (
+        Path(source).read_text(encoding="utf-8").splitlines() if isinstance(source, (str, Path)) else source
     )
-    return "\n".join(out)
+    head: Header | None = None
+    results: list[Result] = []
+    foot: Footer | None = None
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+            kind = record["type"]
+            if kind == "header":
+                head = Header(
+                    record["seed"],
+                    record["examples"],
+                    tuple(record["participants"]),
+                    tuple(record.get("unavailable", ())),
+                    record.get("upstream", "not asked"),
+                    record,
+                )
+            elif kind == "result":
+                results.append(_result(record))
+            elif kind == "footer":
+                foot = Footer(
+                    record["seconds"],
+                    dict(record["counts"]),
+                    record["required_failed"],
+                    record["recommended_failed"],
+                    record["xpassed"],
+                    record,
+                )
+            else:
+                raise ReportError(f"line {number}: unknown record type {json.dumps(kind)}")
+        except (ValueError, KeyError, TypeError) as exc:
+            if isinstance(exc, ReportError):
+                raise
+            raise ReportError(f"line {number}: not a report record: {exc}") from None
+    if head is None:
+        raise ReportError("no header line: not a refitwire report")
+    return Report(head, tuple(results), foot)
 
 
-def _junit(head: dict[str, Any], results: list[dict[str, Any]], foot: dict[str, Any]) -> str:
-    suites: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for r in results:
-        suites[f"{r.get('writer') or 'vectors'} -> {r.get('reader') or 'vectors'}"].append(r)
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites name="refitwire" time="{foot["seconds"]}">',
-    ]
-    for name, cases in suites.items():
-        failures = sum(1 for c in cases if c["outcome"] in ("failed", "xpassed"))
-        errors = sum(1 for c in cases if c["outcome"] == "errored")
-        skipped = sum(1 for c in cases if c["outcome"] == "skipped")
-        out.append(
-            f'  <testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" '
-            f'errors="{errors}" skipped="{skipped}">'
-        )
-        for c in cases:
-            out.append(f"    <testcase classname={quoteattr(c['tier'])} name={quoteattr(c['case'])}>")
-            msg = quoteattr(c.get("message", ""))
-            if c["outcome"] in ("failed", "xpassed"):
-                out.append(f"      <failure message={msg}>{escape(c.get('message', ''))}</failure>")
-            elif c["outcome"] == "errored":
-                out.append(f"      <error message={msg}>{escape(c.get('message', ''))}</error>")
-            elif c["outcome"] == "skipped":
-                out.append(f"      <skipped message={msg}/>")
-            out.append("    </testcase>")
-        out.append("  </testsuite>")
-    out.append("</testsuites>")
-    return "\n".join(out)
+def _result(record: dict[str, Any]) -> Result:
+    return Result(
+        case=record["case"],
+        tier=record["tier"],
+        outcome=Outcome(record["outcome"]),
+        writer=record.get("writer"),
+        reader=record.get("reader"),
+        message=record.get("message", ""),
+        symptom=record.get("symptom", ""),
+        fault=record.get("fault"),
+        expected_failure=record.get("expected_failure"),
+    )

@@ -1,43 +1,28 @@
-"""Run participants against each other and yield one result per case per cell.
+"""Run participants against each other and yield one result per case per cell, as they come.
 
 A cell is (writer, reader). Writers write every payload once; every reader reads every
 blob. Vector cases run per participant alone (a reader on the golden blobs, a writer on
-the golden payloads). Outcomes form a closed set; a crash, hang or garbage reply costs
+the golden payloads and on payloads it must refuse). A crash, hang or garbage reply costs
 the errored cases, never the run.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import dataclasses
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refitwire._spec import SPEC_VERSIONS, version_key
-from refitwire._validate import check, parse, writer_violations
-from refitwire.compat import _cases, _expected
-from refitwire.compat._candidate import load as load_candidate
+from refitwire._spec import SPEC_VERSIONS
+from refitwire.compat import _built_cases, _cases, _checks, _expected
 from refitwire.compat._participants import Participant
-from refitwire.compat._protocol import ProtocolError, read, write
+from refitwire.compat._protocol import ProtocolError
+from refitwire.compat._results import REQUIRED, Outcome, Result
 from refitwire.compat._testee import Identity, Testee
 
-OUTCOMES = ("passed", "failed", "skipped", "errored", "xfailed", "xpassed")
-
-
-@dataclass(frozen=True)
-class Result:
-    case: str
-    tier: str
-    outcome: str
-    writer: str | None = None
-    reader: str | None = None
-    message: str = ""
-    expected_failure: str | None = None  # the reason, when the case is listed as expected to fail
-
-    def as_json(self) -> dict[str, Any]:
-        return {"type": "result", **{k: v for k, v in asdict(self).items() if v not in (None, "")}}
+__all__ = ["Outcome", "Plan", "Result", "Started", "run", "start_all", "stop_all"]
 
 
 @dataclass
@@ -57,220 +42,156 @@ class Started:
 
 @dataclass
 class Plan:
-    """What a run covers. ``focus``: only cells with this participant on one side (conformance)."""
+    """What a run covers.
+
+    ``focus``: only cells with one of these participants on one side and a participant
+    outside ``focus`` on the other (conformance; several testees share one run this way).
+    ``only``: run just the cases with this ID (``refitwire conformance --case``).
+    ``limits``: send the blobs at and over the size limit (64 MiB each).
+    """
 
     participants: Sequence[Participant]
     seed: int = 0
     examples: int = 200
-    focus: str | None = None
+    focus: str | Sequence[str] | None = None
     timeout_s: float = 10.0
     check_messages: bool = True
     unavailable: list[str] = field(default_factory=list)
     schema_dir: Path | None = None  # where unreleased candidate versions live (the gate)
+    limits: bool = True
+    only: str | None = None
+    upstream: str = "not asked"  # whether the released upstream participants ran, for the report
+
+    @property
+    def focused(self) -> frozenset[str] | None:
+        if self.focus is None:
+            return None
+        return frozenset([self.focus] if isinstance(self.focus, str) else self.focus)
 
 
 def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
-    started, failures = [], []
-    for p in plan.participants:
+    """Start every participant at once (a handshake mostly waits on an interpreter starting)."""
+
+    def start(p: Participant) -> Started | Result:
         testee = Testee(list(p.command), timeout_s=plan.timeout_s, check_messages=plan.check_messages)
         try:
-            identity = testee.start()
+            return Started(p, testee, testee.start())
         except (ProtocolError, OSError) as exc:
             testee.stop()
-            failures.append(
-                Result(
-                    "handshake",
-                    _cases.REQUIRED,
-                    "errored",
-                    p.label,
-                    p.label,
-                    f"{exc}; stderr: {_tail(testee)}",
-                )
+            tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
+            return Result(
+                "handshake",
+                REQUIRED,
+                Outcome.ERRORED,
+                p.label,
+                p.label,
+                f"{exc}; stderr: {tail}",
+                symptom="handshake failed",
             )
-            continue
-        started.append(Started(p, testee, identity))
-    return started, failures
+
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(plan.participants)))) as pool:
+        done = list(pool.map(start, plan.participants))
+    return [s for s in done if isinstance(s, Started)], [r for r in done if isinstance(r, Result)]
 
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
     payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
+    if plan.only is not None:
+        payloads = {cid: p for cid, p in payloads.items() if _asks(plan.only, cid)}
     writers = [s for s in started if "writer" in s.identity.roles]
     readers = [s for s in started if "reader" in s.identity.roles]
+    focus = plan.focused
 
-    def in_focus(*labels: str) -> bool:
-        return plan.focus is None or plan.focus in labels
+    def alone(who: Started) -> bool:
+        return focus is None or who.label in focus
 
-    def settle(result: Result, who: Started, role: str) -> Result:
-        listed = xfails.get((who.identity.name, role, result.case))
-        if listed is None:
-            return result
-        if result.outcome == "failed":
-            return Result(**{**asdict(result), "outcome": "xfailed", "expected_failure": listed.reason})
-        if result.outcome == "passed":
-            return Result(**{**asdict(result), "outcome": "xpassed", "expected_failure": listed.reason,
-                             "message": f"listed as an expected failure ({listed.link}) but passed"})  # fmt: skip
-        return result
+    def pair(w: Started, r: Started) -> bool:
+        return focus is None or ((w.label in focus) != (r.label in focus))
 
-    for r in readers:
-        if in_focus(r.label):
-            for case in _cases.read_cases():
-                yield settle(_read_vector(r, case), r, "reader")
-    blobs: dict[str, dict[str, bytes | Result]] = {}
+    def settle(results: Iterator[Result] | list[Result], who: Started, role: str) -> Iterator[Result]:
+        for result in results:
+            if plan.only is None or _matches(plan.only, result.case):
+                yield expected(result, xfails.get((who.identity.name, role, result.case)))
+
+    for r in filter(alone, readers):
+        for case in _cases.read_cases():
+            if plan.only is None or _asks(plan.only, case.id):
+                yield from settle(_checks.read_vector(r, case), r, "reader")
+        if plan.limits and (plan.only is None or plan.only.startswith("size:")):
+            for size in _built_cases.size_cases():
+                yield from settle(_checks.read_size(r, size), r, "reader")
+    blobs: dict[str, dict[str, bytes]] = {}
     for w in writers:
-        if in_focus(w.label):
-            for wcase in _cases.write_cases():
-                if wcase.spec_version == w.version:
-                    yield settle(_write_vector(w, wcase), w, "writer")
         blobs[w.label] = {}
-        if not any(in_focus(w.label, r.label) for r in readers):
+        if alone(w):
+            yield from settle(
+                [_checks.write_vector(w, c) for c in _cases.write_cases() if c.spec_version == w.version],
+                w,
+                "writer",
+            )
+            if w.version in SPEC_VERSIONS:
+                yield from settle(
+                    [_checks.refusal(w, c) for c in _built_cases.refusal_cases(w.version)], w, "writer"
+                )
+        if not any(pair(w, r) for r in readers):
             continue
+        candidate = _candidate(plan, w.version)
         for cid, payload in payloads.items():
-            outcome = _write_generated(w, cid, payload, plan.schema_dir)
-            blobs[w.label][cid] = outcome
-            if isinstance(outcome, Result):
-                yield settle(outcome, w, "writer")
+            results, blob = _checks.write_generated(w, cid, payload, candidate)
+            # A writer outside the focus only serves the testee: its passes are not the run's news.
+            yield from settle([r for r in results if alone(w) or r.outcome.bad], w, "writer")
+            if blob is not None:
+                blobs[w.label][cid] = blob
     for w in writers:
         for r in readers:
-            if not in_focus(w.label, r.label):
-                continue
-            for cid, payload in payloads.items():
-                blob = blobs[w.label].get(cid)
-                if isinstance(blob, bytes):
-                    yield settle(_cross(w, r, cid, payload, blob), r, "reader")
+            if pair(w, r):
+                for cid, payload in payloads.items():
+                    if cid in blobs[w.label]:
+                        yield from settle(
+                            [_checks.cross(w, r, cid, payload, blobs[w.label][cid])], r, "reader"
+                        )
 
 
-# -- one case each ------------------------------------------------------------------------
-
-
-def _read_vector(r: Started, case: _cases.ReadCase) -> Result:
-    # A candidate version must treat every released vector as its base version does.
-    known = [v for v in case.expect if version_key(v) <= version_key(r.version)]
-    expect = case.expect[max(known, key=version_key)] if known else None
-    base = {"case": case.id, "tier": case.tier, "reader": r.label}
-    if expect is None:
-        return Result(**base, outcome="skipped", message=f"no expectation for spec {r.version}")
-    reply = _ask(r, read(0, base64.b64encode(case.blob).decode()))
-    if isinstance(reply, Result):
-        return Result(**{**asdict(reply), **base})
-    if expect["valid"]:
-        if reply.get("rejected"):
-            return Result(
-                **base,
-                outcome="failed",
-                message=f"rejected a valid blob ({case.description}): {reply['message']}",
-            )
-        diff = _cases.first_difference(expect["decoded"], reply["payload"])
-        return Result(
-            **base,
-            outcome="failed" if diff else "passed",
-            message=f"{case.description}: {diff}" if diff else "",
+def expected(result: Result, listed: _expected.ExpectedFailure | None) -> Result:
+    """A listed case that fails is xfailed; one that passes is xpassed (strict)."""
+    if listed is None:
+        return result
+    if result.outcome == Outcome.FAILED:
+        return dataclasses.replace(result, outcome=Outcome.XFAILED, expected_failure=listed.reason)
+    if result.outcome == Outcome.PASSED:
+        return dataclasses.replace(
+            result,
+            outcome=Outcome.XPASSED,
+            expected_failure=listed.reason,
+            message=f"listed as an expected failure ({listed.link}) but passed",
         )
-    if not reply.get("rejected"):
-        return Result(
-            **base,
-            outcome="failed",
-            message=f"accepted a blob that breaks {expect['rule']} at {expect['pointer'] or '/'} ({case.description})",
-        )
-    named = reply.get("rule")
-    note = f"named {named}, the spec says {expect['rule']}" if named and named != expect["rule"] else ""
-    return Result(**base, outcome="passed", message=note)
+    return result
 
 
-def _write_vector(w: Started, case: _cases.WriteCase) -> Result:
-    base = {"case": case.id, "tier": _cases.RECOMMENDED, "writer": w.label}
-    reply = _ask(w, write(0, case.payload))
-    if isinstance(reply, Result):
-        return Result(**{**asdict(reply), **base})
-    blob = _blob_from(reply)
-    if isinstance(blob, str):
-        return Result(**base, outcome="failed", message=blob)
-    if blob != case.blob:
-        return Result(
-            **base,
-            outcome="failed",
-            message=f"{case.description}: bytes differ from the upstream format at offset {_first_byte_diff(blob, case.blob)}",
-        )
-    return Result(**base, outcome="passed")
+def bare(case: str) -> str:
+    """The case a derived result belongs to: ``read:v-X#rule`` -> ``read:v-X``, ``gen-X:bytes`` -> ``gen-X``."""
+    return case.split("#")[0].removesuffix(":bytes")
 
 
-def _write_generated(
-    w: Started, cid: str, payload: dict[str, Any], schema_dir: Path | None
-) -> bytes | Result:
-    base = {"case": cid, "tier": _cases.REQUIRED, "writer": w.label}
-    reply = _ask(w, write(0, _cases.project(payload, w.version)))
-    if isinstance(reply, Result):
-        return Result(**{**asdict(reply), **base})
-    blob = _blob_from(reply)
-    if isinstance(blob, str):
-        return Result(**base, outcome="failed", message=blob)
-    candidate = (
-        load_candidate(schema_dir, w.version) if schema_dir and w.version not in SPEC_VERSIONS else None
-    )
-    try:  # WRITE_VALID: the blob conforms to the writer's own version
-        document = parse(blob)
-        if candidate:
-            candidate.check(document)
-        else:
-            check(document, "rendezvous", w.version)
-    except ValueError as exc:
-        return Result(
-            **base, outcome="failed", message=f"wrote a blob that is invalid under {w.version}: {exc}"
-        )
-    broken = candidate.writer_violations(document) if candidate else writer_violations(document, w.version)
-    if broken:
-        return Result(**base, outcome="failed", message=f"wrote {broken[0]}")
-    return blob
+def _asks(only: str, case: str) -> bool:
+    """Whether running ``case`` is needed for ``--case only``."""
+    return bare(only) == bare(case)
 
 
-def _cross(w: Started, r: Started, cid: str, payload: dict[str, Any], blob: bytes) -> Result:
-    base = {"case": cid, "tier": _cases.REQUIRED, "writer": w.label, "reader": r.label}
-    reply = _ask(r, read(0, base64.b64encode(blob).decode()))
-    if isinstance(reply, Result):
-        return Result(**{**asdict(reply), **base})
-    if reply.get("rejected"):
-        return Result(**base, outcome="failed", message=f"rejected {w.label}'s blob: {reply['message']}")
-    expected = _cases.expected_read(payload, w.version, r.version)
-    diff = _cases.first_difference(expected, reply["payload"])
-    return Result(**base, outcome="failed" if diff else "passed", message=diff or "")
+def _matches(only: str, result_case: str) -> bool:
+    """Whether a result belongs in the output of ``--case only`` (a bare ID shows its derived cases)."""
+    return result_case == only or bare(result_case) == only
 
 
-# -- plumbing -----------------------------------------------------------------------------
+def _candidate(plan: Plan, version: str) -> Any:
+    if plan.schema_dir is None or version in SPEC_VERSIONS:
+        return None
+    from refitwire.compat._candidate import load
 
-
-def _ask(who: Started, message: dict[str, Any]) -> dict[str, Any] | Result:
-    """The reply, or a Result for a skipped, errored or broken exchange."""
-    try:
-        reply = who.testee.request(message)
-    except ProtocolError as exc:
-        return Result("", "", "errored", message=f"{exc}; stderr: {_tail(who.testee)}")
-    if reply.get("skipped"):
-        return Result("", "", "skipped", message=str(reply.get("reason", "")))
-    if reply.get("errored"):
-        return Result("", "", "errored", message=str(reply.get("message", "")))
-    if message["cmd"] == "read" and "payload" not in reply and not reply.get("rejected"):
-        return Result(
-            "", "", "errored", message=f"a read answered with neither payload nor rejection: {reply!r:.200}"
-        )
-    return reply
-
-
-def _blob_from(reply: dict[str, Any]) -> bytes | str:
-    try:
-        return base64.b64decode(reply["blob_b64"], validate=True)
-    except (KeyError, TypeError, binascii.Error) as exc:
-        return f"a write answered without a valid blob_b64: {exc!r}"
-
-
-def _first_byte_diff(a: bytes, b: bytes) -> str:
-    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return f"{at}: wrote {a[max(0, at - 20) : at + 20]!r}, expected {b[max(0, at - 20) : at + 20]!r}"
-
-
-def _tail(testee: Testee) -> str:
-    return " | ".join(list(testee.stderr)[-5:]) or "(empty)"
+    return load(plan.schema_dir, version)
 
 
 def stop_all(started: list[Started]) -> None:
-    for s in started:
-        s.testee.stop()
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(started)))) as pool:
+        list(pool.map(lambda s: s.testee.stop(), started))

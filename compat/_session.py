@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import json
+import itertools
 import sys
 import time
 from typing import IO, Any
 
 from refitwire.compat import _report
-from refitwire.compat._run import Plan, run, start_all, stop_all
+from refitwire.compat._run import Plan, Result, run, start_all, stop_all
 
 
 def execute(plan: Plan, stream: IO[str] | None = None) -> list[dict[str, Any]]:
-    """Run ``plan``; return the report lines (and write them to ``stream`` as they come)."""
+    """Run ``plan``; return the report lines, writing each to ``stream`` as it is produced."""
     t0 = time.perf_counter()
     started, failed_starts = start_all(plan)
-    lines: list[dict[str, Any]] = [_report.header(started, plan)]
-    results = list(failed_starts)
+    out = _report.Writer(stream)
+    out.put(_report.header(started, plan))
+    results: list[Result] = []
     try:
-        for i, result in enumerate(run(plan, started), 1):
+        for result in itertools.chain(failed_starts, run(plan, started)):
             results.append(result)
-            if i % 2000 == 0:
-                print(f"refitwire: {i} cases ...", file=sys.stderr)
+            out.put(result.as_json())
+            if len(results) % 2000 == 0:
+                print(f"refitwire: {len(results)} cases ...", file=sys.stderr)
     finally:
         stop_all(started)
-    lines += [r.as_json() for r in results]
-    lines.append(_report.footer(results, started, time.perf_counter() - t0))
-    if stream is not None:
-        stream.write("\n".join(json.dumps(line) for line in lines) + "\n")
-    return lines
+    out.put(_report.footer(results, started, time.perf_counter() - t0))
+    return out.lines

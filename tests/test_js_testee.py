@@ -114,3 +114,11 @@ def test_writer_refuses_an_invalid_payload(testee: ProtocolClient) -> None:
     payload["tensors"][0]["elsize"] = 4  # torch.bfloat16 elements are 2 bytes (ELSIZE_DTYPE)
     answer = testee.send({"cmd": "write", "payload": payload})
     assert answer.get("errored") is True and "ELSIZE_DTYPE" in answer["message"], answer
+
+
+def test_the_writer_refuses_a_payload_it_would_have_to_repair(testee: ProtocolClient) -> None:
+    """Non-canonical base64 is refused, never re-encoded (WRITE_VALID), naming the rule."""
+    (vector,) = [v for v in VECTORS if v["description"].startswith("every writer: one bf16 tensor")]
+    payload = {**vector["written_by"][-1]["payload"], "agent_meta_b64": "YR=="}
+    answer = testee.send({"cmd": "write", "payload": payload})
+    assert answer.get("errored") is True and "AGENT_META_BASE64" in answer["message"], answer

@@ -107,3 +107,20 @@ def test_both_validators_agree_with_the_vector(vector: dict[str, Any]) -> None:
         assert python == rust, f"validators disagree at {version}"
         if outcome["valid"]:
             assert python, f"the {version} schema rejects a valid vector"
+
+
+def test_rebuilding_the_vectors_changes_nothing() -> None:
+    """The files are what tools/build_vectors.py writes: an edit to either shows up here."""
+    import subprocess
+    import sys
+
+    tool = VECTORS.parent.parent / "tools" / "build_vectors.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_each_vector_states_the_tier_its_upstream_verdict_gives() -> None:
+    for v in VECTORS_LIST:
+        invalid = any(not o["valid"] for o in v["expect"].values())
+        lenient = (invalid and v["upstream"] == "accepts") or {"upstream-diverges", "limits"} & set(v["tags"])
+        assert v["tier"] == ("recommended" if lenient else "required"), v["description"]

@@ -9,180 +9,25 @@ Adding a vector is fine; changing the expectation of an existing one is a spec c
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-from pathlib import Path
+import sys
 from typing import Any
 
-VERSIONS = ("1.0.0", "1.1.0", "1.2.0")
-ADDED_IN = {"digest": "1.1.0", "publisher_step": "1.2.0"}
-WIRE = "mx.reshard.shard_table.v1"
-OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
-
-
-def knows(version: str, member: str) -> bool:
-    return version >= ADDED_IN[member]
-
-
-# -- payloads ------------------------------------------------------------------------------
-
-
-def shard(
-    addr: int = 4096, offset=(0, 0), shape=(4, 4), digest: str | None = None, agent="agent-r0", device=0
-):
-    s: dict[str, Any] = {
-        "agent_name": agent,
-        "device_id": device,
-        "addr": addr,
-        "shard_offset": list(offset),
-        "shape": list(shape),
-    }
-    if digest is not None:
-        s["digest"] = digest
-    return s
-
-
-def tensor(name="w0", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=None):
-    return {
-        "name": name,
-        "dtype": dtype,
-        "elsize": elsize,
-        "full_shape": list(full_shape),
-        "shards": shards if shards is not None else [shard()],
-    }
-
-
-def blob_doc(tensors=None, step: int | None = None, meta=b"meta\x00\xff", agent="agent-r0", endpoint="h:1"):
-    d: dict[str, Any] = {
-        "schema": WIRE,
-        "agent_name": agent,
-        "metadata_endpoint": endpoint,
-        "agent_meta_b64": base64.b64encode(meta).decode(),
-        "tensors": tensors if tensors is not None else [tensor()],
-    }
-    if step is not None:
-        d["publisher_step"] = step
-    return d
-
-
-def py_dumps(doc: Any) -> bytes:
-    """The upstream writer's format: json.dumps with Python's defaults."""
-    return json.dumps(doc).encode("utf-8")
-
-
-D1 = "0123456789abcdef0123456789abcdef"
-D2 = "fedcba9876543210fedcba9876543210"
-
-
-# -- expected decoded form (SPEC.md section 6) ---------------------------------------------
-
-
-def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
-    def absent(v: Any) -> Any:
-        return None if v is None else v
-
-    out: dict[str, Any] = {}
-    if document == "rendezvous":
-        out["agent_name"] = doc["agent_name"]
-        out["metadata_endpoint"] = doc.get("metadata_endpoint") or ""
-        out["agent_meta_b64"] = base64.b64encode(base64.b64decode(doc["agent_meta_b64"])).decode()
-        if knows(version, "publisher_step"):
-            out["publisher_step"] = absent(doc.get("publisher_step"))
-    out["tensors"] = [
-        {
-            "name": t["name"],
-            "dtype": t["dtype"],
-            "elsize": t["elsize"],
-            "full_shape": t["full_shape"],
-            "shards": [
-                {
-                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
-                    **({"digest": absent(s.get("digest"))} if knows(version, "digest") else {}),
-                }
-                for s in t["shards"]
-            ],
-        }
-        for t in doc["tensors"]
-    ]
-    return out
-
-
-# -- vector assembly -----------------------------------------------------------------------
-
-
-def vector(
-    description: str,
-    blob: bytes,
-    *,
-    document="rendezvous",
-    parsed: Any = None,
-    invalid: dict[str, tuple[str, str]] | None = None,
-    upstream="accepts",
-    written_by: list[str] | None = None,
-    writer_conformant=True,
-    tags: list[str] | None = None,
-) -> dict[str, Any]:
-    """``invalid`` maps a version (or "*" for all) to the (rule, pointer) it must reject with."""
-    invalid = invalid or {}
-    expect = {}
-    for v in VERSIONS:
-        bad = invalid.get(v) or invalid.get("*")
-        if bad:
-            expect[v] = {"valid": False, "rule": bad[0], "pointer": bad[1]}
-        else:
-            doc = parsed if parsed is not None else json.loads(blob)
-            expect[v] = {"valid": True, "decoded": decoded(doc, v, document)}
-    content = document.encode() + b"\n" + blob
-    v: dict[str, Any] = {
-        "id": "v-" + hashlib.sha256(content).hexdigest()[:12],
-        "description": description,
-        "document": document,
-    }
-    try:
-        v["blob"] = blob.decode("utf-8")
-        if v["blob"].startswith("\ufeff"):
-            raise UnicodeDecodeError("utf-8", blob, 0, 3, "BOM kept as bytes")
-    except UnicodeDecodeError:
-        v.pop("blob", None)
-        v["blob_b64"] = base64.b64encode(blob).decode()
-    v["expect"] = expect
-    v["upstream"] = upstream
-    v["writer_conformant"] = writer_conformant and not invalid
-    if written_by:  # the writers of these versions, given the decoded payload, emit exactly `blob`
-        doc = json.loads(blob)
-        v["written_by"] = [{"spec_version": w, "payload": decoded(doc, w, document)} for w in written_by]
-    v["tags"] = tags or []
-    return v
-
-
-def writer_vector(description: str, doc: dict[str, Any], versions: str, tags: list[str]) -> dict[str, Any]:
-    """``versions``: space-separated writer versions that emit these bytes for the payload."""
-    return vector(description, py_dumps(doc), written_by=versions.split(), tags=["writer-output", *tags])
-
-
-def mutated(
-    description: str,
-    mutate,
-    rule: str,
-    ptr: str,
-    *,
-    versions=VERSIONS,
-    upstream="accepts",
-    base=None,
-    tags=None,
-) -> dict[str, Any]:
-    doc = json.loads(json.dumps(base or blob_doc(step=7)))
-    mutate(doc)
-    blob = py_dumps(doc)
-    return vector(
-        description, blob, invalid={v: (rule, ptr) for v in versions}, upstream=upstream, tags=tags or []
-    )
-
-
-def raw_invalid(description: str, blob: bytes, rule: str, upstream="rejects", ptr="") -> dict[str, Any]:
-    return vector(description, blob, invalid={"*": (rule, ptr)}, upstream=upstream)
-
+from _vector_bounds import bound_vectors, precedence_vectors
+from _vector_invalid import invalid_vectors
+from _vector_kit import (
+    D1,
+    D2,
+    OUT,
+    WIRE,
+    blob_doc,
+    edge_blob,
+    py_dumps,
+    shard,
+    tensor,
+    vector,
+    writer_vector,
+)
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -269,6 +114,13 @@ def writer_outputs() -> list[dict[str, Any]]:
             ["dtype"],
         ),
         writer_vector(
+            'every writer: a null metadata_endpoint in the payload is written as "" (writers always write it)',
+            blob_doc(endpoint=""),
+            "1.0.0 1.1.0 1.2.0",
+            ["endpoint-default"],
+            payload={"metadata_endpoint": None},
+        ),
+        writer_vector(
             "1.2.0 writer: empty agent metadata and endpoint",
             blob_doc(meta=b"", endpoint=""),
             "1.2.0",
@@ -349,270 +201,12 @@ def legal_forms() -> list[dict[str, Any]]:
     ]
 
 
-def invalid_vectors() -> list[dict[str, Any]]:
-    S = "/tensors/0/shards/0"
-    late = ("1.1.0", "1.2.0")
-    return [
-        raw_invalid("not UTF-8", b'{"schema": "mx.reshard.shard_table.v1", "agent_name": "\xff"}', "UTF8"),
-        raw_invalid("a UTF-8 byte order mark", b"\xef\xbb\xbf" + py_dumps(blob_doc()), "UTF8"),
-        raw_invalid("truncated JSON", py_dumps(blob_doc())[:-7], "JSON"),
-        raw_invalid("trailing data after the object", py_dumps(blob_doc()) + b" {}", "JSON"),
-        raw_invalid(
-            "NaN in an unknown member (Python's json accepts it)",
-            py_dumps(blob_doc())[:-1] + b', "x": NaN}',
-            "JSON",
-            upstream="accepts",
-        ),
-        raw_invalid(
-            "a lone surrogate escape",
-            py_dumps(blob_doc()).replace(b'"agent-r0"', b'"\\ud800"', 1),
-            "JSON",
-            upstream="accepts",
-        ),
-        raw_invalid("empty input", b"", "JSON"),
-        raw_invalid("top level is an array", b"[]", "OBJECT"),
-        raw_invalid("top level is a string", b'"mx.reshard.shard_table.v1"', "OBJECT"),
-        mutated(
-            "a future major version",
-            lambda d: d.update(schema="mx.reshard.shard_table.v2"),
-            "SCHEMA_ID",
-            "/schema",
-            upstream="rejects",
-        ),
-        mutated("no schema member", lambda d: d.pop("schema"), "REQUIRED", "", upstream="rejects"),
-        mutated("no agent_meta_b64", lambda d: d.pop("agent_meta_b64"), "REQUIRED", "", upstream="rejects"),
-        mutated("no agent_name", lambda d: d.pop("agent_name"), "REQUIRED", "", upstream="rejects"),
-        mutated("no tensors", lambda d: d.pop("tensors"), "REQUIRED", "", upstream="rejects"),
-        *[
-            mutated(
-                f"a tensor without {m}",
-                lambda d, m=m: d["tensors"][0].pop(m),
-                "REQUIRED",
-                "/tensors/0",
-                upstream="rejects",
-            )
-            for m in ("name", "dtype", "elsize", "full_shape", "shards")
-        ],
-        *[
-            mutated(
-                f"a shard without {m}",
-                lambda d, m=m: d["tensors"][0]["shards"][0].pop(m),
-                "REQUIRED",
-                S,
-                upstream="rejects",
-            )
-            for m in ("agent_name", "device_id", "addr", "shard_offset", "shape")
-        ],
-        mutated("tensors is null", lambda d: d.update(tensors=None), "TYPE", "/tensors", upstream="rejects"),
-        mutated(
-            "tensors is an object",
-            lambda d: d.update(tensors={"w0": {}}),
-            "TYPE",
-            "/tensors",
-            upstream="rejects",
-        ),
-        mutated(
-            "addr as a string (upstream int()s it)",
-            lambda d: d["tensors"][0]["shards"][0].update(addr="4096"),
-            "TYPE",
-            S + "/addr",
-        ),
-        mutated(
-            "elsize as a string", lambda d: d["tensors"][0].update(elsize="2"), "TYPE", "/tensors/0/elsize"
-        ),
-        mutated(
-            "device_id as a boolean",
-            lambda d: d["tensors"][0]["shards"][0].update(device_id=True),
-            "TYPE",
-            S + "/device_id",
-        ),
-        mutated(
-            "shape entries as strings",
-            lambda d: d["tensors"][0]["shards"][0].update(shape=["4", "4"]),
-            "TYPE",
-            S + "/shape/0",
-        ),
-        mutated("agent_name as a number", lambda d: d.update(agent_name=5), "TYPE", "/agent_name"),
-        mutated(
-            "publisher_step as a string",
-            lambda d: d.update(publisher_step="7"),
-            "TYPE",
-            "/publisher_step",
-            versions=("1.2.0",),
-        ),
-        mutated(
-            "digest as a number",
-            lambda d: d["tensors"][0]["shards"][0].update(digest=5),
-            "TYPE",
-            S + "/digest",
-            versions=late,
-        ),
-        mutated(
-            "addr written as 4096.0",
-            lambda d: d["tensors"][0]["shards"][0].update(addr=4096.0),
-            "INTEGER_LITERAL",
-            S + "/addr",
-        ),
-        mutated(
-            "publisher_step written as 7.0",
-            lambda d: d.update(publisher_step=7.0),
-            "INTEGER_LITERAL",
-            "/publisher_step",
-            versions=("1.2.0",),
-        ),
-        mutated(
-            "addr is 2^64",
-            lambda d: d["tensors"][0]["shards"][0].update(addr=2**64),
-            "ADDR_RANGE",
-            S + "/addr",
-        ),
-        mutated(
-            "addr is negative",
-            lambda d: d["tensors"][0]["shards"][0].update(addr=-1),
-            "ADDR_RANGE",
-            S + "/addr",
-        ),
-        mutated(
-            "device_id is negative",
-            lambda d: d["tensors"][0]["shards"][0].update(device_id=-1),
-            "DEVICE_ID_RANGE",
-            S + "/device_id",
-        ),
-        mutated(
-            "a negative extent",
-            lambda d: d["tensors"][0]["shards"][0].update(shape=[-1, 4]),
-            "SIZE_RANGE",
-            S + "/shape/0",
-        ),
-        mutated(
-            "a negative full_shape entry",
-            lambda d: d["tensors"][0].update(full_shape=[8, -4]),
-            "SIZE_RANGE",
-            "/tensors/0/full_shape/1",
-        ),
-        mutated("elsize 0", lambda d: d["tensors"][0].update(elsize=0), "ELSIZE_RANGE", "/tensors/0/elsize"),
-        mutated(
-            "a dtype label that is not a torch name",
-            lambda d: d["tensors"][0].update(dtype="BF16 (brain float)"),
-            "DTYPE_LABEL",
-            "/tensors/0/dtype",
-        ),
-        mutated(
-            "agent_meta_b64 with bad padding",
-            lambda d: d.update(agent_meta_b64="bWV0YQD"),
-            "AGENT_META_BASE64",
-            "/agent_meta_b64",
-            upstream="rejects",
-        ),
-        mutated(
-            "agent_meta_b64 with a character outside the alphabet (upstream drops it)",
-            lambda d: d.update(agent_meta_b64="bWV0*YQD/"),
-            "AGENT_META_BASE64",
-            "/agent_meta_b64",
-        ),
-        mutated(
-            "agent_meta_b64 with non-zero pad bits",
-            lambda d: d.update(agent_meta_b64="YR=="),
-            "AGENT_META_BASE64",
-            "/agent_meta_b64",
-        ),
-        mutated(
-            "digest in upper case",
-            lambda d: d["tensors"][0]["shards"][0].update(digest=D1.upper()),
-            "DIGEST_FORMAT",
-            S + "/digest",
-            versions=late,
-        ),
-        mutated(
-            "digest one character short",
-            lambda d: d["tensors"][0]["shards"][0].update(digest=D1[:-1]),
-            "DIGEST_FORMAT",
-            S + "/digest",
-            versions=late,
-        ),
-        mutated(
-            "digest with an algorithm prefix",
-            lambda d: d["tensors"][0]["shards"][0].update(digest="b2:" + D1),
-            "DIGEST_FORMAT",
-            S + "/digest",
-            versions=late,
-        ),
-        mutated(
-            "publisher_step is negative",
-            lambda d: d.update(publisher_step=-1),
-            "STEP_RANGE",
-            "/publisher_step",
-            versions=("1.2.0",),
-        ),
-        mutated(
-            "publisher_step is 2^63",
-            lambda d: d.update(publisher_step=2**63),
-            "STEP_RANGE",
-            "/publisher_step",
-            versions=("1.2.0",),
-        ),
-        mutated(
-            "shard_offset has fewer dims than shape",
-            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0]),
-            "RANK_AGREEMENT",
-            S,
-        ),
-        mutated(
-            "shape has more dims than full_shape",
-            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[0, 0, 0], shape=[4, 4, 1]),
-            "RANK_AGREEMENT",
-            S,
-        ),
-        mutated(
-            "a box past the end of the tensor",
-            lambda d: d["tensors"][0]["shards"][0].update(shard_offset=[6, 0]),
-            "BOX_IN_BOUNDS",
-            S + "/shape/0",
-        ),
-        mutated(
-            "elsize disagrees with dtype",
-            lambda d: d["tensors"][0].update(elsize=4),
-            "ELSIZE_DTYPE",
-            "/tensors/0/elsize",
-        ),
-        mutated(
-            "a shard whose bytes wrap past 2^64",
-            lambda d: d["tensors"][0]["shards"][0].update(addr=2**64 - 8),
-            "ADDR_SPAN",
-            S + "/addr",
-        ),
-        vector(
-            "a standalone shard table is not a rendezvous blob",
-            py_dumps({"schema": WIRE, "tensors": []}),
-            invalid={"*": ("REQUIRED", "")},
-            upstream="rejects",
-        ),
-        vector(
-            "a shard table with a foreign schema id",
-            py_dumps({"schema": "other", "tensors": []}),
-            document="shard-table",
-            invalid={"*": ("SCHEMA_ID", "/schema")},
-            upstream="rejects",
-        ),
-    ]
-
-
-def _edge(dtype: str = "torch.bfloat16", addr: str = "4096", extra: str = "") -> tuple[bytes, dict[str, Any]]:
-    """A small blob written by hand (so numbers and escapes stay as typed), and its parsed known members."""
-    doc = blob_doc([tensor(shards=[shard()])], meta=b"", agent="a")
-    doc["tensors"][0]["shards"][0]["agent_name"] = "a"
-    text = py_dumps(doc).decode()
-    text = text.replace('"torch.bfloat16"', f'"{dtype}"').replace('"addr": 4096', f'"addr": {addr}')
-    doc["tensors"][0]["shards"][0]["addr"] = int(addr) if addr.isdigit() else addr
-    return (text[:-1] + extra + "}").encode(), doc
-
-
 def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Corners of the encoding and the limits: the valid ones, then the invalid ones."""
     S = "/tensors/0/shards/0"
-    deep_ok, doc = _edge(extra=', "x": ' + "[" * 1023 + "]" * 1023)
-    proto, _ = _edge(extra=', "__proto__": {"agent_name": 5}')
-    last, last_doc = _edge(addr=str(2**64 - 32))
+    deep_ok, doc = edge_blob(extra=', "x": ' + "[" * 1023 + "]" * 1023)
+    proto, _ = edge_blob(extra=', "__proto__": {"agent_name": 5}')
+    last, last_doc = edge_blob(addr=str(2**64 - 32))
     valid = [
         vector(
             "nesting 1024 deep in an unknown member (the reader limit, SPEC section 5)",
@@ -630,42 +224,57 @@ def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         return vector(description, blob, invalid={"*": (rule, ptr)}, upstream=upstream, tags=tags)
 
     invalid = [
-        bad("an exponent where an integer belongs", _edge(addr="4.096e3")[0], "INTEGER_LITERAL", S + "/addr"),
-        bad("a fraction where an integer belongs", _edge(addr="4096.5")[0], "TYPE", S + "/addr"),
-        bad("a number that overflows a double, in an unknown member", _edge(extra=', "x": 1e400')[0], "JSON"),
+        bad(
+            "an exponent where an integer belongs",
+            edge_blob(addr="4.096e3")[0],
+            "INTEGER_LITERAL",
+            S + "/addr",
+        ),
+        bad("a fraction where an integer belongs", edge_blob(addr="4096.5")[0], "TYPE", S + "/addr"),
+        bad(
+            "a number that overflows a double, in an unknown member",
+            edge_blob(extra=', "x": 1e400')[0],
+            "JSON",
+        ),
         bad(
             "an integer that overflows a double, in an unknown member",
-            _edge(extra=', "x": ' + "9" * 400)[0],
+            edge_blob(extra=', "x": ' + "9" * 400)[0],
             "JSON",
         ),
         bad(
-            "nesting 1025 deep in an unknown member",
-            _edge(extra=', "x": ' + "[" * 1024 + "]" * 1024)[0],
+            "nesting 1025 deep in an unknown member (past the reader limit, SPEC section 5)",
+            edge_blob(extra=', "x": ' + "[" * 1024 + "]" * 1024)[0],
             "JSON",
             upstream="rejects",
+            tags=["limits"],
         ),
-        bad("a lone surrogate in a member name", _edge(extra=', "\\udc00": 1')[0], "JSON"),
-        bad("a reversed surrogate pair", _edge(extra=', "x": "\\ude00\\ud83d"')[0], "JSON"),
+        bad("a lone surrogate in a member name", edge_blob(extra=', "\\udc00": 1')[0], "JSON"),
+        bad("a reversed surrogate pair", edge_blob(extra=', "x": "\\ude00\\ud83d"')[0], "JSON"),
         bad(
             "a dtype with a trailing newline ($ matches only at the very end, as in ECMA-262)",
-            _edge(dtype="bfloat16\\n")[0],
+            edge_blob(dtype="bfloat16\\n")[0],
             "DTYPE_LABEL",
             "/tensors/0/dtype",
             tags=["ecma-262-dollar"],
         ),
         bad(
             "a form feed after the object (not JSON whitespace)",
-            _edge()[0] + b"\x0c",
+            edge_blob()[0] + b"\x0c",
             "JSON",
             upstream="rejects",
         ),
-        bad("a shard ending one byte past 2^64", _edge(addr=str(2**64 - 31))[0], "ADDR_SPAN", S + "/addr"),
+        bad(
+            "a shard ending one byte past 2^64", edge_blob(addr=str(2**64 - 31))[0], "ADDR_SPAN", S + "/addr"
+        ),
     ]
     return valid, invalid
 
 
-def main() -> None:
+def main(argv: list[str]) -> int:
+    """Write the files, or with ``--check`` only say whether rebuilding would change them."""
+    check = "--check" in argv
     edges_valid, edges_invalid = edge_cases()
+    bounds_valid, bounds_invalid = bound_vectors()
     groups = {
         "writer-output.json": (
             "Exact bytes the upstream-format writer produces for each version, with the payload it was given.",
@@ -673,14 +282,15 @@ def main() -> None:
         ),
         "legal-forms.json": (
             "Blobs other writers may produce (or readers must tolerate), with the decoded form per reader version.",
-            legal_forms() + edges_valid,
+            legal_forms() + edges_valid + bounds_valid,
         ),
         "invalid.json": (
             "Blobs a reader must reject, each naming the rule and JSON pointer; `upstream` says whether the released readers tolerate it.",
-            invalid_vectors() + edges_invalid,
+            invalid_vectors() + edges_invalid + bounds_invalid + precedence_vectors(),
         ),
     }
     seen: set[str] = set()
+    stale: list[str] = []
     for name, (description, vectors) in groups.items():
         for v in vectors:
             assert v["id"] not in seen, f"duplicate vector {v['id']}: {v['description']}"
@@ -690,9 +300,16 @@ def main() -> None:
             indent=2,
             ensure_ascii=False,
         )
+        if check:
+            same = (OUT / name).read_text(encoding="utf-8") == text + "\n"
+            stale += [] if same else [name]
+            continue
         (OUT / name).write_text(text + "\n", encoding="utf-8")
         print(f"{name}: {len(vectors)} vectors")
+    for name in stale:
+        print(f"{name}: rebuilding changes it (run python tools/build_vectors.py and review the diff)")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(sys.argv[1:]))

@@ -11,12 +11,14 @@ import base64
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire._validate import parse
-from refitwire.compat._candidate import Candidate
+
+if TYPE_CHECKING:
+    from refitwire.compat._candidate import Candidate
 
 
 def answer(request: dict[str, Any], version: str, candidate: Candidate | None = None) -> dict[str, Any]:
@@ -51,12 +53,30 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
             if candidate is not None:
                 blob = candidate.write(request["payload"])
             else:
+                _refuse_noncanonical(request["payload"])
                 p = from_decoded(request["payload"])
                 blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
         except (KeyError, InvalidBlob) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
+
+
+def _refuse_noncanonical(payload: dict[str, Any]) -> None:
+    """The decoded form carries canonical base64; re-encoding another spelling would write a
+    blob that does not carry the payload, so the writer refuses it (AGENT_META_BASE64)."""
+    encoded = payload.get("agent_meta_b64")
+    try:
+        canonical = (
+            isinstance(encoded, str)
+            and base64.b64encode(base64.b64decode(encoded, validate=True)).decode() == encoded
+        )
+    except ValueError:
+        canonical = False
+    if not canonical:
+        raise InvalidBlob.single(
+            "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
+        )
 
 
 def refitwire_version() -> str:
@@ -73,6 +93,9 @@ def main() -> int:
     )
     args = parser.parse_args()
     version = args.spec_version
+    if args.schema_dir:  # Hypothesis first: it keeps the candidate's caches out of the cwd
+        from refitwire.compat import _hypothesis  # noqa: F401
+        from refitwire.compat._candidate import Candidate
     candidate = (
         Candidate(args.schema_dir, version)
         if args.schema_dir and version not in refitwire.SPEC_VERSIONS

@@ -1,103 +1,401 @@
 """A deliberately broken testee: the reference implementation with one fault injected.
 
-Run as ``python faulty_testee.py FAULT``; ``none`` is the correct implementation.
-Each fault is a mistake a real implementation could make; the conformance suite must
-catch every one of them.
+Run as ``python faulty_testee.py FAULT``; ``none`` is the correct implementation. Each fault
+is a mistake a real implementation makes (a lenient reader, an encoder with other escaping
+habits, a wrong reason, a writer that never refuses); the suite must catch every one.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
+from refitwire import InvalidBlob
+from refitwire._validate import parse
 from refitwire.compat.testees.reference import answer
 
-
-def _blob_doc(reply: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(base64.b64decode(reply["blob_b64"]))
-
-
-def _with_doc(reply: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
-    return {**reply, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+VERSION = "1.2.0"
+Reply = dict[str, Any]
+FAULTS: dict[str, Callable[[Reply, Reply], Reply | None]] = {}
 
 
-def _shards(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def fault(
+    *names: str,
+) -> Callable[[Callable[[Reply, Reply], Reply | None]], Callable[[Reply, Reply], Reply | None]]:
+    def register(fn: Callable[[Reply, Reply], Reply | None]) -> Callable[[Reply, Reply], Reply | None]:
+        for name in names:
+            FAULTS[name] = fn
+        return fn
+
+    return register
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def blob_of(request: Reply) -> bytes:
+    return base64.b64decode(request["blob_b64"])
+
+
+def written(reply: Reply) -> bytes | None:
+    return base64.b64decode(reply["blob_b64"]) if "blob_b64" in reply else None
+
+
+def with_blob(reply: Reply, blob: bytes) -> Reply:
+    return {**reply, "blob_b64": base64.b64encode(blob).decode()}
+
+
+def lenient(request: Reply, seq: int) -> Reply:
+    """What a reader that checks nothing but JSON syntax answers: the decoded form as written."""
+    doc = json.loads(blob_of(request))
+    tensors = [
+        {**{k: t.get(k) for k in ("name", "dtype", "elsize", "full_shape")},
+         "shards": [{**{k: s.get(k) for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
+                     "digest": s.get("digest")} for s in t.get("shards", [])]}
+        for t in doc.get("tensors", [])
+    ]  # fmt: skip
+    payload = {"agent_name": doc.get("agent_name"), "metadata_endpoint": doc.get("metadata_endpoint") or "",
+               "agent_meta_b64": doc.get("agent_meta_b64"), "publisher_step": doc.get("publisher_step"),
+               "tensors": tensors}  # fmt: skip
+    return {"seq": seq, "payload": payload}
+
+
+def shards(payload: Reply) -> list[Reply]:
     return [s for t in payload["tensors"] for s in t["shards"]]
 
 
-def fault(name: str, request: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any] | None:
-    """Rewrite a correct reply into a faulty one (None: say nothing and hang)."""
-    cmd = request.get("cmd")
-    read_ok = cmd == "read" and "payload" in reply
-    if name == "step-missing-as-zero" and read_ok and reply["payload"].get("publisher_step", 0) is None:
+def rewrite_json(reply: Reply, change: Callable[[Any], Any]) -> Reply:
+    """The written blob, parsed, changed, and dumped again the reference way."""
+    blob = written(reply)
+    if blob is None:
+        return reply
+    doc = json.loads(blob)
+    change(doc)
+    return with_blob(reply, json.dumps(doc).encode())
+
+
+def rewrite_text(reply: Reply, change: Callable[[str], str]) -> Reply:
+    blob = written(reply)
+    return reply if blob is None else with_blob(reply, change(blob.decode("utf-8")).encode("utf-8"))
+
+
+# -- readers that decode wrongly -----------------------------------------------------------
+
+
+@fault("none")
+def _none(request: Reply, reply: Reply) -> Reply | None:
+    return reply
+
+
+@fault("step-missing-as-zero")
+def _step_zero(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply and reply["payload"].get("publisher_step", 0) is None:
         reply["payload"]["publisher_step"] = 0
-    elif name == "writes-null-step" and cmd == "write" and "blob_b64" in reply:
-        doc = _blob_doc(reply)
-        doc.setdefault("publisher_step", None)
-        return _with_doc(reply, doc)
-    elif name == "drops-step-zero" and cmd == "write" and "blob_b64" in reply:
-        doc = _blob_doc(reply)
-        if doc.get("publisher_step") == 0:
-            del doc["publisher_step"]
-        return _with_doc(reply, doc)
-    elif name == "rejects-unknown-keys" and read_ok:
-        known = {"schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step"}
-        if set(json.loads(base64.b64decode(request["blob_b64"]))) - known:
-            return {"seq": reply["seq"], "rejected": True, "message": "unknown member"}
-    elif name == "accepts-wrong-schema-id" and reply.get("rule") == "SCHEMA_ID":
-        doc = json.loads(base64.b64decode(request["blob_b64"]))
-        doc["schema"] = "mx.reshard.shard_table.v1"
-        return fault(
-            "none",
-            request,
-            answer({**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}, VERSION),
-        )
-    elif name == "rounds-large-addresses" and read_ok:
-        for s in _shards(reply["payload"]):
-            s["addr"] = int(float(s["addr"]))
-    elif name == "reorders-shards" and read_ok:
-        for t in reply["payload"]["tensors"]:
-            t["shards"].reverse()
-    elif name == "uppercases-digests" and read_ok:
-        for s in _shards(reply["payload"]):
-            s["digest"] = s["digest"].upper() if s.get("digest") else s.get("digest")
-    elif name == "writes-null-digests" and cmd == "write" and "blob_b64" in reply:
-        doc = _blob_doc(reply)
-        for t in doc["tensors"]:
-            for s in t["shards"]:
-                s.setdefault("digest", None)
-        return _with_doc(reply, doc)
-    elif name == "crashes-on-empty-table" and read_ok and not reply["payload"]["tensors"]:
-        sys.exit(3)
-    elif name == "hangs-on-read" and cmd == "read":
-        return None
-    elif name == "wrong-seq" and "seq" in reply:
-        reply["seq"] = reply["seq"] + 1
-    elif name == "endpoint-null-as-none" and read_ok and reply["payload"]["metadata_endpoint"] == "":
+    return reply
+
+
+@fault("rounds-large-addresses")
+def _rounds(request: Reply, reply: Reply) -> Reply | None:
+    for s in shards(reply.get("payload", {"tensors": []})):
+        s["addr"] = int(float(s["addr"]))
+    return reply
+
+
+@fault("reorders-shards")
+def _reorders(request: Reply, reply: Reply) -> Reply | None:
+    for t in reply.get("payload", {"tensors": []})["tensors"]:
+        t["shards"].reverse()
+    return reply
+
+
+@fault("uppercases-digests")
+def _upper_digest(request: Reply, reply: Reply) -> Reply | None:
+    for s in shards(reply.get("payload", {"tensors": []})):
+        s["digest"] = s["digest"].upper() if s.get("digest") else s.get("digest")
+    return reply
+
+
+@fault("endpoint-null-as-none")
+def _endpoint(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply and reply["payload"]["metadata_endpoint"] == "":
         reply["payload"]["metadata_endpoint"] = None
-    elif name == "garbage-output" and cmd == "read":
-        sys.stdout.write("this is not json\n")
-        sys.stdout.flush()
-        return None
-    elif name == "drops-unknown-dtype-tensors" and read_ok:
+    return reply
+
+
+@fault("drops-unknown-dtype-tensors")
+def _drops_dtype(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply:
         reply["payload"]["tensors"] = [t for t in reply["payload"]["tensors"] if "float4" not in t["dtype"]]
     return reply
 
 
-VERSION = "1.2.0"
+@fault("floats-for-integers")
+def _floats(request: Reply, reply: Reply) -> Reply | None:
+    for s in shards(reply.get("payload", {"tensors": []})):
+        s["device_id"] = float(s["device_id"])
+    return reply
+
+
+@fault("null-tensor-reply")
+def _null_tensor(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply and reply["payload"]["tensors"]:
+        reply["payload"]["tensors"] = [None]
+    return reply
+
+
+@fault("string-addr-reply")
+def _string_addr(request: Reply, reply: Reply) -> Reply | None:
+    for s in shards(reply.get("payload", {"tensors": []})):
+        s["addr"] = str(s["addr"])
+    return reply
+
+
+# -- readers that accept or reject the wrong blobs -----------------------------------------
+
+
+@fault("rejects-unknown-keys")
+def _unknown(request: Reply, reply: Reply) -> Reply | None:
+    known = {"schema", "agent_name", "metadata_endpoint", "agent_meta_b64", "tensors", "publisher_step"}
+    if "payload" in reply and set(json.loads(blob_of(request))) - known:
+        return {"seq": reply["seq"], "rejected": True, "message": "unknown member"}
+    return reply
+
+
+ACCEPTS = {  # fault -> the rule a lenient reader does not check
+    "accepts-wrong-schema-id": "SCHEMA_ID",
+    "accepts-device-id-up-to-2^32": "DEVICE_ID_RANGE",
+    "accepts-any-size": "SIZE_RANGE",
+    "accepts-any-elsize": "ELSIZE_RANGE",
+    "accepts-oversized-blobs": "BLOB_SIZE",
+}
+
+
+@fault(*ACCEPTS)
+def _accepts(request: Reply, reply: Reply) -> Reply | None:
+    rule = ACCEPTS[NAME]
+    if reply.get("rule") != rule:
+        return reply
+    if rule == "BLOB_SIZE":  # it parses whatever it gets
+        return lenient(request, reply["seq"])
+    if rule == "DEVICE_ID_RANGE" and any(not 0 <= s["device_id"] < 2**32 for s in _raw_shards(request)):
+        return reply
+    return lenient(request, reply["seq"])
+
+
+def _raw_shards(request: Reply) -> list[Reply]:
+    return [s for t in json.loads(blob_of(request))["tensors"] for s in t["shards"]]
+
+
+@fault("rejects-device-id-at-the-bound")
+def _off_by_one(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply and any(s["device_id"] == 2**31 - 1 for s in shards(reply["payload"])):
+        return {
+            "seq": reply["seq"],
+            "rejected": True,
+            "rule": "DEVICE_ID_RANGE",
+            "message": "device_id too large",
+        }
+    return reply
+
+
+@fault("slow-on-large-blobs")
+def _slow(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "read" and len(request["blob_b64"]) > 32 * 2**20 and "payload" in reply:
+        time.sleep(30)
+    return reply
+
+
+# -- rejections for the wrong reason -------------------------------------------------------
+
+
+@fault("always-names-json")
+def _always_json(request: Reply, reply: Reply) -> Reply | None:
+    return {**reply, "rule": "JSON"} if reply.get("rejected") else reply
+
+
+@fault("root-pointer-always")
+def _root_pointer(request: Reply, reply: Reply) -> Reply | None:
+    return {**reply, "pointer": ""} if reply.get("rejected") else reply
+
+
+@fault("no-rule-given")
+def _no_rule(request: Reply, reply: Reply) -> Reply | None:
+    return (
+        {k: v for k, v in reply.items() if k not in ("rule", "pointer")} if reply.get("rejected") else reply
+    )
+
+
+@fault("type-for-integer-literal")
+def _type_for_literal(request: Reply, reply: Reply) -> Reply | None:
+    return {**reply, "rule": "TYPE"} if reply.get("rule") == "INTEGER_LITERAL" else reply
+
+
+@fault("literal-before-range")
+def _literal_first(request: Reply, reply: Reply) -> Reply | None:
+    if reply.get("rule", "").endswith("_RANGE") and re.search(rb"\d[.eE][-+\d]", blob_of(request)):
+        return {**reply, "rule": "INTEGER_LITERAL"}
+    return reply
+
+
+@fault("reports-last-violation")
+def _last(request: Reply, reply: Reply) -> Reply | None:
+    if not reply.get("rejected"):
+        return reply
+    try:
+        from refitwire._validate import violations
+
+        found = violations(parse(blob_of(request)), "rendezvous", VERSION)
+    except InvalidBlob:
+        return reply
+    return {**reply, "rule": found[-1].rule, "pointer": found[-1].pointer} if found else reply
+
+
+# -- writers -------------------------------------------------------------------------------
+
+
+@fault("writes-null-step")
+def _null_step(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_json(reply, lambda d: d.setdefault("publisher_step", None))
+
+
+@fault("drops-step-zero")
+def _drop_zero(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_json(reply, lambda d: d.pop("publisher_step") if d.get("publisher_step") == 0 else None)
+
+
+@fault("writes-null-digests")
+def _null_digests(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_json(
+        reply, lambda d: [s.setdefault("digest", None) for t in d["tensors"] for s in t["shards"]]
+    )
+
+
+@fault("writes-shards-reversed")
+def _writes_reversed(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_json(reply, lambda d: [t["shards"].reverse() for t in d["tensors"]])
+
+
+@fault("compact-separators")
+def _compact(request: Reply, reply: Reply) -> Reply | None:
+    blob = written(reply)
+    return (
+        reply
+        if blob is None
+        else with_blob(reply, json.dumps(json.loads(blob), separators=(",", ":")).encode())
+    )
+
+
+@fault("sorted-members")
+def _sorted(request: Reply, reply: Reply) -> Reply | None:
+    blob = written(reply)
+    return reply if blob is None else with_blob(reply, json.dumps(json.loads(blob), sort_keys=True).encode())
+
+
+@fault("trailing-newline")
+def _newline(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_text(reply, lambda text: text + "\n")
+
+
+@fault("escapes-newline-as-u000a")
+def _u000a(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_text(reply, lambda text: re.sub(r"(?<!\\)((?:\\\\)*)\\n", r"\1\\u000a", text))
+
+
+@fault("raw-del")
+def _del(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_text(reply, lambda text: text.replace("\\u007f", "\x7f"))
+
+
+@fault("escapes-slash")
+def _slash(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_text(reply, lambda text: text.replace("/", "\\/"))
+
+
+@fault("upper-case-hex")
+def _upper_hex(request: Reply, reply: Reply) -> Reply | None:
+    return rewrite_text(
+        reply, lambda text: re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), text)
+    )
+
+
+@fault("raw-astral-characters")
+def _astral(request: Reply, reply: Reply) -> Reply | None:
+    pair = r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})"
+    joined = lambda m: chr(0x10000 + ((int(m.group(1), 16) - 0xD800) << 10) + int(m.group(2), 16) - 0xDC00)  # noqa: E731
+    blob = written(reply)
+    return reply if blob is None else with_blob(reply, re.sub(pair, joined, blob.decode()).encode("utf-8"))
+
+
+@fault("never-refuses")
+def _never_refuses(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") != "write" or not reply.get("errored"):
+        return reply
+    p = request["payload"]
+    doc = {"schema": "mx.reshard.shard_table.v1", "agent_name": p["agent_name"], "metadata_endpoint": p["metadata_endpoint"],
+           "agent_meta_b64": p["agent_meta_b64"], "tensors": [{**t, "shards": [{k: v for k, v in s.items() if v is not None}
+           for s in t["shards"]]} for t in p["tensors"]]}  # fmt: skip
+    if p.get("publisher_step") is not None:
+        doc["publisher_step"] = p["publisher_step"]
+    return {"seq": reply["seq"], "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+
+
+# -- processes that misbehave --------------------------------------------------------------
+
+
+@fault("crashes-on-empty-table")
+def _crash(request: Reply, reply: Reply) -> Reply | None:
+    if "payload" in reply and not reply["payload"]["tensors"]:
+        sys.exit(3)
+    return reply
+
+
+@fault("hangs-on-read")
+def _hang(request: Reply, reply: Reply) -> Reply | None:
+    return None if request.get("cmd") == "read" else reply
+
+
+@fault("wrong-seq")
+def _wrong_seq(request: Reply, reply: Reply) -> Reply | None:
+    return {**reply, "seq": reply["seq"] + 1} if isinstance(reply.get("seq"), int) else reply
+
+
+@fault("garbage-output")
+def _garbage(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "read":
+        sys.stdout.write("\x1b[31mthis is not json\x1b[0m\n")
+        sys.stdout.flush()
+        return None
+    return reply
+
+
+@fault("ansi-noise-on-stderr")
+def _ansi(request: Reply, reply: Reply) -> Reply | None:
+    sys.stderr.write(
+        "\x1b[1;31mwarning\x1b[0m \x00\x07 ]]> <&> \ud800\n".encode("utf-8", "surrogatepass").decode(
+            "utf-8", "replace"
+        )
+    )
+    sys.stderr.flush()
+    return _rounds(request, reply)
+
+
+NAME = sys.argv[1] if len(sys.argv) > 1 else "none"
 
 if __name__ == "__main__":
-    name = sys.argv[1]
+    if NAME not in FAULTS:
+        raise SystemExit(f"unknown fault {NAME!r}; known: {', '.join(sorted(FAULTS))}")
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("cmd") == "stop":
             break
-        faulty = fault(name, request, answer(request, VERSION))
+        faulty = FAULTS[NAME](request, answer(request, VERSION))
         if faulty is None:
-            if name == "hangs-on-read":
+            if NAME == "hangs-on-read":
                 time.sleep(3600)
             continue
         sys.stdout.write(json.dumps(faulty) + "\n")

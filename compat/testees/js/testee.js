@@ -249,7 +249,10 @@ function string(obj, name, at, optional = false) {
 }
 
 function integer(v, at, rule, low, high) {
+  // SPEC.md section 2.7: a number with an integer value (4096.0, 1e300) is range-checked first,
+  // as JSON Schema does; only an in-range one is then an INTEGER_LITERAL violation.
   if (v instanceof JsonFloat && Number.isInteger(v.value)) {
+    if (v.value < Number(low) || v.value >= Number(high)) throw new Reject(rule, at, `${v.text}: out of [${low}, ${high})`);
     throw new Reject('INTEGER_LITERAL', at, `${v.text}: integers are written without fraction or exponent`);
   }
   if (typeof v !== 'bigint') throw new Reject('TYPE', at, `${short(v)}: not an integer`);
@@ -394,15 +397,16 @@ const optional = (obj, name) => (has(obj, name) ? obj[name] : null);
 
 function write(payload) {
   const meta = field(payload, 'agent_meta_b64', 'payload');
-  if (typeof meta !== 'string' || !isBase64(meta)) {
-    throw new BadRequest(`payload.agent_meta_b64 ${short(meta)} is not padded standard base64`);
+  if (typeof meta !== 'string' || !canonicalBase64(meta)) {
+    // Refuse rather than re-encode: the payload would not be what the blob carries.
+    throw new BadRequest(`payload.agent_meta_b64 ${short(meta)} is not canonical padded base64 [AGENT_META_BASE64]`);
   }
   const endpoint = optional(payload, 'metadata_endpoint');
   const doc = {
     schema: WIRE_ID,
     agent_name: field(payload, 'agent_name', 'payload'),
     metadata_endpoint: endpoint === null ? '' : endpoint,
-    agent_meta_b64: Buffer.from(meta, 'base64').toString('base64'),
+    agent_meta_b64: meta,
     tensors: array(payload, 'tensors', 'payload').map((t, i) => {
       const where = `payload.tensors[${i}]`;
       const entry = {};

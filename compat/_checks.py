@@ -1,0 +1,303 @@
+"""One case each: send one request, classify the reply, decide the outcome.
+
+Every function returns :class:`Result` records and never raises on anything a testee says.
+Where a cell can tell which side is wrong it says so (``fault``): the reference reads every
+blob a writer emits, so a bad blob is the writer's fault and a bad reading of a good blob
+the reader's.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire._spec import SPEC_VERSIONS, version_key
+from refitwire._validate import check, parse, writer_violations
+from refitwire.compat import _cases
+from refitwire.compat._built_cases import RefusalCase, SizeCase
+from refitwire.compat._protocol import read, write
+from refitwire.compat._results import (
+    NO_RULE,
+    RECOMMENDED,
+    REQUIRED,
+    Broken,
+    Decoded,
+    Errored,
+    Outcome,
+    Rejected,
+    Reply,
+    Result,
+    Skipped,
+    Written,
+    dumps_short,
+    exchange,
+    general,
+    show_pointer,
+    violation_text,
+)
+
+
+def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
+    """A failed case; ``symptom`` groups it with failures of the same cause."""
+    return Result(**base, outcome=Outcome.FAILED, fault=fault, symptom=symptom, message=message)
+
+
+def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
+    """The result for a reply that answers nothing (skipped, errored, broken), else None."""
+    if isinstance(reply, Skipped):
+        return Result(**base, outcome=Outcome.SKIPPED, message=reply.reason)
+    if isinstance(reply, Errored):
+        return Result(**base, outcome=Outcome.ERRORED, message=reply.message, symptom="errored", fault=fault)
+    if isinstance(reply, Broken):
+        outcome = Outcome.FAILED if reply.malformed else Outcome.ERRORED
+        symptom = (
+            f"malformed reply at {general(reply.pointer or '')}" if reply.malformed else "protocol broken"
+        )
+        return Result(**base, outcome=outcome, message=reply.message, symptom=symptom, fault=fault)
+    return None
+
+
+def ask_read(who: Any, blob: bytes) -> Reply:
+    return exchange(who.testee, read(0, base64.b64encode(blob).decode()))
+
+
+# -- reading the golden vectors ------------------------------------------------------------
+
+
+def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
+    """The verdict (at the vector's tier) and, for a rejection, whether it named the right rule
+    and pointer (case ``ID#rule``, Recommended: a wrong reason is visible, never fatal)."""
+    # A candidate version must treat every released vector as its base version does.
+    known = [v for v in case.expect if version_key(v) <= version_key(r.version)]
+    expect = case.expect[max(known, key=version_key)] if known else None
+    base = {"case": case.id, "tier": case.tier, "reader": r.label}
+    if expect is None:
+        yield Result(**base, outcome=Outcome.SKIPPED, message=f"no expectation for spec {r.version}")
+        return
+    reply = ask_read(r, case.blob)
+    accepted = isinstance(reply, Decoded) or (
+        isinstance(reply, Broken) and (reply.pointer or "").startswith("/payload")
+    )
+    if not expect["valid"] and accepted:
+        where = show_pointer(expect["pointer"])
+        yield failed(
+            base,
+            "reader",
+            f"accepted: breaks {expect['rule']}",
+            f"accepted a blob that breaks {expect['rule']} at {where} ({case.description})",
+        )
+        return
+    unusable = _unusable(reply, base, "reader")
+    if unusable:
+        yield unusable
+        return
+    if expect["valid"]:
+        if isinstance(reply, Rejected):
+            yield failed(
+                base,
+                "reader",
+                f"rejected a valid blob as {reply.rule}",
+                f"rejected a valid blob ({case.description}): {reply.message}",
+            )
+            return
+        assert isinstance(reply, Decoded)
+        yield decoded_result(base, expect["decoded"], reply.payload, case.description)
+        return
+    assert isinstance(reply, Rejected)
+    yield Result(**base, outcome=Outcome.PASSED)
+    yield reason(case.id, r.label, reply, expect["rule"], expect["pointer"])
+
+
+def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> Result:
+    base = {"case": f"{case}#rule", "tier": RECOMMENDED, "reader": reader}
+    if not reply.rule:
+        return Result(
+            **base, outcome=Outcome.SKIPPED, message=f"{NO_RULE} (the spec says {rule})", symptom=NO_RULE
+        )
+    if reply.rule != rule or (reply.pointer is not None and reply.pointer != pointer):
+        named = f"{reply.rule} at {show_pointer(reply.pointer)}" if reply.pointer is not None else reply.rule
+        kind = "wrong rule" if reply.rule != rule else "wrong pointer"
+        return failed(
+            base,
+            "reader",
+            f"{kind}: named {reply.rule}, the spec says {rule}",
+            f"rejected for the wrong reason: named {named}, the spec says {rule} at {show_pointer(pointer)}",
+        )
+    return Result(**base, outcome=Outcome.PASSED)
+
+
+def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str = "") -> Result:
+    diff = _cases.first_difference(expected, got)
+    if diff is None:
+        return Result(**base, outcome=Outcome.PASSED)
+    symptom, account = diff
+    return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
+
+
+def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
+    base = {"case": case.id, "tier": case.tier, "reader": r.label}
+    reply = ask_read(r, case.blob)
+    if case.valid:
+        if isinstance(reply, Rejected):
+            yield failed(
+                base,
+                "reader",
+                "rejected the blob at the size limit",
+                f"rejected {case.description}: {reply.message}",
+            )
+        elif isinstance(reply, Decoded):
+            payload = {
+                "agent_name": "agent-r0",
+                "metadata_endpoint": "h:1",
+                "agent_meta_b64": "",
+                "tensors": [],
+            }
+            yield decoded_result(base, _cases.project(payload, r.version), reply.payload, case.description)
+        else:
+            yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
+        return
+    if isinstance(reply, Rejected):
+        yield Result(**base, outcome=Outcome.PASSED)
+        yield reason(case.id, r.label, reply, "BLOB_SIZE", "")
+    elif isinstance(reply, Decoded):
+        yield failed(base, "reader", "accepted: breaks BLOB_SIZE", f"accepted {case.description} (BLOB_SIZE)")
+    else:
+        yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def write_vector(w: Any, case: _cases.WriteCase) -> Result:
+    base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
+    reply = exchange(w.testee, write(0, case.payload))
+    if not isinstance(reply, Written):
+        return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+    return bytes_result(base, reply.blob, case.blob, case.description)
+
+
+def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: str) -> Result:
+    if blob == expected:
+        return Result(**base, outcome=Outcome.PASSED)
+    at = next((i for i, (x, y) in enumerate(zip(blob, expected)) if x != y), min(len(blob), len(expected)))
+    wrote, wanted = (
+        dumps_short(blob[max(0, at - 20) : at + 20]),
+        dumps_short(expected[max(0, at - 20) : at + 20]),
+    )
+    symptom = (
+        f"bytes differ: wrote {dumps_short(blob[at : at + 6])}, expected {dumps_short(expected[at : at + 6])}"
+    )
+    return failed(
+        base,
+        "writer",
+        symptom,
+        f"{context}: bytes differ from the reference writer at offset {at}: wrote {wrote}, expected {wanted}",
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def reference_blob(payload_json: str, version: str) -> bytes | None:
+    """What the reference writer of ``version`` writes for a projected payload (None: it refuses)."""
+    import json
+
+    try:
+        p = from_decoded(json.loads(payload_json))
+        return wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
+    except (InvalidBlob, KeyError, ValueError):
+        return None
+
+
+def write_generated(
+    w: Any, cid: str, payload: dict[str, Any], candidate: Any
+) -> tuple[list[Result], bytes | None]:
+    """Write one generated payload: the blob must be valid, carry the payload (the reference
+    reads it back), and match the reference writer's bytes (``ID:bytes``, Recommended)."""
+    import json
+
+    base = {"case": cid, "tier": REQUIRED, "writer": w.label}
+    projected = _cases.project(payload, w.version)
+    reply = exchange(w.testee, write(0, projected))
+    if not isinstance(reply, Written):
+        return [_unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)], None
+    blob = reply.blob
+    problem = written_problem(blob, w.version, candidate, projected)
+    if problem:
+        symptom, message = problem
+        return [
+            Result(**base, outcome=Outcome.FAILED, fault="writer", symptom=symptom, message=message)
+        ], None
+    results = [Result(**base, outcome=Outcome.PASSED)]
+    if w.version in SPEC_VERSIONS:
+        expected = reference_blob(json.dumps(projected), w.version)
+        if expected is not None:
+            results.append(
+                bytes_result(
+                    {**base, "case": f"{cid}:bytes", "tier": RECOMMENDED}, blob, expected, "WRITE_FORMAT"
+                )
+            )
+    return results, blob
+
+
+def written_problem(
+    blob: bytes, version: str, candidate: Any, projected: dict[str, Any]
+) -> tuple[str, str] | None:
+    """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None."""
+    try:
+        document = parse(blob)
+        if candidate:
+            candidate.check(document)
+        else:
+            check(document, "rendezvous", version)
+    except InvalidBlob as exc:
+        return (
+            f"wrote an invalid blob ({exc.rule})",
+            f"wrote a blob that is invalid under {version}: {violation_text(exc.violations[0])}",
+        )
+    broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
+    if broken:
+        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}"
+    if candidate is None:
+        decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
+        diff = _cases.first_difference(_cases.project(projected, version), decoded)
+        if diff:
+            return (
+                f"blob does not carry the payload: {diff[0]}",
+                f"the reference reads the blob back differently: {diff[1]}",
+            )
+    return None
+
+
+def refusal(w: Any, case: RefusalCase) -> Result:
+    """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal."""
+    # Recommended: a MUST, but the released upstream writers write whatever they are given.
+    base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
+    reply = exchange(w.testee, write(0, case.payload))
+    if isinstance(reply, Errored):
+        return Result(**base, outcome=Outcome.PASSED)
+    if isinstance(reply, Written):
+        return failed(
+            base,
+            "writer",
+            f"wrote a blob breaking {case.rule}",
+            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+        )
+    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+
+
+def cross(w: Any, r: Any, cid: str, payload: dict[str, Any], blob: bytes) -> Result:
+    """``r`` reads the blob ``w`` wrote (already checked valid): a failure is the reader's."""
+    base = {"case": cid, "tier": REQUIRED, "writer": w.label, "reader": r.label}
+    reply = ask_read(r, blob)
+    if isinstance(reply, Rejected):
+        return failed(
+            base,
+            "reader",
+            f"rejected a valid blob as {reply.rule}",
+            f"rejected {w.label}'s valid blob: {reply.message}",
+        )
+    if not isinstance(reply, Decoded):
+        return _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
+    return decoded_result(base, _cases.expected_read(payload, w.version, r.version), reply.payload)

@@ -1,0 +1,45 @@
+"""Hypothesis, imported so that nothing is written into the current directory.
+
+Hypothesis keeps a character-table cache under ``./.hypothesis/`` and builds it the moment
+``hypothesis.strategies`` is imported. A conformance run must leave the implementer's folder
+as it found it, so the cache goes to the user's cache directory instead, and the home
+directory is put back for whoever else uses Hypothesis in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from hypothesis import configuration
+
+
+def cache_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "refitwire" / "hypothesis"
+
+
+@contextlib.contextmanager
+def outside_cwd() -> Iterator[None]:
+    """Point Hypothesis's storage at :func:`cache_home` for the duration."""
+    before = getattr(configuration, "__hypothesis_home_directory", None)
+    configuration.set_hypothesis_home_dir(cache_home())
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(before)
+
+
+with outside_cwd():
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    # Its import builds the character tables (the gate's witness search uses it); without it
+    # they are built on first use, which generated_payloads() also wraps in outside_cwd().
+    with contextlib.suppress(ImportError):
+        import hypothesis_jsonschema  # noqa: F401
+
+__all__ = ["HealthCheck", "Phase", "given", "hypothesis_seed", "outside_cwd", "settings", "st"]

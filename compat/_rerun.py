@@ -1,0 +1,116 @@
+"""``--case ID``: one case alone, with everything needed to see why it failed.
+
+It prints the case's input (payload and/or blob, as text and as base64), the raw answer of
+every participant in the cell, and the verdicts of the normal run restricted to that case.
+Generated cases are found again from the seed and the number of examples.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from refitwire._spec import SPEC_VERSIONS
+from refitwire.compat import _built_cases, _cases, _run
+from refitwire.compat._protocol import ProtocolError, read, write
+from refitwire.compat._run import Plan, Started
+
+TEXT_LIMIT = 4000  # characters of a blob shown as text
+
+
+def known(plan: Plan, case_id: str) -> bool:
+    return _inputs(plan, case_id) is not None
+
+
+def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
+    """The case's input and each participant's raw answer to it."""
+    inputs = _inputs(plan, case_id)
+    if inputs is None:
+        yield f"no case {case_id} (with seed {plan.seed} and {plan.examples} examples)"
+        return
+    description, payload, blob = inputs
+    yield f"case {case_id}: {description}"
+    if payload is not None:
+        yield "payload: " + _reply_text(payload)
+    if blob is not None:
+        yield from _blob_lines("blob", blob)
+    focus = plan.focused or frozenset(s.label for s in started)
+    testees = [s for s in started if s.label in focus]
+    version = testees[0].version if testees else None
+    peers = [s for s in started if s.label == f"reference@{version}"] or [
+        s for s in started if s.label.startswith("reference@")
+    ][-1:]
+    shown = testees + [p for p in peers if p not in testees]
+    if payload is None:
+        for s in shown:
+            if blob is not None and "reader" in s.identity.roles:
+                yield f"{s.label} reads it: {_reply_text(_ask(s, read(0, base64.b64encode(blob).decode())))}"
+        return
+    blobs: dict[str, bytes] = {}
+    for s in shown:
+        if "writer" in s.identity.roles:
+            reply = _ask(s, write(0, _cases.project(payload, s.version)))
+            yield f"{s.label} writes: {_reply_text(reply)}"
+            written = _blob(reply)
+            if written is not None:
+                blobs[s.label] = written
+                yield from _blob_lines(f"  {s.label}'s blob", written)
+    for s in shown:  # each side reads the other side's blob
+        for writer, written in blobs.items():
+            if writer != s.label and "reader" in s.identity.roles:
+                yield f"{s.label} reads {writer}'s blob: {_reply_text(_ask(s, read(0, base64.b64encode(written).decode())))}"
+
+
+def _reply_text(reply: Any) -> str:
+    text = json.dumps(
+        {k: v for k, v in reply.items() if k != "blob_b64"} if isinstance(reply, dict) else reply
+    )
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+
+
+def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
+    bare = _run.bare(case_id)
+    for rc in _cases.read_cases():
+        if rc.id == bare:
+            return rc.description, None, rc.blob
+    for wc in _cases.write_cases():
+        if wc.id == bare:
+            return wc.description, wc.payload, wc.blob
+    for version in SPEC_VERSIONS:
+        for refusal in _built_cases.refusal_cases(version):
+            if refusal.id == bare:
+                return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None
+    for size in _built_cases.size_cases():
+        if size.id == bare:
+            return size.description, None, size.blob
+    payload = _cases.generated_payloads(plan.seed, plan.examples).get(bare)
+    if payload is not None:
+        return "a generated payload", payload, None
+    return None
+
+
+def _blob_lines(title: str, blob: bytes) -> Iterator[str]:
+    if len(blob) > TEXT_LIMIT:
+        yield f"{title}: {len(blob)} bytes (too long to show)"
+        return
+    try:
+        yield f"{title} as text: {json.dumps(blob.decode('utf-8'), ensure_ascii=False)}"
+    except UnicodeDecodeError:
+        yield f"{title} as text: (not UTF-8)"
+    yield f"{title} as base64: {base64.b64encode(blob).decode()}"
+
+
+def _ask(s: Started, message: dict[str, Any]) -> Any:
+    try:
+        return s.testee.request(message)
+    except ProtocolError as exc:
+        return {"protocol_error": str(exc)}
+
+
+def _blob(reply: Any) -> bytes | None:
+    try:
+        return base64.b64decode(reply["blob_b64"], validate=True)
+    except (KeyError, TypeError, ValueError):
+        return None

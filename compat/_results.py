@@ -1,0 +1,192 @@
+"""Typed results and replies: what a case ends as, and what a testee answered.
+
+Outcomes form a closed set (:class:`Outcome`). A testee's answer is classified once into one
+:class:`Reply` variant; the case checks then match on the variant instead of probing dicts.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from refitwire._registry import protocol_validator
+from refitwire.compat._protocol import ProtocolError
+
+REQUIRED, RECOMMENDED = "required", "recommended"
+NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
+
+
+class Outcome(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERRORED = "errored"
+    XFAILED = "xfailed"  # failed, and listed as an expected failure
+    XPASSED = "xpassed"  # listed as an expected failure, but passed: fails the run (strict)
+
+    @property
+    def bad(self) -> bool:
+        return self in (Outcome.FAILED, Outcome.ERRORED, Outcome.XPASSED)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One case in one cell. ``symptom`` groups failures with one cause; ``fault`` names the
+    side that is wrong where the run can know it ("writer" or "reader")."""
+
+    case: str
+    tier: str
+    outcome: Outcome
+    writer: str | None = None
+    reader: str | None = None
+    message: str = ""
+    symptom: str = ""
+    fault: str | None = None
+    expected_failure: str | None = None  # the reason, when the case is listed as expected to fail
+
+    def as_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"type": "result", "case": self.case, "tier": self.tier}
+        record["outcome"] = self.outcome.value
+        for key in ("writer", "reader", "message", "symptom", "fault", "expected_failure"):
+            value = getattr(self, key)
+            if value not in (None, ""):
+                record[key] = value
+        return record
+
+
+# -- replies ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Written:
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class Decoded:
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    message: str
+    rule: str | None
+    pointer: str | None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Errored:
+    """The testee answered ``errored``: it could not handle the request (or, for a write, refused)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Broken:
+    """No usable answer: the exchange failed (``malformed`` False) or the answer broke its schema."""
+
+    message: str
+    pointer: str | None = None
+    malformed: bool = False
+
+
+Reply = Written | Decoded | Rejected | Skipped | Errored | Broken
+
+
+def classify(cmd: str, reply: dict[str, Any]) -> Reply:
+    """The typed form of a testee's answer to ``cmd`` ("read" or "write"), checked in full."""
+    if reply.get("skipped") is True:
+        return Skipped(_text(reply.get("reason")))
+    if reply.get("errored") is True:
+        return Errored(_text(reply.get("message")))
+    if cmd == "read" and reply.get("rejected") is True:
+        bad = _first_error("response", reply)
+        if bad:
+            return Broken(
+                f"a rejection breaks the protocol at {show_pointer(bad[0])}: {bad[1]}", bad[0], True
+            )
+        return Rejected(reply["message"], reply.get("rule"), reply.get("pointer"))
+    if cmd == "read":
+        if "payload" not in reply:
+            return Broken(
+                f"a read answered with neither payload nor rejection: {dumps_short(reply)}", "", True
+            )
+        bad = _first_error("decoded", reply["payload"])
+        if bad:
+            where = "/payload" + bad[0]
+            return Broken(
+                f"the decoded form breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
+            )
+        return Decoded(reply["payload"])
+    blob_b64 = reply.get("blob_b64")
+    if not isinstance(blob_b64, str):
+        return Broken(f"a write answered without blob_b64: {dumps_short(reply)}", "/blob_b64", True)
+    try:
+        return Written(base64.b64decode(blob_b64, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
+
+
+def exchange(testee: Any, message: dict[str, Any]) -> Reply:
+    """Send ``message`` and classify the answer; a failed exchange is :class:`Broken`."""
+    try:
+        reply = testee.request(message)
+    except ProtocolError as exc:
+        tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
+        return Broken(f"{exc}; stderr: {tail}")
+    return classify(message["cmd"], reply)
+
+
+def _first_error(kind: str, instance: Any) -> tuple[str, str] | None:
+    validator = protocol_validator(kind)
+    if validator.is_valid(instance):
+        return None
+    errors = list(validator.iter_errors(instance))
+    first = min(errors, key=lambda e: [(isinstance(p, str), p) for p in e.instance_path])
+    return pointer_of(first.instance_path), first.message
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# -- speaking JSON ---------------------------------------------------------------------------
+
+
+def pointer_of(path: Any) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def show_pointer(pointer: str | None) -> str:
+    """A pointer as the reports print it: the root is ``""`` (``/`` is the member named "")."""
+    return pointer or '""'
+
+
+def dumps_short(value: Any, limit: int = 120) -> str:
+    """``value`` as JSON text (bytes as UTF-8 text or base64), cut to ``limit`` characters."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return "base64:" + base64.b64encode(bytes(value)).decode()[:limit]
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def violation_text(v: Any) -> str:
+    """A reference ``Violation`` as the reports print it: the value as JSON, the root as ``""``."""
+    return f"{dumps_short(v.value, 60)} at {show_pointer(v.pointer)}: {v.detail} [{v.rule}]"
+
+
+def general(pointer: str) -> str:
+    """The pointer with array indices replaced by ``*``, so one bug at many indices groups as one."""
+    return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))

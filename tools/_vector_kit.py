@@ -1,0 +1,214 @@
+"""What the vector builders share: payload makers, the expected decoded form, vector assembly.
+
+The spec's constants come from the reference (``refitwire._spec``, itself derived from
+``schema/index.json``) rather than being restated; everything else here is written from
+SPEC.md by hand, so the vectors test the reference rather than repeat it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from refitwire._spec import ADDED_IN, SPEC_VERSIONS, WIRE_SCHEMA_ID, version_key
+
+VERSIONS = SPEC_VERSIONS
+WIRE = WIRE_SCHEMA_ID
+OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
+
+
+def knows(version: str, member: str) -> bool:
+    return version_key(version) >= version_key(ADDED_IN[member])
+
+
+# -- payloads ------------------------------------------------------------------------------
+
+
+def shard(
+    addr: int = 4096, offset=(0, 0), shape=(4, 4), digest: str | None = None, agent="agent-r0", device=0
+):
+    s: dict[str, Any] = {
+        "agent_name": agent,
+        "device_id": device,
+        "addr": addr,
+        "shard_offset": list(offset),
+        "shape": list(shape),
+    }
+    if digest is not None:
+        s["digest"] = digest
+    return s
+
+
+def tensor(name="w0", dtype="torch.bfloat16", elsize=2, full_shape=(8, 4), shards=None):
+    return {
+        "name": name,
+        "dtype": dtype,
+        "elsize": elsize,
+        "full_shape": list(full_shape),
+        "shards": shards if shards is not None else [shard()],
+    }
+
+
+def blob_doc(tensors=None, step: int | None = None, meta=b"meta\x00\xff", agent="agent-r0", endpoint="h:1"):
+    d: dict[str, Any] = {
+        "schema": WIRE,
+        "agent_name": agent,
+        "metadata_endpoint": endpoint,
+        "agent_meta_b64": base64.b64encode(meta).decode(),
+        "tensors": tensors if tensors is not None else [tensor()],
+    }
+    if step is not None:
+        d["publisher_step"] = step
+    return d
+
+
+def py_dumps(doc: Any) -> bytes:
+    """The upstream writer's format: json.dumps with Python's defaults."""
+    return json.dumps(doc).encode("utf-8")
+
+
+D1 = "0123456789abcdef0123456789abcdef"
+D2 = "fedcba9876543210fedcba9876543210"
+
+
+# -- expected decoded form (SPEC.md section 6) ---------------------------------------------
+
+
+def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
+    def absent(v: Any) -> Any:
+        return None if v is None else v
+
+    out: dict[str, Any] = {}
+    if document == "rendezvous":
+        out["agent_name"] = doc["agent_name"]
+        out["metadata_endpoint"] = doc.get("metadata_endpoint") or ""
+        out["agent_meta_b64"] = base64.b64encode(base64.b64decode(doc["agent_meta_b64"])).decode()
+        if knows(version, "publisher_step"):
+            out["publisher_step"] = absent(doc.get("publisher_step"))
+    out["tensors"] = [
+        {
+            "name": t["name"],
+            "dtype": t["dtype"],
+            "elsize": t["elsize"],
+            "full_shape": t["full_shape"],
+            "shards": [
+                {
+                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
+                    **({"digest": absent(s.get("digest"))} if knows(version, "digest") else {}),
+                }
+                for s in t["shards"]
+            ],
+        }
+        for t in doc["tensors"]
+    ]
+    return out
+
+
+# -- vector assembly -----------------------------------------------------------------------
+
+
+def vector(
+    description: str,
+    blob: bytes,
+    *,
+    document="rendezvous",
+    parsed: Any = None,
+    invalid: dict[str, tuple[str, str]] | None = None,
+    upstream="accepts",
+    written_by: list[str] | None = None,
+    writer_conformant=True,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
+    """``invalid`` maps a version (or "*" for all) to the (rule, pointer) it must reject with."""
+    invalid = invalid or {}
+    expect = {}
+    for v in VERSIONS:
+        bad = invalid.get(v) or invalid.get("*")
+        if bad:
+            expect[v] = {"valid": False, "rule": bad[0], "pointer": bad[1]}
+        else:
+            doc = parsed if parsed is not None else json.loads(blob)
+            expect[v] = {"valid": True, "decoded": decoded(doc, v, document)}
+    content = document.encode() + b"\n" + blob
+    v: dict[str, Any] = {
+        "id": "v-" + hashlib.sha256(content).hexdigest()[:12],
+        "description": description,
+        "document": document,
+    }
+    try:
+        v["blob"] = blob.decode("utf-8")
+        if v["blob"].startswith("\ufeff"):
+            raise UnicodeDecodeError("utf-8", blob, 0, 3, "BOM kept as bytes")
+    except UnicodeDecodeError:
+        v.pop("blob", None)
+        v["blob_b64"] = base64.b64encode(blob).decode()
+    v["expect"] = expect
+    v["upstream"] = upstream
+    v["tier"] = tier_of(invalid, upstream, tags or [])
+    v["writer_conformant"] = writer_conformant and not invalid
+    if written_by:  # the writers of these versions, given the decoded payload, emit exactly `blob`
+        doc = json.loads(blob)
+        v["written_by"] = [{"spec_version": w, "payload": decoded(doc, w, document)} for w in written_by]
+    v["tags"] = tags or []
+    return v
+
+
+def tier_of(invalid: dict[str, Any], upstream: str, tags: list[str]) -> str:
+    """SPEC.md "Conformance tiers": Required is what the spec MUSTs and every released upstream
+    reader already does; a rejection upstream does not make, a known upstream divergence and a
+    reader limit (a SHOULD, section 5) are Recommended."""
+    lenient_upstream = bool(invalid) and upstream == "accepts"
+    return "recommended" if lenient_upstream or {"upstream-diverges", "limits"} & set(tags) else "required"
+
+
+def writer_vector(
+    description: str,
+    doc: dict[str, Any],
+    versions: str,
+    tags: list[str],
+    payload: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``versions``: space-separated writer versions that emit these bytes for the payload;
+    ``payload``: members that replace the decoded form's in the payload given to the writer."""
+    v = vector(description, py_dumps(doc), written_by=versions.split(), tags=["writer-output", *tags])
+    for w in v["written_by"]:
+        w["payload"].update(payload or {})
+    return v
+
+
+def mutated(
+    description: str,
+    mutate,
+    rule: str,
+    ptr: str,
+    *,
+    versions=VERSIONS,
+    upstream="accepts",
+    base=None,
+    tags=None,
+) -> dict[str, Any]:
+    doc = json.loads(json.dumps(base or blob_doc(step=7)))
+    mutate(doc)
+    blob = py_dumps(doc)
+    return vector(
+        description, blob, invalid={v: (rule, ptr) for v in versions}, upstream=upstream, tags=tags or []
+    )
+
+
+def raw_invalid(description: str, blob: bytes, rule: str, upstream="rejects", ptr="") -> dict[str, Any]:
+    return vector(description, blob, invalid={"*": (rule, ptr)}, upstream=upstream)
+
+
+def edge_blob(
+    dtype: str = "torch.bfloat16", addr: str = "4096", extra: str = ""
+) -> tuple[bytes, dict[str, Any]]:
+    """A small blob written by hand (so numbers and escapes stay as typed), and its parsed known members."""
+    doc = blob_doc([tensor(shards=[shard()])], meta=b"", agent="a")
+    doc["tensors"][0]["shards"][0]["agent_name"] = "a"
+    text = py_dumps(doc).decode()
+    text = text.replace('"torch.bfloat16"', f'"{dtype}"').replace('"addr": 4096', f'"addr": {addr}')
+    doc["tensors"][0]["shards"][0]["addr"] = int(addr) if addr.isdigit() else addr
+    return (text[:-1] + extra + "}").encode(), doc
