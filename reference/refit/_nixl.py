@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Agent", "PeerError", "PeerTimeout", "Region", "Run", "load_nixl"]
+from ._options import PROGRESS_MODES
+
+__all__ = ["PROGRESS_MODES", "Agent", "PeerError", "PeerTimeout", "PendingRead", "Region", "Run", "load_nixl"]
 
 Run = tuple[int, int, int]  # (remote_addr, local_addr, nbytes)
+
+POLL_WAKE_US = 10_000  # the ``poll`` mode's longest sleep
 
 
 def load_nixl() -> ModuleType:
@@ -97,8 +101,11 @@ def _region(buf: Any) -> Region:
 class Agent:
     """One NIXL agent with the UCX backend.
 
-    Its progress thread stays on by default: a publisher must keep progressing
-    while peers read it, or their reads hang. Use one agent from one thread.
+    ``progress`` is one of :data:`PROGRESS_MODES`; the default ``poll`` keeps a
+    progress thread that sleeps until there is work: a publisher must keep
+    progressing while peers read it (wireup, error handling), or their reads
+    hang, but a thread that never sleeps takes a core from whoever moves bytes.
+    Use one agent from one thread.
     """
 
     def __init__(
@@ -107,16 +114,20 @@ class Agent:
         *,
         listen: bool = False,
         listen_port: int | None = None,
-        progress_thread: bool = True,
+        progress: str = "poll",
     ) -> None:
+        if progress not in PROGRESS_MODES:
+            raise ValueError(f"unknown progress mode {progress!r}; known: {', '.join(PROGRESS_MODES)}")
         config = _nixl.nixl_agent_config(
-            enable_prog_thread=progress_thread,
+            enable_prog_thread=progress != "off",
             enable_listen_thread=listen,
             listen_port=_nixl.DEFAULT_COMM_PORT if listen_port is None else listen_port,
             backends=["UCX"],
         )
         self.name = name
-        self._agent: Any = self._call("agent creation", _nixl.nixl_agent, name, config)
+        self.progress_mode = progress
+        delay_us = POLL_WAKE_US if progress == "poll" else 0
+        self._agent: Any = self._call("agent creation", _new_agent, name, config, delay_us)
         if "UCX" not in self._agent.backends:  # NIXL only warns when a plugin is missing
             raise RuntimeError(f"NIXL agent {name!r} has no UCX backend")
         self._regs: list[tuple[Any, list[Region]]] = []
@@ -210,6 +221,52 @@ class Agent:
     def read(self, peer: str, runs: Sequence[Run], *, timeout_s: float) -> None:
         """Read ``runs`` from one peer; see :meth:`read_many`."""
         self.read_many({peer: runs}, timeout_s=timeout_s)
+
+    def post_read(self, peer: str, runs: Sequence[Run]) -> PendingRead:
+        """Post one READ of ``runs`` from ``peer`` without waiting; :meth:`done` tells when it landed.
+
+        The caller must :meth:`release` it, finished or not (release cancels).
+        """
+        batches = self._batches({peer: runs})
+        if len(batches) != 1:
+            raise ValueError("post_read takes non-empty runs into one kind of local memory")
+        ((key, (local, remote)),) = batches.items()
+        handle = self._peer_call(
+            peer, f"prepare read from {peer!r}", self._agent.initialize_xfer, "READ",
+            self._agent.get_xfer_descs(local, key[1]),
+            self._agent.get_xfer_descs(remote, self._peers[peer][0]), peer,
+        )  # fmt: skip
+        pending = PendingRead(peer, handle)
+        try:
+            if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+                raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+        except BaseException:
+            self.release(pending)
+            raise
+        return pending
+
+    def done(self, pending: PendingRead) -> bool:
+        """True once the read has landed; raises :class:`PeerError` when NIXL failed it."""
+        state = self._peer_call(
+            pending.peer, f"read from {pending.peer!r}", self._agent.check_xfer_state, pending.handle
+        )
+        if state == "ERR":
+            raise PeerError(pending.peer, f"NIXL read from peer {pending.peer!r} failed (ERR)")
+        return bool(state == "DONE")
+
+    def release(self, pending: PendingRead) -> None:
+        """Let go of a read's handle; NIXL cancels it if it is still running."""
+        _quiet(self._agent.release_xfer_handle, pending.handle)
+
+    def abandon(self, pending: Sequence[PendingRead], timeout_s: float) -> None:
+        """Give reads still running up to ``timeout_s`` to finish or fail, then release them all."""
+        self._drain([(p.peer, p.handle) for p in pending], time.monotonic() + timeout_s)
+        for p in pending:
+            self.release(p)
+
+    def progress(self) -> None:
+        """Progress the worker once (for agents with ``progress="off"`` that serve peers)."""
+        _quiet(self._agent.get_new_notifs)
 
     def read_many(self, runs_by_peer: Mapping[str, Sequence[Run]], *, timeout_s: float) -> None:
         """Read ``(remote_addr, local_addr, nbytes)`` runs from several peers at once.
@@ -333,6 +390,33 @@ class Agent:
             return fn(*args)
         except _NIXL_ERRORS as exc:
             raise RuntimeError(f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class PendingRead:
+    """A posted READ: its peer and NIXL's handle."""
+
+    peer: str
+    handle: Any
+
+
+def _new_agent(name: str, config: Any, delay_us: int) -> Any:
+    # The Python wrapper hard-codes the progress thread's delay to 0 (a busy poll);
+    # set ours on the config on its way to the bound constructor.
+    bind = getattr(sys.modules[_nixl.nixl_agent.__module__], "nixlBind", None)
+    if not delay_us or bind is None:
+        return _nixl.nixl_agent(name, config)
+    real = bind.nixlAgent
+
+    def with_delay(agent_name: str, agent_config: Any) -> Any:
+        agent_config.pthrDelay = delay_us
+        return real(agent_name, agent_config)
+
+    bind.nixlAgent = with_delay
+    try:
+        return _nixl.nixl_agent(name, config)
+    finally:
+        bind.nixlAgent = real
 
 
 def _state(agent: Any, handle: Any) -> str:

@@ -206,7 +206,8 @@ def no_reads(r: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a read was posted for a table that should have been rejected")
 
-    monkeypatch.setattr(r.agent, "read_many", refuse)
+    for entry in ("read_many", "post_read"):  # every way a read gets posted
+        monkeypatch.setattr(r.agent, entry, refuse)
 
 
 @pytest.mark.parametrize("kind", HOSTILE)
