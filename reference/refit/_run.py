@@ -191,7 +191,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
         if config.raw_reps > 0:
             answers = _call_all(recvs, {"cmd": "raw_read", "reps": config.raw_reps}, 120)
             report.raw = [{"rank": rank, **a} for rank, a in enumerate(answers)]
-            report.anchor()
+        report.anchor()
     except ChildDied as exc:
         report.config["aborted"] = str(exc)
         say.show(f"aborted: {exc}", final=True)
