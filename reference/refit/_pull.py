@@ -54,19 +54,16 @@ def pull(
     *,
     window: int,
     timeout_s: float,
-    landed: Callable[[int], None],
+    landed: Callable[[Piece], None],
     progress: Progress | None = None,
 ) -> float:
-    """Read every piece; ``landed(read)`` runs once all of a read's pieces are in. Returns the seconds taken.
+    """Read every piece; ``landed(piece)`` runs as each one is in. Returns the seconds taken.
 
     Raises :class:`TransferFailed` naming the peer when NIXL fails a read (a dead
     publisher), or the peers still in flight when nothing lands for ``timeout_s``.
     """
     from ._nixl import PeerError, PeerTimeout, PendingRead
 
-    left: dict[int, int] = {}
-    for p in pieces:
-        left[p.read] = left.get(p.read, 0) + 1
     total = sum(p.nbytes for p in pieces)
     queue = list(reversed(pieces))
     flying: list[tuple[PendingRead, Piece]] = []
@@ -88,9 +85,7 @@ def pull(
                 agent.release(pending)
                 landed_now += 1
                 done += piece.nbytes
-                left[piece.read] -= 1
-                if not left[piece.read]:
-                    landed(piece.read)
+                landed(piece)
                 if progress is not None:
                     progress(done, total, time.monotonic() - started)
             if landed_now:

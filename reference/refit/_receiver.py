@@ -37,12 +37,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from refitwire import InvalidBlob, PublishedShard, RendezvousPayload, tensor_digest
+from refitwire import InvalidBlob, RendezvousPayload
 from refitwire import unwrap_rendezvous_blob as unwrap
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
@@ -54,7 +54,8 @@ from ._pull import Progress, cut, pull
 from ._run import open_rendezvous
 from ._slots import Slot
 from ._store import RendezvousStore
-from ._verdict import Policy, ShardVerdict, judge, may_install
+from ._verdict import Policy, ShardVerdict, may_install
+from ._verifier import StepVerifier
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
 
@@ -199,7 +200,6 @@ class Receiver:
             result.discover_s = checked - started
             plan, result.plan_reused = self._plan_for(payloads)
             slot = self._spare
-            slot.fit(plan)
             result.check_s = time.monotonic() - checked
             verdicts, result.transfer_s, result.verify_s = self._pull(step, plan, payloads, slot, progress)
             result.verdicts = verdicts
@@ -258,9 +258,7 @@ class Receiver:
         """The anchor: the last plan's bytes read as plain NIXL READs (one request per peer), no digest."""
         if self._plan is None:
             return {"ok": False, "error": "no plan yet"}
-        slot = self._spare  # never the installed one
-        slot.fit(self._plan)
-        base = slot.staging.data_ptr()
+        base = self._spare.staging.data_ptr()  # never the installed slot
         runs: dict[str, list[tuple[int, int, int]]] = {}
         for r in self._plan.reads:
             runs.setdefault(r.agent, []).append((r.addr, base + r.staging_offset, r.nbytes))
@@ -279,8 +277,11 @@ class Receiver:
         signature = table_signature(payloads)
         if self._plan is not None and self._plan.signature == signature:
             return self._plan, True
-        self._plan = make_plan(payloads, self.need, self.model, self._peers, signature)
-        return self._plan, False
+        plan = make_plan(payloads, self.need, self.model, self._peers, signature)
+        for slot in self._slots:  # both now, so the next step is not the cold one for its slot
+            slot.fit(plan)
+        self._plan = plan
+        return plan, False
 
     def _pull(
         self,
@@ -290,35 +291,21 @@ class Receiver:
         slot: Slot,
         progress: Progress | None,
     ) -> tuple[list[ShardVerdict], float, float]:
-        """Read, and verify and place each shard on the verifier thread as soon as it lands."""
-        shards = plan.shards(payloads)
-        jobs: dict[int, Future[ShardVerdict]] = {}
-
-        def landed(i: int) -> None:
-            shard, stamp = shards[i]
-            jobs[i] = self._verifier.submit(self._verify, step, plan, i, shard, stamp, slot)
-
+        """Read, and verify and place each shard on the verifier thread as its bytes land."""
+        pieces = cut(plan, slot.staging.data_ptr(), self.chunk_bytes)
+        verifier = StepVerifier(self._verifier, step, plan, slot, plan.shards(payloads), pieces)
         try:
             transfer_s = pull(
-                self.agent, cut(plan, slot.staging.data_ptr(), self.chunk_bytes), window=self.window,
-                timeout_s=self.read_timeout_s, landed=landed, progress=progress,
+                self.agent, pieces, window=self.window, timeout_s=self.read_timeout_s,
+                landed=verifier.landed, progress=progress,
             )  # fmt: skip
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
-            tail = time.monotonic()
-        finally:
-            wait(jobs.values())  # never leave a job touching staging behind a failed step
-        verdicts = [jobs[i].result() for i in range(len(plan.reads))]
-        return verdicts, transfer_s, time.monotonic() - tail
-
-    def _verify(
-        self, step: int, plan: ReadPlan, i: int, shard: PublishedShard, stamp: int | None, slot: Slot
-    ) -> ShardVerdict:
-        r = plan.reads[i]
-        actual = tensor_digest(slot.shard(r))
-        slot.place(plan, r)  # into the slot being filled, never the installed one
-        verdict = judge(step, stamp, shard.digest, actual)
-        return ShardVerdict(r.tensor, r.shard_offset, r.shape, r.agent, stamp, shard.digest, actual, verdict)
+        except BaseException:
+            verifier.wait()
+            raise
+        tail = time.monotonic()
+        return verifier.verdicts(), transfer_s, time.monotonic() - tail
 
     def matches_truth(self) -> bool:
         """True when the installed weights are exactly the model's values at the installed step."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
 from ._check import PlannedRead, ReadPlan
@@ -48,14 +49,26 @@ class Slot:
         """The staged bytes of one read."""
         return self.staging[r.staging_offset : r.staging_offset + r.nbytes]
 
-    def place(self, plan: ReadPlan, r: PlannedRead) -> None:
-        """Copy the read's part of its needed box into the bank (nothing for a whole-shard tensor)."""
+    def host_bytes(self, r: PlannedRead, start: int, end: int) -> np.ndarray[Any, np.dtype[np.uint8]]:
+        """Bytes ``start:end`` of one staged read as a host numpy array (copied off a device)."""
+        part = self.shard(r)[start:end]
+        return (part if part.device.type == "cpu" else part.cpu()).numpy()
+
+    def place(self, plan: ReadPlan, r: PlannedRead, slices: tuple[int, int] | None = None) -> None:
+        """Copy the read's part of its needed box into the bank (nothing for a whole-shard tensor).
+
+        ``slices`` limits it to that range of the shard's first dimension (what has landed).
+        """
         if r.tensor in plan.whole:
             return
         box_offset, box_shape = self.need[r.tensor]
         src, dst = [], []
-        for o, n, bo, bn in zip(r.shard_offset, r.shape, box_offset, box_shape, strict=True):
+        for d, (o, n, bo, bn) in enumerate(zip(r.shard_offset, r.shape, box_offset, box_shape, strict=True)):
             lo, hi = max(o, bo), min(o + n, bo + bn)
+            if d == 0 and slices is not None:
+                lo, hi = max(lo, o + slices[0]), min(hi, o + slices[1])
+            if hi <= lo:
+                return  # nothing of the box in this range
             src.append(slice(lo - o, hi - o))
             dst.append(slice(lo - bo, hi - bo))
         staged = self.shard(r).view(self.model[r.tensor].torch_dtype).view(r.shape)

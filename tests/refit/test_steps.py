@@ -104,18 +104,16 @@ def test_discovery_polls_counts_only_and_decodes_each_blob_once(
         r.close()
 
 
-def test_each_shard_is_verified_as_soon_as_it_lands(
-    pubs: Publishers, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch: pytest.MonkeyPatch) -> None:
     r = make_receiver(pubs.store, 1, chunk_bytes=2048)  # many pieces per shard
     try:
         done = [0]
-        at_submit: list[int] = []
+        jobs: list[tuple[str, int]] = []  # (job, bytes landed when it was handed to the worker)
         real_submit = r._verifier.submit
 
-        def submit(*args: Any, **kwargs: Any) -> Any:
-            at_submit.append(done[0])
-            return real_submit(*args, **kwargs)
+        def submit(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            jobs.append((fn.__name__, done[0]))
+            return real_submit(fn, *args, **kwargs)
 
         monkeypatch.setattr(r._verifier, "submit", submit)
 
@@ -124,10 +122,18 @@ def test_each_shard_is_verified_as_soon_as_it_lands(
 
         step = next(_steps)
         pubs.publish(step)
+        result = r.refit(step)  # without a progress callback the pull reports nothing
+        assert result.installed
+        jobs.clear()
+        step = next(_steps)
+        pubs.publish(step)
         result = r.refit(step, progress)
         assert result.installed, result.error
-        assert len(at_submit) == len(result.verdicts)
-        assert at_submit[0] < result.wire_bytes  # the first digest started while bytes were still to move
+        finished = [at for name, at in jobs if name == "_finish"]
+        assert len(finished) == len(result.verdicts)
+        assert min(finished) < result.wire_bytes  # a whole shard was judged while others still moved
+        digested = [at for name, at in jobs if name == "_digest"]
+        assert len(digested) > len(result.verdicts)  # shards are digested piece by piece, not whole
         assert result.verify_s >= 0 and result.total_s >= result.transfer_s > 0
     finally:
         r.close()
