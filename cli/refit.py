@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="NIXL progress on publishers: a sleeping thread (default), a spinning one, none")  # fmt: skip
     parser.add_argument("--receiver-progress", choices=PROGRESS_MODES, default="off",
                         help="NIXL progress on receivers (default off: they poll their own reads)")  # fmt: skip
-    parser.add_argument("--raw-reps", type=int, default=3, metavar="K",
-                        help="plain NIXL READs of the last plan after the last step, the anchor (0: none)")  # fmt: skip
+    parser.add_argument("--raw-reps", type=int, default=2, metavar="K",
+                        help="plain NIXL READs of the same bytes after each step, the anchor (0: none)")  # fmt: skip
     parser.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
     )

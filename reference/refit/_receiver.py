@@ -365,17 +365,23 @@ def main(argv: list[str] | None = None) -> int:
         torch.save({"step": recv.step, "boxes": recv.need, "weights": recv.weights}, msg["path"])
         return {"ok": True, "step": recv.step}
 
-    def raw_read(msg: dict[str, Any]) -> dict[str, Any]:
+    def raw_read(reps: int) -> dict[str, Any]:
         try:
-            return recv.raw_read(int(msg.get("reps", 3)))
-        except Exception as exc:  # a dead publisher: no anchor this run
+            return recv.raw_read(reps)
+        except Exception as exc:  # a dead publisher: no anchor for this step
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    def refit(msg: dict[str, Any]) -> dict[str, Any]:
+        result = {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()}
+        if msg.get("raw_reps"):  # the anchor, measured after the step so it costs the step nothing
+            result["raw_nixl"] = raw_read(int(msg["raw_reps"]))
+        return result
 
     try:
         serve(out, {
-            "refit": lambda msg: {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()},
+            "refit": refit,
             "check": lambda _msg: {"ok": True, "step": recv.step, "matches_truth": recv.matches_truth()},
-            "raw_read": raw_read,
+            "raw_read": lambda msg: raw_read(int(msg.get("reps", 2))),
             "dump": dump,
         })  # fmt: skip
     finally:

@@ -3,9 +3,9 @@
 Each step: every live publisher publishes (one of them misbehaving at the
 injection step, if asked), then every receiver refits concurrently while their
 progress is shown on stderr; afterwards each receiver checks that the weights it
-holds are exactly the model's values at the step it holds. After the last step
-each receiver reads its last plan's bytes again as plain NIXL READs, the anchor
-its step throughput is compared with. The harness sends each command to every
+holds are exactly the model's values at the step it holds. Right after each
+step each receiver reads the same bytes again as plain NIXL READs, the anchor
+that step's throughput is compared with. The harness sends each command to every
 child before it waits for any answer, and never imports torch or NIXL itself.
 The report is data (:class:`RunReport`); rendering is in ``_report``.
 """
@@ -58,7 +58,7 @@ class RunConfig:
     # How each side's NIXL agents progress (see docs/refit.md for why these defaults).
     publisher_progress: str = "poll"
     receiver_progress: str = "off"
-    raw_reps: int = 3  # plain NIXL READs of the last plan after the last step (0: none)
+    raw_reps: int = 2  # plain NIXL READs of each step's plan right after the step, the anchor (0: none)
 
     def __post_init__(self) -> None:
         if self.publishers < 1 or self.receivers < 1 or self.steps < 1:
@@ -84,7 +84,6 @@ class RunReport:
     config: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
     setup_s: float = 0.0
-    raw: list[dict[str, Any]] = field(default_factory=list)  # per receiver rank
     model_bytes: int = 0
 
     @property
@@ -102,20 +101,20 @@ class RunReport:
             "model_bytes": self.model_bytes,
             "setup_s": self.setup_s,
             "steps": self.steps,
-            "raw_nixl": self.raw,
             "totals": {"wire_bytes": wire, "transfer_s": secs, "bytes_per_s": wire / secs if secs else 0.0},
             "ok": self.ok,
         }
 
     def anchor(self) -> None:
-        """Put each receiver row's throughput beside its raw NIXL READ anchor."""
-        raw = {r["rank"]: r for r in self.raw if r.get("ok")}
+        """Put each receiver row's throughput beside the raw NIXL READ measured right after it."""
         for step in self.steps:
             for row in step["receivers"]:
-                anchor = raw.get(row["rank"])
-                ratio = row.get("bytes_per_s", 0.0) / anchor["bytes_per_s"] if anchor else None
-                row["raw_bytes_per_s"] = anchor["bytes_per_s"] if anchor else None
-                row["over_raw"] = ratio if ratio else None
+                raw = row.get("raw_nixl") or {}
+                rate = raw.get("bytes_per_s") if raw.get("ok") else None
+                row["raw_bytes_per_s"] = rate
+                row["over_raw"] = (
+                    row.get("bytes_per_s", 0.0) / rate if rate and row.get("bytes_per_s") else None
+                )
 
 
 class _Progress:
@@ -188,9 +187,6 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
         report.setup_s = time.monotonic() - started
         for step in range(1, config.steps + 1):
             report.steps.append(_step(config, step, pubs, recvs, say))
-        if config.raw_reps > 0:
-            answers = _call_all(recvs, {"cmd": "raw_read", "reps": config.raw_reps}, 120)
-            report.raw = [{"rank": rank, **a} for rank, a in enumerate(answers)]
         report.anchor()
     except ChildDied as exc:
         report.config["aborted"] = str(exc)
@@ -229,7 +225,7 @@ def _step(
     results: dict[int, dict[str, Any]] = {}
     for rank, recv in enumerate(recvs):
         try:
-            recv.send({"cmd": "refit", "step": step})
+            recv.send({"cmd": "refit", "step": step, "raw_reps": config.raw_reps})
         except ChildDied as exc:
             results[rank] = {"died": str(exc)}
             continue
