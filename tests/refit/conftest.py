@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import faulthandler
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -13,3 +14,13 @@ def hang_guard() -> Iterator[None]:
     faulthandler.dump_traceback_later(180, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(scope="module")
+def pubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Two publisher processes of the ``tiny`` model for one test module (see ``_fleet``)."""
+    from _fleet import Publishers  # needs NIXL: imported only by the modules that use it
+
+    p = Publishers(tmp_path_factory.mktemp("store"))
+    yield p
+    p.stop()

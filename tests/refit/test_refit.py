@@ -44,13 +44,6 @@ _steps = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def pubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Publishers]:
-    p = Publishers(tmp_path_factory.mktemp("store"))
-    yield p
-    p.stop()
-
-
-@pytest.fixture(scope="module")
 def receivers(pubs: Publishers) -> Iterator[list[Receiver]]:
     rs = [make_receiver(pubs.store, r) for r in range(2)]
     yield rs

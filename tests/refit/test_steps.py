@@ -8,7 +8,6 @@ and decodes each blob once; each shard is verified as soon as it lands.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,6 @@ from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
 pytestmark = pytest.mark.nixl
 
 _steps = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def pubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Publishers]:
-    p = Publishers(tmp_path_factory.mktemp("store"))
-    yield p
-    p.stop()
 
 
 def _count(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[Any]:
