@@ -230,20 +230,8 @@ class Agent:
         batches = self._batches({peer: runs})
         if len(batches) != 1:
             raise ValueError("post_read takes non-empty runs into one kind of local memory")
-        ((key, (local, remote)),) = batches.items()
-        handle = self._peer_call(
-            peer, f"prepare read from {peer!r}", self._agent.initialize_xfer, "READ",
-            self._agent.get_xfer_descs(local, key[1]),
-            self._agent.get_xfer_descs(remote, self._peers[peer][0]), peer,
-        )  # fmt: skip
-        pending = PendingRead(peer, handle)
-        try:
-            if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
-                raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
-        except BaseException:
-            self.release(pending)
-            raise
-        return pending
+        ((key, descs),) = batches.items()
+        return self._post(peer, key[1], *descs)
 
     def done(self, pending: PendingRead) -> bool:
         """True once the read has landed; raises :class:`PeerError` when NIXL failed it."""
@@ -260,7 +248,7 @@ class Agent:
 
     def abandon(self, pending: Sequence[PendingRead], timeout_s: float) -> None:
         """Give reads still running up to ``timeout_s`` to finish or fail, then release them all."""
-        self._drain([(p.peer, p.handle) for p in pending], time.monotonic() + timeout_s)
+        self._drain(pending, time.monotonic() + timeout_s)
         for p in pending:
             self.release(p)
 
@@ -276,29 +264,19 @@ class Agent:
         reports a failure (a dead peer) and TimeoutError after ``timeout_s``
         (a peer that stopped progressing). Handles are always released.
         """
-        batches = self._batches(runs_by_peer)
+        batches = self._batches(runs_by_peer)  # every run checked before anything is posted
         deadline = time.monotonic() + timeout_s
-        posted: list[tuple[str, Any]] = []
+        posted: list[PendingRead] = []
         try:
             for (peer, mem_type), (local, remote) in batches.items():
-                handle = self._peer_call(
-                    peer,
-                    f"prepare read from {peer!r}",
-                    self._agent.initialize_xfer,
-                    "READ",
-                    self._agent.get_xfer_descs(local, mem_type),
-                    self._agent.get_xfer_descs(remote, self._peers[peer][0]),
-                    peer,
-                )
-                posted.append((peer, handle))
-                if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
-                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+                posted.append(self._post(peer, mem_type, local, remote))
             self._wait(posted, deadline, timeout_s)
         except BaseException:
             self._drain(posted, deadline)
             raise
         finally:
-            self._release(posted)
+            for pending in posted:
+                self.release(pending)
 
     def close(self) -> None:
         """Forget peers, deregister memory and drop the agent. Safe to call twice."""
@@ -347,37 +325,40 @@ class Agent:
             )
         return batches
 
-    def _wait(self, posted: list[tuple[str, Any]], deadline: float, timeout_s: float) -> None:
+    def _post(self, peer: str, mem_type: str, local: np.ndarray, remote: np.ndarray) -> PendingRead:
+        handle = self._peer_call(
+            peer, f"prepare read from {peer!r}", self._agent.initialize_xfer, "READ",
+            self._agent.get_xfer_descs(local, mem_type),
+            self._agent.get_xfer_descs(remote, self._peers[peer][0]), peer,
+        )  # fmt: skip
+        pending = PendingRead(peer, handle)
+        try:
+            if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+                raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+        except BaseException:
+            self.release(pending)
+            raise
+        return pending
+
+    def _wait(self, posted: list[PendingRead], deadline: float, timeout_s: float) -> None:
         pending = list(posted)
         while pending:
-            still = []
-            for peer, handle in pending:
-                state = self._peer_call(peer, f"read from {peer!r}", self._agent.check_xfer_state, handle)
-                if state == "ERR":
-                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed (ERR)")
-                if state != "DONE":
-                    still.append((peer, handle))
+            still = [p for p in pending if not self.done(p)]
             if len(still) == len(pending):  # no progress this sweep: yield the core
                 if time.monotonic() > deadline:
-                    names = sorted({p for p, _ in still})
+                    names = sorted({p.peer for p in still})
                     raise PeerTimeout(names, f"NIXL read from {names} not done after {timeout_s:g} s")
                 time.sleep(0.0002)
             pending = still
 
-    def _drain(self, posted: list[tuple[str, Any]], deadline: float) -> None:
+    def _drain(self, posted: Sequence[PendingRead], deadline: float) -> None:
         # On failure, give transfers still running the rest of the deadline to
         # finish or fail; release then cancels whatever is left.
-        pending = [h for _, h in posted]
+        pending = [p.handle for p in posted]
         while pending and time.monotonic() < deadline:
             pending = [h for h in pending if _state(self._agent, h) == "PROC"]
             if pending:
                 time.sleep(0.0002)
-
-    def _release(self, posted: list[tuple[str, Any]]) -> None:
-        # Releasing an unfinished transfer asks NIXL to cancel it; a failure
-        # there must not mask the error that got us here.
-        for _, handle in posted:
-            _quiet(self._agent.release_xfer_handle, handle)
 
     def _peer_call(self, peer: str, what: str, fn: Any, *args: Any) -> Any:
         try:

@@ -362,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
             answer(out, {"event": "progress", "done": done, "total": total, "elapsed": elapsed})
 
     def dump(msg: dict[str, Any]) -> dict[str, Any]:
-        torch.save({"step": recv.step, "boxes": recv.need, "weights": recv.weights}, msg["path"])
+        weights = {k: v.clone() for k, v in recv.weights.items()}  # not the whole staging buffer under a view
+        torch.save({"step": recv.step, "boxes": recv.need, "weights": weights}, msg["path"])
         return {"ok": True, "step": recv.step}
 
     def raw_read(reps: int) -> dict[str, Any]:

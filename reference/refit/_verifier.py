@@ -83,16 +83,17 @@ class StepVerifier:
             self.final[piece.read] = self.worker.submit(self._finish, piece.read)
 
     def verdicts(self) -> list[ShardVerdict]:
-        """Wait for every job (also the ones of a failed step), then the verdicts in plan order."""
+        """Wait for every job, then the verdicts in plan order (a job's own error is raised here)."""
         self.wait()
+        for job in self.jobs:
+            job.result()
         return [self.final[i].result() for i in range(len(self.plan.reads))]
 
     def wait(self) -> None:
-        """Never leave a job touching staging behind: called on success and on failure."""
+        """Wait for every job handed out so far: after a failed pull too, so none is left
+        touching staging when the next step starts. Raises nothing."""
         pending: list[Future[Any]] = [*self.jobs, *self.final.values()]
         wait(pending)
-        for job in self.jobs:
-            job.result()  # a bug in a job surfaces here, not as a wrong verdict
 
     def _digest(self, s: _Shard, first: int, end: int) -> None:
         s.digest.add_rows(first, self.slot.host_bytes(s.read, first * ROW_BYTES, end * ROW_BYTES))
