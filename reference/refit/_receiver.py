@@ -2,8 +2,9 @@
 
 One :meth:`Receiver.refit` is one step:
 
-1. **discover** the quorum: poll the store until ``publishers`` non-empty tables
-   decode (an invalid blob is rejected at once, with the spec rule it broke);
+1. **discover** the quorum: poll the store with the count-only quorum read until
+   ``publishers`` tables are non-empty, then decode each of them once (an invalid
+   blob is rejected at once, with the spec rule it broke);
 2. **check** the tables before any byte moves: one agent per blob and only its
    own shards, consistent geometry across ranks (``MERGE_CONSISTENT``), every
    needed tensor present and as this model expects, shards that neither overlap

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from refitwire import PublishedShard
-from refitwire._digest import ROW_BYTES, RowDigest
+from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
 
 from ._check import PlannedRead, ReadPlan
 from ._pull import Piece
@@ -23,6 +23,8 @@ from ._slots import Slot
 from ._verdict import ShardVerdict, judge
 
 __all__ = ["StepVerifier"]
+
+_RUN_ROWS = max(1, THREADED_MIN_BYTES // 2 // ROW_BYTES)
 
 
 @dataclass
@@ -96,7 +98,11 @@ class StepVerifier:
         wait(pending)
 
     def _digest(self, s: _Shard, first: int, end: int) -> None:
-        s.digest.add_rows(first, self.slot.host_bytes(s.read, first * ROW_BYTES, end * ROW_BYTES))
+        # In runs below the digest's threading threshold, so it takes one core: the other
+        # is copying the next pieces (A/B on alternate steps here: 0.66 vs 0.49 of raw).
+        for lo in range(first, end, _RUN_ROWS):
+            hi = min(lo + _RUN_ROWS, end)
+            s.digest.add_rows(lo, self.slot.host_bytes(s.read, lo * ROW_BYTES, hi * ROW_BYTES))
 
     def _finish(self, i: int) -> ShardVerdict:
         s, (shard, stamp) = self.state[i], self.shards[i]
