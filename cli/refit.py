@@ -12,6 +12,7 @@ otherwise, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -19,10 +20,21 @@ from pathlib import Path
 from refitwire.cli._io import fail
 
 
+def _require_extra() -> None:
+    # The processes that move tensors need torch and NIXL; this one does not import them,
+    # so it only asks whether they are there (ImportError: the CLI names the extra).
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("torch is not installed", name="torch")
+    if all(importlib.util.find_spec(name) is None for name in ("nixl", "nixl_cu12")):
+        raise ImportError("NIXL is not installed", name="nixl-cu12")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Neither module imports torch or NIXL: parsing a refitwire command never does.
     from refitwire.refit._model import MODELS
     from refitwire.refit._options import CLI_INJECTIONS, PROGRESS_MODES
+
+    _require_extra()
 
     parser.add_argument("--publishers", type=int, default=2, metavar="N", help="trainer ranks (default 2)")
     parser.add_argument("--receivers", type=int, default=2, metavar="M", help="inference ranks (default 2)")
