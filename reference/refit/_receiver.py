@@ -150,7 +150,7 @@ class Receiver:
         device: str = "cpu",
         discover_timeout_s: float = 30.0,
         read_timeout_s: float = 30.0,
-        chunk_bytes: int = 64 << 20,
+        chunk_bytes: int = 128 << 20,
         window: int = 2,
         poll_s: float = 0.05,
         progress: str = "off",
