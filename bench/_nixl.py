@@ -66,7 +66,7 @@ def nixl_section(sizes: list[int], descriptors: tuple[int, int], reps: int) -> d
     try:
         local = np.zeros(span, dtype=np.uint8)
         source = np.random.default_rng(2).integers(0, 256, size=span, dtype=np.uint8)
-        with Agent(f"bench-reader-{os.getpid()}", progress_thread=False) as agent:
+        with Agent(f"bench-reader-{os.getpid()}", progress="off") as agent:
             agent.register([local])
             peer = agent.add_peer(base64.b64decode(hello["metadata"]))
             remote, dst = hello["addr"], local.ctypes.data

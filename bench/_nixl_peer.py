@@ -23,7 +23,7 @@ def main(nbytes: str, fd: str) -> None:
     from refitwire.refit._nixl import Agent
 
     buf = np.random.default_rng(1).integers(0, 256, size=int(nbytes), dtype=np.uint8)
-    with Agent(f"bench-publisher-{os.getpid()}", progress_thread=False) as agent:
+    with Agent(f"bench-publisher-{os.getpid()}", progress="off") as agent:
         agent.register([buf])
         hello = {
             "name": agent.name,

@@ -12,6 +12,7 @@ otherwise, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -19,9 +20,21 @@ from pathlib import Path
 from refitwire.cli._io import fail
 
 
+def _require_extra() -> None:
+    # The processes that move tensors need torch and NIXL; this one does not import them,
+    # so it only asks whether they are there (ImportError: the CLI names the extra).
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("torch is not installed", name="torch")
+    if all(importlib.util.find_spec(name) is None for name in ("nixl", "nixl_cu12")):
+        raise ImportError("NIXL is not installed", name="nixl-cu12")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # Neither module imports torch or NIXL: parsing a refitwire command never does.
     from refitwire.refit._model import MODELS
-    from refitwire.refit._run import CLI_INJECTIONS
+    from refitwire.refit._options import CLI_INJECTIONS, PROGRESS_MODES
+
+    _require_extra()
 
     parser.add_argument("--publishers", type=int, default=2, metavar="N", help="trainer ranks (default 2)")
     parser.add_argument("--receivers", type=int, default=2, metavar="M", help="inference ranks (default 2)")
@@ -29,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inject", choices=CLI_INJECTIONS, default=None,
                         help="misbehave once, at --inject-step on the last publisher")  # fmt: skip
     parser.add_argument("--inject-step", type=int, default=None, metavar="S", help="default: step 2")
-    parser.add_argument("--model", choices=sorted(MODELS), default="default",
-                        help="synthetic model size (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--model", choices=list(MODELS), default="default",
+                        help="synthetic model size (default: %(default)s; 1gib moves just over 1 GiB)")  # fmt: skip
+    parser.add_argument("--model-bytes", type=int, default=None, metavar="N",
+                        help="instead of --model: the smallest model of at least N bytes")  # fmt: skip
     parser.add_argument("--device", default="cpu", help="cpu (DRAM) or cuda (VRAM); default cpu")
     parser.add_argument("--accept-unchecked", action="store_true", help="install shards without a digest")
     parser.add_argument("--store", type=_store_spec, default=None, metavar="DIR|redis://HOST:PORT/DB",
@@ -41,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="publishers write blobs with the released modelexpress")  # fmt: skip
     parser.add_argument("--netns", nargs=2, default=None, metavar=("PUB_NS", "RECV_NS"),
                         help="publishers in PUB_NS, receivers in RECV_NS (ip netns), UCX over TCP")  # fmt: skip
+    parser.add_argument("--publisher-progress", choices=PROGRESS_MODES, default="poll",
+                        help="NIXL progress on publishers: a sleeping thread (default), a spinning one, none")  # fmt: skip
+    parser.add_argument("--receiver-progress", choices=PROGRESS_MODES, default="off",
+                        help="NIXL progress on receivers (default off: they poll their own reads)")  # fmt: skip
+    parser.add_argument("--raw-reps", type=int, default=2, metavar="K",
+                        help="plain NIXL READs of the same bytes after each step, the anchor (0: none)")  # fmt: skip
     parser.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
     )
@@ -68,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             steps=args.steps,
             inject=args.inject,
             inject_step=args.inject_step,
-            model=args.model,
+            model=args.model if args.model_bytes is None else f"{args.model_bytes}B",
             device=args.device,
             accept_unchecked=args.accept_unchecked,
             discover_timeout_s=args.discover_timeout,
@@ -76,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
             store=args.store,
             upstream_python=args.upstream_python,
             netns=(args.netns[0], args.netns[1]) if args.netns else None,
+            publisher_progress=args.publisher_progress,
+            receiver_progress=args.receiver_progress,
+            raw_reps=args.raw_reps,
         )
     except ImportError as exc:
         return fail(f"refit needs the refit extra (torch, nixl-cu12): {exc}")

@@ -31,24 +31,63 @@ _pool_lock = threading.Lock()
 def tensor_digest(data: Any) -> str:
     """Digest of bytes-like data, a numpy array, or a torch tensor (any strides, any device)."""
     raw = _as_uint8(data)
-    n = raw.size
-    body = n - n % 4
-    words = raw[:body].view("<i4")
-    rows = words.size // ROW_WORDS
-    scalars = [n]
-    if rows:
-        row_sums = _row_sums(words[: rows * ROW_WORDS].reshape(rows, ROW_WORDS))
-        weights = np.arange(1, rows + 1, dtype=np.int64)
-        scalars += [int(row_sums.sum(dtype=np.int64)), int(np.dot(weights, row_sums))]
-    tail = words[rows * ROW_WORDS :].astype(np.int64)
-    if tail.size:
-        scalars += [int(tail.sum()), int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail))]
-    if n % 4:
-        scalars += [int(raw[body:].sum(dtype=np.int64)), n % 4]
-    h = hashlib.blake2b(digest_size=16)
-    for value in scalars:
-        h.update((value & _MASK).to_bytes(8, "little"))
-    return h.hexdigest()
+    digest = RowDigest(raw.size)
+    body = digest.rows * ROW_BYTES
+    if digest.rows:
+        digest.add_rows(0, raw[:body])
+    return digest.finish(raw[body:])
+
+
+ROW_BYTES = ROW_WORDS * 4
+
+
+class RowDigest:
+    """:func:`tensor_digest` of ``nbytes`` bytes fed in pieces, so bytes can be digested as they arrive.
+
+    Feed every whole 4 KiB row once, in any order and grouping (:meth:`add_rows`), then
+    :meth:`finish` with the bytes after the last whole row. The sums are the same ones
+    :func:`tensor_digest` takes (it is this, fed in one piece), added mod 2**64.
+    """
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes = nbytes
+        self.rows = nbytes // ROW_BYTES
+        self._fed = 0
+        self._sum = 0
+        self._weighted = 0
+
+    def add_rows(self, first: int, data: np.ndarray[Any, np.dtype[np.uint8]]) -> None:
+        """Rows ``first, first + 1, ...`` of the input: ``data`` is a whole number of rows."""
+        count = data.size // ROW_BYTES
+        if data.size != count * ROW_BYTES or not 0 <= first <= self.rows - count:
+            raise ValueError(
+                f"rows {first}..{first + count} ({data.size} bytes) are not whole rows of the input"
+            )
+        if not count:
+            return
+        sums = _row_sums(data.view("<i4").reshape(count, ROW_WORDS))
+        weights = np.arange(first + 1, first + count + 1, dtype=np.int64)
+        self._sum += int(sums.sum(dtype=np.int64))
+        self._weighted += int(np.dot(weights, sums))
+        self._fed += count
+
+    def finish(self, rest: np.ndarray[Any, np.dtype[np.uint8]]) -> str:
+        """The digest, given the bytes after the last whole row."""
+        if self._fed != self.rows or rest.size != self.nbytes - self.rows * ROW_BYTES:
+            raise ValueError(f"{self._fed} of {self.rows} rows and {rest.size} trailing bytes fed")
+        scalars = [self.nbytes]
+        if self.rows:
+            scalars += [self._sum, self._weighted]
+        whole = rest.size - rest.size % 4
+        tail = rest[:whole].view("<i4").astype(np.int64)
+        if tail.size:
+            scalars += [int(tail.sum()), int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail))]
+        if rest.size % 4:
+            scalars += [int(rest[whole:].sum(dtype=np.int64)), rest.size % 4]
+        h = hashlib.blake2b(digest_size=16)
+        for value in scalars:
+            h.update((value & _MASK).to_bytes(8, "little"))
+        return h.hexdigest()
 
 
 def _row_sums(block: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -5,6 +5,10 @@ process can compute what any box should hold at any step without talking to
 anyone: publishers fill their shards with it, receivers and tests check against
 it. Publishers and receivers shard the same tensors along different dimensions
 (or replicate them), so a receiver's box generally spans several published shards.
+
+Pure numpy: a process that only describes or plans a refit never imports torch.
+:func:`truth` hands out torch tensors (it imports torch on first use);
+:func:`fill_truth` writes the raw bytes into any buffer.
 """
 
 from __future__ import annotations
@@ -13,20 +17,37 @@ import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+import numpy as np
 
-__all__ = ["MODELS", "Box", "Model", "TensorSpec", "dtype_of", "shard_box", "truth"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "MODELS",
+    "Box",
+    "Model",
+    "TensorSpec",
+    "dtype_of",
+    "fill_truth",
+    "model_named",
+    "shard_box",
+    "sized_model",
+    "truth",
+]
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]  # (offset, shape)
 
-_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
+_ELSIZE = {"bfloat16": 2, "float32": 4}
 
 
 def dtype_of(label: str) -> torch.dtype:
-    """``torch.bfloat16`` for ``"bfloat16"`` or ``"torch.bfloat16"``."""
-    return _DTYPES[label.removeprefix("torch.")]
+    """``torch.bfloat16`` for ``"bfloat16"`` or ``"torch.bfloat16"`` (imports torch)."""
+    import torch
+
+    dtype: torch.dtype = getattr(torch, label.removeprefix("torch."))
+    return dtype
 
 
 @dataclass(frozen=True)
@@ -48,7 +69,7 @@ class TensorSpec:
 
     @property
     def elsize(self) -> int:
-        return torch.empty((), dtype=self.torch_dtype).element_size()
+        return _ELSIZE[self.dtype]
 
     @property
     def nbytes(self) -> int:
@@ -106,12 +127,35 @@ def _model(name: str, hidden: int, vocab: int) -> Model:
     )
 
 
-#: ``tiny`` for tests (about 100 KiB), ``default`` for the CLI (about 50 MiB).
+def sized_model(nbytes: int) -> Model:
+    """The smallest model of the default layout (vocab 16 x hidden, hidden a multiple of 64)
+    holding at least ``nbytes``; its name is ``"<nbytes>B"``."""
+    if nbytes <= 0:
+        raise ValueError(f"model bytes must be positive, not {nbytes}")
+    hidden = 64
+    while _model("", hidden, 16 * hidden).nbytes < nbytes:
+        hidden += 64
+    return _model(f"{nbytes}B", hidden, 16 * hidden)
+
+
+#: ``tiny`` for tests (about 100 KiB), ``default`` for the CLI (about 46 MiB), ``1gib``
+#: (just over 1 GiB) for the link-speed measurement.
 MODELS = {
     "tiny": _model("tiny", 64, 96),
     "small": _model("small", 256, 2048),
     "default": _model("default", 1024, 16384),
+    "256mib": sized_model(256 << 20),
+    "1gib": sized_model(1 << 30),
 }
+
+
+def model_named(name: str) -> Model:
+    """A model of :data:`MODELS`, or ``"<N>B"`` for :func:`sized_model` of N bytes."""
+    if name in MODELS:
+        return MODELS[name]
+    if name.endswith("B") and name[:-1].isdigit():
+        return sized_model(int(name[:-1]))
+    raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)} or <bytes>B")
 
 
 def shard_box(full_shape: tuple[int, ...], dim: int | None, rank: int, ranks: int) -> Box:
@@ -127,21 +171,69 @@ def shard_box(full_shape: tuple[int, ...], dim: int | None, rank: int, ranks: in
     return tuple(offset), tuple(shape)
 
 
-def truth(spec: TensorSpec, step: int, box: Box | None = None, *, device: Any = "cpu") -> torch.Tensor:
-    """The values of ``box`` (default: the whole tensor) of ``spec`` at ``step``.
+# The value of element i (its row-major index in the full tensor) at a step:
+#     ((i * _MULT + seed) mod 2**24) / 2**24 - 0.5, rounded to the tensor's dtype.
+# Everything mod 2**24 splits into one small term per dimension, so a box is a
+# broadcast sum of per-dimension int32 vectors, filled a block of rows at a time.
+_MULT = 2654435761
+_LOW24 = (1 << 24) - 1
+_BLOCK_ELEMS = 1 << 22  # bounds the temporaries of one block
 
-    A hash of the element's row-major index in the full tensor, the tensor's
-    name and the step, mapped to [-0.5, 0.5) and rounded to the tensor's dtype.
-    """
-    offset, shape = box if box is not None else ((0,) * len(spec.full_shape), spec.full_shape)
-    idx = torch.zeros(shape, dtype=torch.int64, device=device)
+
+def _seed(spec: TensorSpec, step: int) -> int:
+    return (zlib.crc32(spec.name.encode()) + 40503 * step) & _LOW24
+
+
+def _dim_terms(spec: TensorSpec, box: Box) -> list[np.ndarray[Any, np.dtype[np.int32]]]:
+    offset, shape = box
+    terms = []
     stride = 1
     for d in range(len(shape) - 1, -1, -1):
-        view = [1] * len(shape)
-        view[d] = shape[d]
-        idx += (torch.arange(offset[d], offset[d] + shape[d], device=device) * stride).view(view)
+        index = np.arange(offset[d], offset[d] + shape[d], dtype=np.int64)
+        terms.append(((index * ((stride * _MULT) & _LOW24)) & _LOW24).astype(np.int32))
         stride *= spec.full_shape[d]
-    seed = zlib.crc32(spec.name.encode()) + 40503 * step
-    mixed = (idx * 2654435761 + seed) & 0xFFFFFF
-    values = mixed.to(torch.float32) / float(1 << 24) - 0.5
-    return values.to(spec.torch_dtype)
+    return terms[::-1]
+
+
+def _to_bfloat16_bits(values: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarray[Any, Any]:
+    # Round to nearest even on the upper 16 bits, as torch converts finite floats.
+    bits = values.view(np.uint32)
+    return ((bits + (0x7FFF + ((bits >> 16) & 1))) >> 16).astype(np.uint16)
+
+
+def fill_truth(spec: TensorSpec, step: int, box: Box, out: np.ndarray[Any, Any]) -> None:
+    """Write the bytes of ``box`` of ``spec`` at ``step`` into ``out`` (C-contiguous, box-sized)."""
+    shape = box[1]
+    if out.nbytes != math.prod(shape) * spec.elsize or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous buffer of {math.prod(shape) * spec.elsize} bytes")
+    if math.prod(shape) == 0:
+        return
+    typed = out.reshape(-1).view(np.uint16 if spec.dtype == "bfloat16" else np.float32).reshape(shape)
+    first, *rest = _dim_terms(spec, box) if shape else [np.zeros(1, dtype=np.int32)]
+    inner: Any = np.int32(_seed(spec, step))
+    for d, term in enumerate(rest, start=1):
+        inner = inner + term.reshape((-1,) + (1,) * (len(shape) - 1 - d))
+    per_row = math.prod(shape[1:])
+    rows = max(1, _BLOCK_ELEMS // max(per_row, 1))
+    lead = (-1,) + (1,) * (len(shape) - 1)
+    for r0 in range(0, len(first), rows):
+        mixed = first[r0 : r0 + rows].reshape(lead) + inner
+        np.bitwise_and(mixed, _LOW24, out=mixed)
+        values = mixed.astype(np.float32)
+        values *= np.float32(1.0 / (1 << 24))
+        values -= np.float32(0.5)
+        if shape:
+            typed[r0 : r0 + rows] = _to_bfloat16_bits(values) if spec.dtype == "bfloat16" else values
+        else:
+            typed[...] = (_to_bfloat16_bits(values) if spec.dtype == "bfloat16" else values).reshape(())
+
+
+def truth(spec: TensorSpec, step: int, box: Box | None = None, *, device: Any = "cpu") -> torch.Tensor:
+    """The values of ``box`` (default: the whole tensor) of ``spec`` at ``step``, as a torch tensor."""
+    import torch
+
+    box = box if box is not None else ((0,) * len(spec.full_shape), spec.full_shape)
+    raw = np.empty(math.prod(box[1]) * spec.elsize, dtype=np.uint8)
+    fill_truth(spec, step, box, raw)
+    tensor = torch.from_numpy(raw).view(spec.torch_dtype).view(box[1])
+    return tensor if torch.device(device).type == "cpu" else tensor.to(device)

@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Agent", "PeerError", "PeerTimeout", "Region", "Run", "load_nixl"]
+from ._options import PROGRESS_MODES
+
+__all__ = ["PROGRESS_MODES", "Agent", "PeerError", "PeerTimeout", "PendingRead", "Region", "Run", "load_nixl"]
 
 Run = tuple[int, int, int]  # (remote_addr, local_addr, nbytes)
+
+POLL_WAKE_US = 10_000  # the ``poll`` mode's longest sleep
 
 
 def load_nixl() -> ModuleType:
@@ -97,8 +101,11 @@ def _region(buf: Any) -> Region:
 class Agent:
     """One NIXL agent with the UCX backend.
 
-    Its progress thread stays on by default: a publisher must keep progressing
-    while peers read it, or their reads hang. Use one agent from one thread.
+    ``progress`` is one of :data:`PROGRESS_MODES`; the default ``poll`` keeps a
+    progress thread that sleeps until there is work: a publisher must keep
+    progressing while peers read it (wireup, error handling), or their reads
+    hang, but a thread that never sleeps takes a core from whoever moves bytes.
+    Use one agent from one thread.
     """
 
     def __init__(
@@ -107,16 +114,20 @@ class Agent:
         *,
         listen: bool = False,
         listen_port: int | None = None,
-        progress_thread: bool = True,
+        progress: str = "poll",
     ) -> None:
+        if progress not in PROGRESS_MODES:
+            raise ValueError(f"unknown progress mode {progress!r}; known: {', '.join(PROGRESS_MODES)}")
         config = _nixl.nixl_agent_config(
-            enable_prog_thread=progress_thread,
+            enable_prog_thread=progress != "off",
             enable_listen_thread=listen,
             listen_port=_nixl.DEFAULT_COMM_PORT if listen_port is None else listen_port,
             backends=["UCX"],
         )
         self.name = name
-        self._agent: Any = self._call("agent creation", _nixl.nixl_agent, name, config)
+        self.progress_mode = progress
+        delay_us = POLL_WAKE_US if progress == "poll" else 0
+        self._agent: Any = self._call("agent creation", _new_agent, name, config, delay_us)
         if "UCX" not in self._agent.backends:  # NIXL only warns when a plugin is missing
             raise RuntimeError(f"NIXL agent {name!r} has no UCX backend")
         self._regs: list[tuple[Any, list[Region]]] = []
@@ -211,6 +222,40 @@ class Agent:
         """Read ``runs`` from one peer; see :meth:`read_many`."""
         self.read_many({peer: runs}, timeout_s=timeout_s)
 
+    def post_read(self, peer: str, runs: Sequence[Run]) -> PendingRead:
+        """Post one READ of ``runs`` from ``peer`` without waiting; :meth:`done` tells when it landed.
+
+        The caller must :meth:`release` it, finished or not (release cancels).
+        """
+        batches = self._batches({peer: runs})
+        if len(batches) != 1:
+            raise ValueError("post_read takes non-empty runs into one kind of local memory")
+        ((key, descs),) = batches.items()
+        return self._post(peer, key[1], *descs)
+
+    def done(self, pending: PendingRead) -> bool:
+        """True once the read has landed; raises :class:`PeerError` when NIXL failed it."""
+        state = self._peer_call(
+            pending.peer, f"read from {pending.peer!r}", self._agent.check_xfer_state, pending.handle
+        )
+        if state == "ERR":
+            raise PeerError(pending.peer, f"NIXL read from peer {pending.peer!r} failed (ERR)")
+        return bool(state == "DONE")
+
+    def release(self, pending: PendingRead) -> None:
+        """Let go of a read's handle; NIXL cancels it if it is still running."""
+        _quiet(self._agent.release_xfer_handle, pending.handle)
+
+    def abandon(self, pending: Sequence[PendingRead], timeout_s: float) -> None:
+        """Give reads still running up to ``timeout_s`` to finish or fail, then release them all."""
+        self._drain(pending, time.monotonic() + timeout_s)
+        for p in pending:
+            self.release(p)
+
+    def progress(self) -> None:
+        """Progress the worker once (for agents with ``progress="off"`` that serve peers)."""
+        _quiet(self._agent.get_new_notifs)
+
     def read_many(self, runs_by_peer: Mapping[str, Sequence[Run]], *, timeout_s: float) -> None:
         """Read ``(remote_addr, local_addr, nbytes)`` runs from several peers at once.
 
@@ -219,29 +264,19 @@ class Agent:
         reports a failure (a dead peer) and TimeoutError after ``timeout_s``
         (a peer that stopped progressing). Handles are always released.
         """
-        batches = self._batches(runs_by_peer)
+        batches = self._batches(runs_by_peer)  # every run checked before anything is posted
         deadline = time.monotonic() + timeout_s
-        posted: list[tuple[str, Any]] = []
+        posted: list[PendingRead] = []
         try:
             for (peer, mem_type), (local, remote) in batches.items():
-                handle = self._peer_call(
-                    peer,
-                    f"prepare read from {peer!r}",
-                    self._agent.initialize_xfer,
-                    "READ",
-                    self._agent.get_xfer_descs(local, mem_type),
-                    self._agent.get_xfer_descs(remote, self._peers[peer][0]),
-                    peer,
-                )
-                posted.append((peer, handle))
-                if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
-                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+                posted.append(self._post(peer, mem_type, local, remote))
             self._wait(posted, deadline, timeout_s)
         except BaseException:
             self._drain(posted, deadline)
             raise
         finally:
-            self._release(posted)
+            for pending in posted:
+                self.release(pending)
 
     def close(self) -> None:
         """Forget peers, deregister memory and drop the agent. Safe to call twice."""
@@ -290,37 +325,40 @@ class Agent:
             )
         return batches
 
-    def _wait(self, posted: list[tuple[str, Any]], deadline: float, timeout_s: float) -> None:
+    def _post(self, peer: str, mem_type: str, local: np.ndarray, remote: np.ndarray) -> PendingRead:
+        handle = self._peer_call(
+            peer, f"prepare read from {peer!r}", self._agent.initialize_xfer, "READ",
+            self._agent.get_xfer_descs(local, mem_type),
+            self._agent.get_xfer_descs(remote, self._peers[peer][0]), peer,
+        )  # fmt: skip
+        pending = PendingRead(peer, handle)
+        try:
+            if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+                raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+        except BaseException:
+            self.release(pending)
+            raise
+        return pending
+
+    def _wait(self, posted: list[PendingRead], deadline: float, timeout_s: float) -> None:
         pending = list(posted)
         while pending:
-            still = []
-            for peer, handle in pending:
-                state = self._peer_call(peer, f"read from {peer!r}", self._agent.check_xfer_state, handle)
-                if state == "ERR":
-                    raise PeerError(peer, f"NIXL read from peer {peer!r} failed (ERR)")
-                if state != "DONE":
-                    still.append((peer, handle))
+            still = [p for p in pending if not self.done(p)]
             if len(still) == len(pending):  # no progress this sweep: yield the core
                 if time.monotonic() > deadline:
-                    names = sorted({p for p, _ in still})
+                    names = sorted({p.peer for p in still})
                     raise PeerTimeout(names, f"NIXL read from {names} not done after {timeout_s:g} s")
                 time.sleep(0.0002)
             pending = still
 
-    def _drain(self, posted: list[tuple[str, Any]], deadline: float) -> None:
+    def _drain(self, posted: Sequence[PendingRead], deadline: float) -> None:
         # On failure, give transfers still running the rest of the deadline to
         # finish or fail; release then cancels whatever is left.
-        pending = [h for _, h in posted]
+        pending = [p.handle for p in posted]
         while pending and time.monotonic() < deadline:
             pending = [h for h in pending if _state(self._agent, h) == "PROC"]
             if pending:
                 time.sleep(0.0002)
-
-    def _release(self, posted: list[tuple[str, Any]]) -> None:
-        # Releasing an unfinished transfer asks NIXL to cancel it; a failure
-        # there must not mask the error that got us here.
-        for _, handle in posted:
-            _quiet(self._agent.release_xfer_handle, handle)
 
     def _peer_call(self, peer: str, what: str, fn: Any, *args: Any) -> Any:
         try:
@@ -333,6 +371,33 @@ class Agent:
             return fn(*args)
         except _NIXL_ERRORS as exc:
             raise RuntimeError(f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class PendingRead:
+    """A posted READ: its peer and NIXL's handle."""
+
+    peer: str
+    handle: Any
+
+
+def _new_agent(name: str, config: Any, delay_us: int) -> Any:
+    # The Python wrapper hard-codes the progress thread's delay to 0 (a busy poll);
+    # set ours on the config on its way to the bound constructor.
+    bind = getattr(sys.modules[_nixl.nixl_agent.__module__], "nixlBind", None)
+    if not delay_us or bind is None:
+        return _nixl.nixl_agent(name, config)
+    real = bind.nixlAgent
+
+    def with_delay(agent_name: str, agent_config: Any) -> Any:
+        agent_config.pthrDelay = delay_us
+        return real(agent_name, agent_config)
+
+    bind.nixlAgent = with_delay
+    try:
+        return _nixl.nixl_agent(name, config)
+    finally:
+        bind.nixlAgent = real
 
 
 def _state(agent: Any, handle: Any) -> str:

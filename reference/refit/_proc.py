@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 __all__ = ["Child", "ChildDied", "reply_channel"]
@@ -128,9 +128,32 @@ def answer(out: IO[str], message: dict[str, Any]) -> None:
     out.flush()
 
 
-def serve(out: IO[str], handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]]) -> None:
-    """The child's loop: one command per stdin line, one answer each, until ``stop``."""
-    for line in sys.stdin:
+def _commands(idle: Callable[[], None] | None, idle_s: float) -> Iterator[bytes]:
+    # stdin lines; while none is waiting, ``idle`` runs every ``idle_s``.
+    fd = sys.stdin.fileno()
+    buf = b""
+    while True:
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            yield line
+        if idle is not None and not select.select([fd], [], [], idle_s)[0]:
+            idle()
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        buf += chunk
+
+
+def serve(
+    out: IO[str],
+    handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]],
+    *,
+    idle: Callable[[], None] | None = None,
+    idle_s: float = 0.001,
+) -> None:
+    """The child's loop: one command per stdin line, one answer each, until ``stop`` or EOF."""
+    for line in _commands(idle, idle_s):
         msg = json.loads(line)
         cmd = msg.get("cmd")
         if cmd == "stop":

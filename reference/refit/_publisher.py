@@ -1,6 +1,8 @@
 """A trainer-rank publisher: owns its shards, registers them with NIXL, publishes its blob.
 
 Run as ``python -m refitwire.refit._publisher --rank R --ranks N --store DIR|URL --fd FD``.
+On the CPU its shards live in a numpy arena, so a publisher never imports torch
+(a CUDA arena does).
 It says hello on FD, then obeys JSON-line commands on stdin:
 
 ``{"cmd": "publish", "step": S, "inject": KIND|null}``
@@ -26,28 +28,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import torch
+import numpy as np
 from refitwire import PublishedShard, PublishedTensor, tensor_digest
 from refitwire._codec import rendezvous_document
 
-from ._model import MODELS, Model
+from ._model import Model, fill_truth, model_named
+from ._options import HOSTILE, INJECTIONS, PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
 from ._store import RendezvousStore, open_store
 
 __all__ = ["HOSTILE", "INJECTIONS", "Publisher", "main"]
-
-#: Hostile or broken tables a publisher can post instead of its true one.
-HOSTILE = (
-    "overlap",  # its split shard grows one slice into a neighbour's box
-    "out-of-bounds",  # its split shard's box runs past full_shape
-    "rank-mismatch",  # a shard with one dimension too many
-    "gap",  # its split shard shrinks by one slice
-    "disagree",  # it claims a different full_shape than the other ranks
-    "foreign-agent",  # a shard claims memory of another agent
-    "unregistered-addr",  # a shard's address lies outside what it registered
-)
-#: Every injection: data/table mismatches first, then the hostile tables.
-INJECTIONS = ("stale", "corrupt", "no-digest", "no-stamp", *HOSTILE)
 
 _ALIGN = 256
 _HOSTILE_TENSOR = "embed.weight"  # split by publishers along dim 0
@@ -72,6 +62,7 @@ class Publisher:
         agent_name: str | None = None,
         device: str = "cpu",
         upstream_python: str | None = None,
+        progress: str = "poll",
     ) -> None:
         from ._nixl import Agent
 
@@ -83,15 +74,17 @@ class Publisher:
         for name, (_, shape) in self.boxes.items():
             offsets[name] = total
             total += -(-math.prod(shape) * model[name].elsize // _ALIGN) * _ALIGN
-        self.arena = torch.zeros(total, dtype=torch.uint8, device=device)
-        self.views: dict[str, torch.Tensor] = {}
-        for name, (_, shape) in self.boxes.items():
-            spec = model[name]
-            nbytes = math.prod(shape) * spec.elsize
-            raw = self.arena[offsets[name] : offsets[name] + nbytes]
-            self.views[name] = raw.view(spec.torch_dtype).view(shape)
-        self.device_id = self.arena.device.index or 0
-        self.agent = Agent(agent_name or f"refit-pub-{rank}-{os.getpid()}")
+        self.arena: Any  # numpy on the CPU, a torch tensor on a device
+        if device == "cpu":
+            self.arena = np.zeros(total, dtype=np.uint8)
+            self.base, self.device_id = int(self.arena.ctypes.data), 0
+        else:
+            self.arena = _device_arena(total, device)
+            self.base, self.device_id = int(self.arena.data_ptr()), int(self.arena.device.index or 0)
+        #: Each shard's bytes in the arena: (offset, nbytes).
+        self.spans = {name: (offsets[name], math.prod(shape) * model[name].elsize)
+                      for name, (_, shape) in self.boxes.items()}  # fmt: skip
+        self.agent = Agent(agent_name or f"refit-pub-{rank}-{os.getpid()}", progress=progress)
         self.agent.register([self.arena])
         self.agent_metadata = self.agent.metadata()
 
@@ -100,12 +93,10 @@ class Publisher:
 
     def publish(self, step: int, inject: str | None = None) -> dict[str, Any]:
         """Fill, digest, stamp, post. Returns what was done (for the parent's log)."""
-        from ._model import truth
-
         if inject is not None and inject not in INJECTIONS:
             raise ValueError(f"unknown injection {inject!r}; known: {', '.join(INJECTIONS)}")
-        for name, view in self.views.items():
-            view.copy_(truth(self.model[name], step, self.boxes[name], device=view.device))
+        for name in self.boxes:
+            self._fill(name, step)
         if inject == "stale":  # the data moved on, the posted table did not
             return {"posted": False, "step": step, "inject": inject}
         stamp = None if inject == "no-stamp" else step
@@ -118,27 +109,42 @@ class Publisher:
                 self.agent_metadata, self.agent.name, "", self._tensors(with_digest), stamp
             )
         if inject == "corrupt":  # after digesting: the wire now disagrees with the table
-            flat = self.views[_CORRUPT_TENSOR].view(-1).view(torch.uint8)
-            flat[flat.numel() // 2] ^= 0x5A
+            start, nbytes = self.spans[_CORRUPT_TENSOR]
+            self.arena[start + nbytes // 2] ^= 0x5A
         if inject in HOSTILE:
-            _make_hostile(document, inject, self.rank, self.ranks, self.arena)
+            _make_hostile(document, inject, self.rank, self.ranks, self.base + len(self.arena))
             blob = json.dumps(document).encode()  # a broken writer: no codec check
         elif not self.upstream_python:
             blob = json.dumps(document).encode("ascii")
         self.store.publish(self.key, blob)
         return {"posted": True, "step": step, "inject": inject, "bytes": len(blob)}
 
+    def shard_bytes(self, name: str) -> Any:
+        """The arena's bytes of one shard (a numpy or torch uint8 view)."""
+        start, nbytes = self.spans[name]
+        return self.arena[start : start + nbytes]
+
+    def _fill(self, name: str, step: int) -> None:
+        if isinstance(self.arena, np.ndarray):
+            fill_truth(self.model[name], step, self.boxes[name], self.shard_bytes(name))
+            return
+        import torch  # a device arena: fill on the host, copy over
+
+        host = np.empty(self.spans[name][1], dtype=np.uint8)
+        fill_truth(self.model[name], step, self.boxes[name], host)
+        self.shard_bytes(name).copy_(torch.from_numpy(host))
+
     def _tensors(self, with_digest: bool) -> list[PublishedTensor]:
         tensors = []
-        for name, view in self.views.items():
+        for name in self.boxes:
             spec, (offset, shape) = self.model[name], self.boxes[name]
             shard = PublishedShard(
                 agent_name=self.agent.name,
                 device_id=self.device_id,
-                addr=view.data_ptr(),
+                addr=self.base + self.spans[name][0],
                 shard_offset=offset,
                 shape=shape,
-                digest=tensor_digest(view) if with_digest else None,
+                digest=tensor_digest(self.shard_bytes(name)) if with_digest else None,
             )
             tensors.append(
                 PublishedTensor(
@@ -163,15 +169,16 @@ class Publisher:
                 "digest": with_digest,
                 "tensors": [],
             }
-            for i, (name, view) in enumerate(self.views.items()):
+            for i, name in enumerate(self.boxes):
                 spec, (offset, shape) = self.model[name], self.boxes[name]
                 data = Path(tmp) / f"{i}.bin"
-                data.write_bytes(view.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+                raw = self.shard_bytes(name)
+                data.write_bytes(bytes(raw if isinstance(raw, np.ndarray) else raw.cpu().numpy()))
                 request["tensors"].append({
                     "name": name, "dtype": f"torch.{spec.dtype}", "elsize": spec.elsize,
                     "full_shape": list(spec.full_shape),
                     "shards": [{"agent_name": self.agent.name, "device_id": self.device_id,
-                                "addr": view.data_ptr(), "shard_offset": list(offset),
+                                "addr": self.base + self.spans[name][0], "shard_offset": list(offset),
                                 "shape": list(shape), "data_file": str(data)}],
                 })  # fmt: skip
             env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
@@ -188,7 +195,13 @@ class Publisher:
         return base64.b64decode(done.stdout.strip())
 
 
-def _make_hostile(document: dict[str, Any], kind: str, rank: int, ranks: int, arena: torch.Tensor) -> None:
+def _device_arena(nbytes: int, device: str) -> Any:
+    import torch
+
+    return torch.zeros(nbytes, dtype=torch.uint8, device=device)
+
+
+def _make_hostile(document: dict[str, Any], kind: str, rank: int, ranks: int, arena_end: int) -> None:
     entry = next(t for t in document["tensors"] if t["name"] == _HOSTILE_TENSOR)
     shard = entry["shards"][0]
     last = rank == ranks - 1
@@ -207,7 +220,7 @@ def _make_hostile(document: dict[str, Any], kind: str, rank: int, ranks: int, ar
     elif kind == "foreign-agent":
         shard["agent_name"] = "someone-else"
     elif kind == "unregistered-addr":
-        shard["addr"] = arena.data_ptr() + arena.numel() + (1 << 20)
+        shard["addr"] = arena_end + (1 << 20)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--store", required=True)
-    parser.add_argument("--model", default="default", choices=sorted(MODELS))
+    parser.add_argument("--model", default="default", help="a model name or <bytes>B")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--progress", default="poll", choices=PROGRESS_MODES, help="how NIXL progresses")
     parser.add_argument("--agent-name", default=None)
     parser.add_argument("--upstream-python", default=None, help="write the blob with released upstream code")
     parser.add_argument("--fd", type=int, required=True, help="answer pipe (NIXL logs to stdout)")
@@ -225,13 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     pub = Publisher(
         args.rank,
         args.ranks,
-        MODELS[args.model],
+        model_named(args.model),
         open_store(args.store),
         agent_name=args.agent_name,
         device=args.device,
         upstream_python=args.upstream_python,
+        progress=args.progress,
     )
-    answer(out, {"hello": pub.agent.name, "key": pub.key, "pid": os.getpid(), "arena": pub.arena.numel()})
+    answer(out, {"hello": pub.agent.name, "key": pub.key, "pid": os.getpid(), "arena": len(pub.arena)})
 
     def publish(msg: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -240,11 +255,16 @@ def main(argv: list[str] | None = None) -> int:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
     try:
-        serve(out, {"publish": publish})
+        # Without a progress thread the publisher progresses its agent between commands.
+        idle = pub.agent.progress if args.progress == "off" else None
+        serve(out, {"publish": publish}, idle=idle)
     finally:
         pub.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the agent is closed; skip tearing down the interpreter (torch's part of it is slow)

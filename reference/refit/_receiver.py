@@ -2,8 +2,9 @@
 
 One :meth:`Receiver.refit` is one step:
 
-1. **discover** the quorum: poll the store until ``publishers`` non-empty tables
-   decode (an invalid blob is rejected at once, with the spec rule it broke);
+1. **discover** the quorum: poll the store with the count-only quorum read until
+   ``publishers`` tables are non-empty, then decode each of them once (an invalid
+   blob is rejected at once, with the spec rule it broke);
 2. **check** the tables before any byte moves: one agent per blob and only its
    own shards, consistent geometry across ranks (``MERGE_CONSISTENT``), every
    needed tensor present and as this model expects, shards that neither overlap
@@ -16,45 +17,60 @@ One :meth:`Receiver.refit` is one step:
    the whole shard, so this is upstream's full pull; the exact byte runs the
    needed box alone would take (``plan_reads``) are reported beside it;
 4. **verify** each shard (recomputed digest vs published, stamp vs step) into a
-   :class:`~refitwire.refit._verdict.Verdict`;
-5. **install** only if the policy accepts every verdict: new tensors are built
-   from staging and swapped in with one assignment. Otherwise, and on any error,
-   the installed weights and step stay exactly as they were.
+   :class:`~refitwire.refit._verdict.Verdict`, as soon as its bytes have landed
+   and while the other reads go on;
+5. **install** only if the policy accepts every verdict. Otherwise, and on any
+   error, the installed weights and step stay exactly as they were.
+
+What only changes when a table's shape does is kept between steps: the checks
+of step 2 and the read plan (``_check``) are redone only when some table's
+geometry, agent or NIXL metadata differs from the last accepted plan. Bytes land
+in one of two slots (``_slots``), each allocated and registered once; a step
+fills the slot that is not installed, and installing is one switch between
+slots. So the weights a step installed stay valid until the step after next;
+copy them to keep them longer.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from refitwire import InvalidBlob, PublishedShard, RendezvousPayload, merge_shard_tables, tensor_digest
+from refitwire import InvalidBlob, RendezvousPayload
 from refitwire import unwrap_rendezvous_blob as unwrap
 
-from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
-from ._model import MODELS, Box, Model, truth
-from ._plan import PlanError, SourceShard, check_coverage, plan_reads
+from ._check import PeerLoader, ReadPlan, make_plan, table_signature
+from ._errors import DiscoveryTimeout, RefitError, TableRejected
+from ._model import Box, Model, model_named, truth
+from ._options import PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
+from ._pull import Progress, cut, pull
+from ._slots import Slot
 from ._store import RendezvousStore, open_store
-from ._verdict import Policy, ShardVerdict, judge, may_install
+from ._verdict import Policy, ShardVerdict, may_install
+from ._verifier import StepVerifier
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
-
-#: ``progress(done_bytes, total_bytes, elapsed_s)`` while bytes move.
-Progress = Callable[[int, int, float], None]
-
-_ALIGN = 256
 
 
 @dataclass
 class StepResult:
-    """What one refit step did. ``error`` is set when it stopped before verdicts."""
+    """What one refit step did. ``error`` is set when it stopped before verdicts.
+
+    Times, in seconds: ``discover_s`` (polling the store until the quorum is
+    there, then decoding each blob once; ``decode_s`` of it is the decoding),
+    ``check_s`` (the checks and the plan; next to nothing when ``plan_reused``),
+    ``transfer_s`` (first read posted to last byte landed), ``verify_s`` (the
+    digests still running after the last byte landed), ``install_s`` and
+    ``total_s`` (discover to install).
+    """
 
     step: int
     installed: bool
@@ -66,6 +82,13 @@ class StepResult:
     exact_runs: int = 0
     transfer_s: float = 0.0
     total_s: float = 0.0
+    discover_s: float = 0.0
+    decode_s: float = 0.0
+    polls: int = 0
+    check_s: float = 0.0
+    plan_reused: bool = False
+    verify_s: float = 0.0
+    install_s: float = 0.0
 
     @property
     def bytes_per_s(self) -> float:
@@ -96,19 +119,18 @@ class StepResult:
             "transfer_s": self.transfer_s,
             "total_s": self.total_s,
             "bytes_per_s": self.bytes_per_s,
+            "wall_over_transfer": self.total_s / self.transfer_s if self.transfer_s > 0 else None,
+            "phases_s": {
+                "discover": self.discover_s,
+                "decode": self.decode_s,
+                "check": self.check_s,
+                "transfer": self.transfer_s,
+                "verify": self.verify_s,
+                "install": self.install_s,
+            },
+            "polls": self.polls,
+            "plan_reused": self.plan_reused,
         }
-
-
-@dataclass(frozen=True)
-class _Read:
-    """One published shard to pull whole."""
-
-    tensor: str
-    shard: PublishedShard
-    key: str  # the store key of the blob that published it
-    publisher_step: int | None
-    nbytes: int
-    staging_offset: int
 
 
 class Receiver:
@@ -127,7 +149,10 @@ class Receiver:
         device: str = "cpu",
         discover_timeout_s: float = 30.0,
         read_timeout_s: float = 30.0,
-        chunk_bytes: int = 4 << 20,
+        chunk_bytes: int = 128 << 20,
+        window: int = 2,
+        poll_s: float = 0.05,
+        progress: str = "off",
     ) -> None:
         from ._nixl import Agent
 
@@ -135,18 +160,32 @@ class Receiver:
         self.publishers = publishers
         self.policy = policy or Policy()
         self.device = torch.device(device)
-        self.mem_type = "VRAM" if self.device.type == "cuda" else "DRAM"
         self.discover_timeout_s = discover_timeout_s
         self.read_timeout_s = read_timeout_s
-        self.chunk_bytes = chunk_bytes
+        self.chunk_bytes, self.window, self.poll_s = chunk_bytes, window, poll_s
         self.need: dict[str, Box] = model.receiver_boxes(rank, ranks)
         self.weights: dict[str, torch.Tensor] = {}
         self.step: int | None = None
-        self.agent = Agent(agent_name or f"refit-recv-{rank}-{os.getpid()}")
-        self._peer_meta: dict[str, bytes] = {}
+        # The receiver drives its own reads, so by default it needs no progress thread.
+        self.agent = Agent(agent_name or f"refit-recv-{rank}-{os.getpid()}", progress=progress)
+        self._peers = PeerLoader(self.agent, "VRAM" if self.device.type == "cuda" else "DRAM")
+        self._plan: ReadPlan | None = None
+        self._slots = (
+            Slot(self.agent, model, self.need, self.device),
+            Slot(self.agent, model, self.need, self.device),
+        )
+        self._live: Slot | None = None
+        self._verifier = ThreadPoolExecutor(1, thread_name_prefix=f"refit-verify-{rank}")
+        self._discovery = (0, 0.0)  # polls, decode seconds of the last discover()
 
     def close(self) -> None:
+        self._verifier.shutdown(wait=True)
         self.agent.close()
+
+    @property
+    def _spare(self) -> Slot:
+        """The slot not installed: where a step (or the raw anchor) may write."""
+        return self._slots[1] if self._live is self._slots[0] else self._slots[0]
 
     # -- one step ------------------------------------------------------------------------
 
@@ -156,15 +195,24 @@ class Receiver:
         result = StepResult(step, installed=False, weights_step=self.step)
         try:
             payloads = self.discover()
-            reads = self.check(payloads)
-            staging, result.transfer_s = self._pull(reads, progress)
-            result.wire_bytes = sum(r.nbytes for r in reads)
-            result.verdicts = [self._judge(step, r, staging) for r in reads]
-            result.exact_runs, result.exact_bytes = self._exact_plan(reads)
+            result.polls, result.decode_s = self._discovery
+            checked = time.monotonic()
+            result.discover_s = checked - started
+            plan, result.plan_reused = self._plan_for(payloads)
+            slot = self._spare
+            result.check_s = time.monotonic() - checked
+            verdicts, result.transfer_s, result.verify_s = self._pull(step, plan, payloads, slot, progress)
+            result.verdicts = verdicts
+            result.wire_bytes, result.exact_runs, result.exact_bytes = (
+                plan.wire_bytes,
+                plan.exact_runs,
+                plan.exact_bytes,
+            )
+            switch = time.monotonic()
             if may_install(result.verdicts, self.policy):
-                fresh = self._assemble(reads, staging)
-                self.weights, self.step = fresh, step  # the one switch: all or nothing
+                self.weights, self.step, self._live = slot.weights(plan), step, slot  # the one switch
                 result.installed = True
+            result.install_s = time.monotonic() - switch
         except RefitError as exc:
             result.error = exc
         result.weights_step = self.step
@@ -172,190 +220,92 @@ class Receiver:
         return result
 
     def discover(self) -> list[tuple[str, RendezvousPayload]]:
-        """The first ``publishers`` non-empty tables in key order, waiting up to the timeout."""
+        """The first ``publishers`` non-empty tables in key order, waiting up to the timeout.
+
+        Each poll reads only the envelopes and entry counts (the quorum read); once
+        enough non-empty tables are there, each of them is decoded once, whole.
+        """
         deadline = time.monotonic() + self.discover_timeout_s
+        polls = 0
         while True:
+            polls += 1
             keys = self.store.keys()
-            found: list[tuple[str, RendezvousPayload]] = []
+            ready: list[tuple[str, bytes]] = []
             readable = empty = 0
             for key in keys:
                 blob = self.store.read(key)
                 if blob is None:
                     continue  # replaced or removed between list and read
-                try:
-                    payload = unwrap(blob)
-                except InvalidBlob as exc:
-                    raise TableRejected(exc.rule, key, str(exc)) from None
                 readable += 1
-                if payload.entry_count() == 0:
+                if _decode(key, blob, with_tensors=False).entry_count() == 0:
                     empty += 1
                 else:
-                    found.append((key, payload))
-            if len(found) >= self.publishers:
+                    ready.append((key, blob))
+            if len(ready) >= self.publishers:
+                decoding = time.monotonic()
+                found = [(key, _decode(key, blob, with_tensors=True)) for key, blob in ready]
+                self._discovery = (polls, time.monotonic() - decoding)
                 return found[: self.publishers]
             if time.monotonic() >= deadline:
                 raise DiscoveryTimeout(self.publishers, len(keys), readable, empty, self.discover_timeout_s)
-            time.sleep(0.05)
+            time.sleep(self.poll_s)
 
-    def check(self, payloads: list[tuple[str, RendezvousPayload]]) -> list[_Read]:
-        """Every check that needs no transfer; returns the whole shards to pull, in plan order."""
-        by_agent: dict[str, tuple[str, RendezvousPayload]] = {}
-        for key, payload in payloads:
-            if payload.agent_name in by_agent:
-                raise TableRejected(
-                    "DUPLICATE_AGENT",
-                    key,
-                    f"agent {payload.agent_name!r} also publishes {by_agent[payload.agent_name][0]}",
-                )
-            by_agent[payload.agent_name] = (key, payload)
-            for tensor in payload.tensors:
-                for shard in tensor.shards:
-                    if shard.agent_name != payload.agent_name:
-                        raise TableRejected(
-                            "SHARD_AGENT", key,
-                            f"a shard of {tensor.name!r} names agent {shard.agent_name!r} "
-                            f"in a blob from {payload.agent_name!r}",
-                        )  # fmt: skip
-        try:
-            merged = {t.name: t for t in merge_shard_tables([p.tensors for _, p in payloads])}
-        except InvalidBlob as exc:
-            raise TableRejected(exc.rule, "", str(exc)) from None
+    def check(self, payloads: list[tuple[str, RendezvousPayload]]) -> ReadPlan:
+        """Every check that needs no transfer (see the module doc); the plan of whole shards to pull."""
+        return self._plan_for(payloads)[0]
 
-        reads: list[_Read] = []
-        offset = 0
-        for name, (box_offset, box_shape) in self.need.items():
-            spec = self.model[name]
-            found = merged.get(name)
-            if found is None:
-                raise TableRejected("TENSOR_MISSING", "", f"no publisher publishes {name!r}")
-            tensor = found
-            seen = (tensor.dtype.removeprefix("torch."), tensor.elsize, tuple(tensor.full_shape))
-            if seen != (spec.dtype, spec.elsize, spec.full_shape):
-                raise TableRejected(
-                    "MODEL_MISMATCH", "", f"{name!r} is published as {seen}, this model has "
-                    f"{(spec.dtype, spec.elsize, spec.full_shape)}",
-                )  # fmt: skip
-            sources = [SourceShard.from_published(s) for s in tensor.shards]
-            by_box = {(s.shard_offset, s.shape): s for s in tensor.shards}
-            try:
-                # The whole tensor, not just our box: overlaps and holes anywhere mean a broken table.
-                check_coverage(name, spec.full_shape, (0,) * len(spec.full_shape), spec.full_shape, sources)
-                hits = check_coverage(name, spec.full_shape, box_offset, box_shape, sources)
-            except PlanError as exc:
-                raise TableRejected(exc.rule, "", str(exc)) from None
-            for source, _part in hits:
-                shard = by_box[(source.offset, source.shape)]
-                key, payload = by_agent[shard.agent_name]
-                nbytes = math.prod(shard.shape) * tensor.elsize
-                reads.append(_Read(name, shard, key, payload.publisher_step, nbytes, offset))
-                offset += -(-nbytes // _ALIGN) * _ALIGN
-
-        for agent in sorted({r.shard.agent_name for r in reads}):
-            self._load_peer(agent, *by_agent[agent], device_id=next(
-                r.shard.device_id for r in reads if r.shard.agent_name == agent))  # fmt: skip
-        for r in reads:
-            try:
-                self.agent.check_remote(r.shard.agent_name, [(r.shard.addr, r.nbytes)])
-            except ValueError as exc:
-                raise TableRejected("ADDR_UNREGISTERED", r.key, f"shard of {r.tensor!r}: {exc}") from None
-        return reads
+    def raw_read(self, reps: int = 3) -> dict[str, Any]:
+        """The anchor: the last plan's bytes read as plain NIXL READs (one request per peer), no digest."""
+        if self._plan is None:
+            return {"ok": False, "error": "no plan yet"}
+        base = self._spare.staging.data_ptr()  # never the installed slot
+        runs: dict[str, list[tuple[int, int, int]]] = {}
+        for r in self._plan.reads:
+            runs.setdefault(r.agent, []).append((r.addr, base + r.staging_offset, r.nbytes))
+        times = []
+        for _ in range(reps):
+            started = time.monotonic()
+            self.agent.read_many(runs, timeout_s=self.read_timeout_s)
+            times.append(time.monotonic() - started)
+        best = min(times)
+        return {"ok": True, "bytes": self._plan.wire_bytes, "best_s": best,
+                "median_s": sorted(times)[len(times) // 2], "bytes_per_s": self._plan.wire_bytes / best}  # fmt: skip
 
     # -- internals -----------------------------------------------------------------------
 
-    def _load_peer(self, agent: str, key: str, payload: RendezvousPayload, *, device_id: int) -> None:
-        if self._peer_meta.get(agent) == payload.agent_metadata:
-            return
-        if agent in self._peer_meta:
-            self.agent.remove_peer(agent)
-            del self._peer_meta[agent]
-        try:
-            loaded = self.agent.add_peer(payload.agent_metadata, mem_type=self.mem_type, device_id=device_id)
-        except RuntimeError as exc:
-            raise TransferFailed([agent], f"cannot load its NIXL metadata: {exc}") from None
-        if loaded != agent:
-            self.agent.remove_peer(loaded)
-            raise TableRejected(
-                "AGENT_MISMATCH",
-                key,
-                f"the blob's NIXL metadata is for agent {loaded!r}, the blob says {agent!r}",
-            )
-        self._peer_meta[agent] = payload.agent_metadata
+    def _plan_for(self, payloads: list[tuple[str, RendezvousPayload]]) -> tuple[ReadPlan, bool]:
+        signature = table_signature(payloads)
+        if self._plan is not None and self._plan.signature == signature:
+            return self._plan, True
+        plan = make_plan(payloads, self.need, self.model, self._peers, signature)
+        for slot in self._slots:  # both now, so the next step is not the cold one for its slot
+            slot.fit(plan)
+        self._plan = plan
+        return plan, False
 
-    def _pull(self, reads: list[_Read], progress: Progress | None) -> tuple[torch.Tensor, float]:
-        from ._nixl import PeerError, PeerTimeout
-
-        total = sum(r.nbytes for r in reads)
-        size = max((r.staging_offset + r.nbytes for r in reads), default=0)
-        staging = torch.empty(max(size, 1), dtype=torch.uint8, device=self.device)
-        regions = self.agent.register([staging])
-        base = staging.data_ptr()
-        # Each read is one run (a whole shard); cut runs into pieces so progress can show.
-        pieces: dict[str, list[tuple[int, int, int]]] = {}
-        for r in reads:
-            for start in range(0, r.nbytes, self.chunk_bytes):
-                n = min(self.chunk_bytes, r.nbytes - start)
-                pieces.setdefault(r.shard.agent_name, []).append(
-                    (r.shard.addr + start, base + r.staging_offset + start, n)
-                )
-        started = time.monotonic()
-        done = 0
+    def _pull(
+        self,
+        step: int,
+        plan: ReadPlan,
+        payloads: Sequence[tuple[str, RendezvousPayload]],
+        slot: Slot,
+        progress: Progress | None,
+    ) -> tuple[list[ShardVerdict], float, float]:
+        """Read, and verify and place each shard on the verifier thread as its bytes land."""
+        pieces = cut(plan, slot.staging.data_ptr(), self.chunk_bytes)
+        verifier = StepVerifier(self._verifier, step, plan, slot, plan.shards(payloads), pieces)
         try:
-            rounds = max((len(p) for p in pieces.values()), default=0)
-            for i in range(rounds):  # one piece per peer per round: peers are read concurrently
-                batch = {peer: [runs[i]] for peer, runs in pieces.items() if i < len(runs)}
-                try:
-                    self.agent.read_many(batch, timeout_s=self.read_timeout_s)
-                except PeerError as exc:
-                    raise TransferFailed([exc.peer], str(exc)) from None
-                except PeerTimeout as exc:
-                    raise TransferFailed(exc.peers, str(exc)) from None
-                done += sum(run[0][2] for run in batch.values())
-                if progress is not None:
-                    progress(done, total, time.monotonic() - started)
+            transfer_s = pull(
+                self.agent, pieces, window=self.window, timeout_s=self.read_timeout_s,
+                landed=verifier.landed, progress=progress,
+            )  # fmt: skip
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
-        finally:
-            self.agent.deregister(regions)
-        return staging, time.monotonic() - started
-
-    def _judge(self, step: int, r: _Read, staging: torch.Tensor) -> ShardVerdict:
-        actual = tensor_digest(staging[r.staging_offset : r.staging_offset + r.nbytes])
-        verdict = judge(step, r.publisher_step, r.shard.digest, actual)
-        return ShardVerdict(
-            r.tensor, r.shard.shard_offset, r.shard.shape, r.shard.agent_name,
-            r.publisher_step, r.shard.digest, actual, verdict,
-        )  # fmt: skip
-
-    def _exact_plan(self, reads: list[_Read]) -> tuple[int, int]:
-        """What reading only the needed boxes would have taken (runs, bytes)."""
-        runs = 0
-        nbytes = 0
-        for name, (box_offset, box_shape) in self.need.items():
-            spec = self.model[name]
-            sources = [SourceShard.from_published(r.shard) for r in reads if r.tensor == name]
-            planned = plan_reads(name, spec.full_shape, spec.elsize, box_offset, box_shape, sources)
-            runs += len(planned)
-            nbytes += sum(p.nbytes for p in planned)
-        return runs, nbytes
-
-    def _assemble(self, reads: list[_Read], staging: torch.Tensor) -> dict[str, torch.Tensor]:
-        fresh: dict[str, torch.Tensor] = {}
-        for name, (box_offset, box_shape) in self.need.items():
-            spec = self.model[name]
-            out = torch.empty(box_shape, dtype=spec.torch_dtype, device=self.device)
-            for r in reads:
-                if r.tensor != name:
-                    continue
-                shard = staging[r.staging_offset : r.staging_offset + r.nbytes]
-                shard = shard.view(spec.torch_dtype).view(r.shard.shape)
-                src, dst = [], []
-                for o, n, bo, bn in zip(r.shard.shard_offset, r.shard.shape, box_offset, box_shape):
-                    lo, hi = max(o, bo), min(o + n, bo + bn)
-                    src.append(slice(lo - o, hi - o))
-                    dst.append(slice(lo - bo, hi - bo))
-                out[tuple(dst)] = shard[tuple(src)]
-            fresh[name] = out
-        return fresh
+        except BaseException:
+            verifier.wait()
+            raise
+        tail = time.monotonic()
+        return verifier.verdicts(), transfer_s, time.monotonic() - tail
 
     def matches_truth(self) -> bool:
         """True when the installed weights are exactly the model's values at the installed step."""
@@ -365,6 +315,13 @@ class Receiver:
             same_bytes(self.weights[name], truth(self.model[name], self.step, box, device=self.device))
             for name, box in self.need.items()
         )
+
+
+def _decode(key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
+    try:
+        return unwrap(blob, with_tensors=with_tensors)
+    except InvalidBlob as exc:
+        raise TableRejected(exc.rule, key, str(exc)) from None
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -380,18 +337,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--publishers", type=int, required=True)
     parser.add_argument("--store", required=True)
-    parser.add_argument("--model", default="default", choices=sorted(MODELS))
+    parser.add_argument("--model", default="default", help="a model name or <bytes>B")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--accept-unchecked", action="store_true")
     parser.add_argument("--discover-timeout", type=float, default=30.0)
     parser.add_argument("--read-timeout", type=float, default=30.0)
+    parser.add_argument("--progress", default="off", choices=PROGRESS_MODES, help="how NIXL progresses")
     parser.add_argument("--fd", type=int, required=True, help="answer pipe (NIXL logs to stdout)")
     args = parser.parse_args(argv)
     out = reply_channel(args.fd)
     recv = Receiver(
-        args.rank, args.ranks, MODELS[args.model], open_store(args.store),
+        args.rank, args.ranks, model_named(args.model), open_store(args.store),
         publishers=args.publishers, policy=Policy(accept_unchecked=args.accept_unchecked),
         device=args.device, discover_timeout_s=args.discover_timeout, read_timeout_s=args.read_timeout,
+        progress=args.progress,
     )  # fmt: skip
     answer(out, {"hello": recv.agent.name, "pid": os.getpid()})
     last = [0.0]
@@ -403,13 +362,27 @@ def main(argv: list[str] | None = None) -> int:
             answer(out, {"event": "progress", "done": done, "total": total, "elapsed": elapsed})
 
     def dump(msg: dict[str, Any]) -> dict[str, Any]:
-        torch.save({"step": recv.step, "boxes": recv.need, "weights": recv.weights}, msg["path"])
+        weights = {k: v.clone() for k, v in recv.weights.items()}  # not the whole staging buffer under a view
+        torch.save({"step": recv.step, "boxes": recv.need, "weights": weights}, msg["path"])
         return {"ok": True, "step": recv.step}
+
+    def raw_read(reps: int) -> dict[str, Any]:
+        try:
+            return recv.raw_read(reps)
+        except Exception as exc:  # a dead publisher: no anchor for this step
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    def refit(msg: dict[str, Any]) -> dict[str, Any]:
+        result = {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()}
+        if msg.get("raw_reps"):  # the anchor, measured after the step so it costs the step nothing
+            result["raw_nixl"] = raw_read(int(msg["raw_reps"]))
+        return result
 
     try:
         serve(out, {
-            "refit": lambda msg: {"event": "result", **recv.refit(int(msg["step"]), progress).to_json()},
+            "refit": refit,
             "check": lambda _msg: {"ok": True, "step": recv.step, "matches_truth": recv.matches_truth()},
+            "raw_read": lambda msg: raw_read(int(msg.get("reps", 2))),
             "dump": dump,
         })  # fmt: skip
     finally:
@@ -418,4 +391,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the agent is closed; skip tearing down the interpreter (torch's part of it is slow)

@@ -28,9 +28,33 @@ def _holds(row: dict[str, Any]) -> str:
     return held
 
 
+def _ratio(value: float | None, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _phases(report: dict[str, Any]) -> str:
+    """Mean seconds of each phase over the rows that got that far, in milliseconds."""
+    rows = [r["phases_s"] for s in report["steps"] for r in s["receivers"] if r.get("phases_s")]
+    if not rows:
+        return ""
+    means = {k: 1e3 * sum(r[k] for r in rows) / len(rows) for k in rows[0]}
+    return "phases (ms, mean per receiver and step): " + ", ".join(f"{k} {v:.1f}" for k, v in means.items())
+
+
 def render_table(report: dict[str, Any]) -> str:
     """One line per step and receiver, then the totals and the overall result."""
-    head = ("step", "injected", "recv", "shards", "installed", "holds", "wire MiB", "MiB/s")
+    head = (
+        "step",
+        "injected",
+        "recv",
+        "shards",
+        "installed",
+        "holds",
+        "wire MiB",
+        "MiB/s",
+        "of raw",
+        "wall/xfer",
+    )
     rows = []
     for step in report["steps"]:
         inject = step["inject"] or "-"
@@ -42,6 +66,7 @@ def render_table(report: dict[str, Any]) -> str:
                 str(step["step"]), inject, str(row["rank"]), _outcome(row),
                 "yes" if row["installed"] else "no", _holds(row),
                 f"{row.get('wire_bytes', 0) / 2**20:.2f}", f"{rate:.1f}" if rate else "-",
+                _ratio(row.get("over_raw"), "{:.0%}"), _ratio(row.get("wall_over_transfer"), "{:.2f}x"),
             ))  # fmt: skip
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip()]
@@ -59,6 +84,18 @@ def render_table(report: dict[str, Any]) -> str:
         f"(summed over receivers): {totals['bytes_per_s'] / 2**20:.1f} MiB/s per receiver "
         f"({totals['bytes_per_s'] * 8 / 1e9:.2f} Gbit/s)"
     )
+    anchors = [
+        r["raw_bytes_per_s"] for s in report["steps"] for r in s["receivers"] if r.get("raw_bytes_per_s")
+    ]
+    if anchors:
+        reps = report["config"].get("raw_reps")
+        lines.append(
+            f"of raw: each row's MiB/s over a plain NIXL READ of the same bytes by the same processes right "
+            f"after it (best of {reps}; {min(anchors) / 2**20:.0f}-{max(anchors) / 2**20:.0f} MiB/s)"
+        )
+    phases = _phases(report)
+    if phases:
+        lines.append(phases)
     if "aborted" in report["config"]:
         lines.append(f"aborted: {report['config']['aborted']}")
     lines.append(

@@ -3,8 +3,11 @@
 Each step: every live publisher publishes (one of them misbehaving at the
 injection step, if asked), then every receiver refits concurrently while their
 progress is shown on stderr; afterwards each receiver checks that the weights it
-holds are exactly the model's values at the step it holds. The report is data
-(:class:`RunReport`); rendering is in ``_report``.
+holds are exactly the model's values at the step it holds. Right after each
+step each receiver reads the same bytes again as plain NIXL READs, the anchor
+that step's throughput is compared with. The harness sends each command to every
+child before it waits for any answer, and never imports torch or NIXL itself.
+The report is data (:class:`RunReport`); rendering is in ``_report``.
 """
 
 from __future__ import annotations
@@ -16,16 +19,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from ._model import MODELS
+from ._model import model_named
+from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
-from ._publisher import INJECTIONS
 from ._store import run_store
 
 __all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
-
-#: What ``--inject`` accepts: every publisher injection, a killed publisher, and
-#: ``hostile-table`` as the short name of the ``overlap`` table.
-CLI_INJECTIONS = (*INJECTIONS, "kill-publisher", "hostile-table")
 
 REPORT_SCHEMA = "refitwire.refit-report.v1"
 
@@ -38,7 +37,7 @@ class RunConfig:
     inject: str | None = None
     inject_step: int | None = None  # default: step 2 (step 1 when there is only one)
     inject_rank: int | None = None  # default: the last publisher
-    model: str = "default"
+    model: str = "default"  # a name of MODELS, or "<N>B" for a model of at least N bytes
     device: str = "cpu"
     accept_unchecked: bool = False
     discover_timeout_s: float = 30.0
@@ -49,14 +48,20 @@ class RunConfig:
     # Run publishers in the first network namespace and receivers in the second
     # (``ip netns exec``), with UCX on TCP only: the cross-host path on one machine.
     netns: tuple[str, str] | None = None
+    # How each side's NIXL agents progress (see docs/refit.md for why these defaults).
+    publisher_progress: str = "poll"
+    receiver_progress: str = "off"
+    raw_reps: int = 2  # plain NIXL READs of each step's plan right after the step, the anchor (0: none)
 
     def __post_init__(self) -> None:
         if self.publishers < 1 or self.receivers < 1 or self.steps < 1:
             raise ValueError("publishers, receivers and steps must each be at least 1")
         if self.inject is not None and self.inject not in CLI_INJECTIONS:
             raise ValueError(f"unknown injection {self.inject!r}; known: {', '.join(CLI_INJECTIONS)}")
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; known: {', '.join(sorted(MODELS))}")
+        model_named(self.model)  # raises ValueError naming the known models
+        for side in (self.publisher_progress, self.receiver_progress):
+            if side not in PROGRESS_MODES:
+                raise ValueError(f"unknown progress mode {side!r}; known: {', '.join(PROGRESS_MODES)}")
 
     @property
     def injection_step(self) -> int:
@@ -72,6 +77,7 @@ class RunReport:
     config: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
     setup_s: float = 0.0
+    model_bytes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -85,11 +91,23 @@ class RunReport:
         return {
             "schema": REPORT_SCHEMA,
             "config": self.config,
+            "model_bytes": self.model_bytes,
             "setup_s": self.setup_s,
             "steps": self.steps,
             "totals": {"wire_bytes": wire, "transfer_s": secs, "bytes_per_s": wire / secs if secs else 0.0},
             "ok": self.ok,
         }
+
+    def anchor(self) -> None:
+        """Put each receiver row's throughput beside the raw NIXL READ measured right after it."""
+        for step in self.steps:
+            for row in step["receivers"]:
+                raw = row.get("raw_nixl") or {}
+                rate = raw.get("bytes_per_s") if raw.get("ok") else None
+                row["raw_bytes_per_s"] = rate
+                row["over_raw"] = (
+                    row.get("bytes_per_s", 0.0) / rate if rate and row.get("bytes_per_s") else None
+                )
 
 
 class _Progress:
@@ -130,7 +148,10 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     err = err or sys.stderr
     say = _Progress(err)
     store = run_store(config.store)
-    report = RunReport(config={**asdict(config), "store": store.shown})  # never a password
+    report = RunReport(
+        config={**asdict(config), "store": store.shown},  # never a password
+        model_bytes=model_named(config.model).nbytes,
+    )
     pubs: list[Child] = []
     recvs: list[Child] = []
     started = time.monotonic()
@@ -144,13 +165,15 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
             env["UCX_TLS"] = "tcp"
         for r in range(config.publishers):
             extra = ["--upstream-python", config.upstream_python] if config.upstream_python else []
-            args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra]
+            args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra,
+                    "--progress", config.publisher_progress]  # fmt: skip
             pubs.append(Child(f"publisher {r}", "refitwire.refit._publisher", args, env=env, prefix=where[0]))
         for r in range(config.receivers):
             args = ["--rank", str(r), "--ranks", str(config.receivers),
                     "--publishers", str(config.publishers),
                     "--discover-timeout", str(config.discover_timeout_s),
-                    "--read-timeout", str(config.read_timeout_s), *common]  # fmt: skip
+                    "--read-timeout", str(config.read_timeout_s), *common,
+                    "--progress", config.receiver_progress]  # fmt: skip
             if config.accept_unchecked:
                 args.append("--accept-unchecked")
             recvs.append(Child(f"receiver {r}", "refitwire.refit._receiver", args, env=env, prefix=where[1]))
@@ -160,6 +183,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
         report.setup_s = time.monotonic() - started
         for step in range(1, config.steps + 1):
             report.steps.append(_step(config, step, pubs, recvs, say))
+        report.anchor()
     except ChildDied as exc:
         report.config["aborted"] = str(exc)
         say.show(f"aborted: {exc}", final=True)
@@ -178,20 +202,13 @@ def _step(
     inject = config.inject if step == config.injection_step else None
     target = config.injection_rank
     record: dict[str, Any] = {"step": step, "inject": inject, "inject_rank": target if inject else None}
-    published = []
-    for rank, pub in enumerate(pubs):
-        if not pub.alive():
-            published.append({"rank": rank, "ok": False, "error": "not running"})
-            continue
+    commands = []
+    for rank in range(len(pubs)):
         kind = inject if rank == target and inject not in (None, "kill-publisher") else None
-        if kind == "hostile-table":
-            kind = "overlap"
-        try:
-            published.append(
-                {"rank": rank, **pub.call({"cmd": "publish", "step": step, "inject": kind}, 120)}
-            )
-        except ChildDied as exc:
-            published.append({"rank": rank, "ok": False, "error": str(exc)})
+        commands.append(
+            {"cmd": "publish", "step": step, "inject": "overlap" if kind == "hostile-table" else kind}
+        )
+    published = [{"rank": rank, **a} for rank, a in enumerate(_call_all(pubs, commands, 120))]
     if inject == "kill-publisher" and pubs[target].alive():
         pubs[target].kill()  # after it published: the blob is there, its memory is gone
         published[target]["killed"] = True
@@ -203,7 +220,7 @@ def _step(
     results: dict[int, dict[str, Any]] = {}
     for rank, recv in enumerate(recvs):
         try:
-            recv.send({"cmd": "refit", "step": step})
+            recv.send({"cmd": "refit", "step": step, "raw_reps": config.raw_reps})
         except ChildDied as exc:
             results[rank] = {"died": str(exc)}
             continue
@@ -223,18 +240,50 @@ def _step(
         say.show(_progress_line(step, moving), final=True)
     for t in threads:
         t.join()
+    live = [recv for rank, recv in enumerate(recvs) if "died" not in results[rank]]
+    checks = dict(zip(map(id, live), _call_all(live, {"cmd": "check"}, 120), strict=True))
     rows = []
     for rank, recv in enumerate(recvs):
         row = _receiver_row(rank, results[rank])
-        if recv.alive():
-            try:
-                check = recv.call({"cmd": "check"}, 120)
-                row["holds_step"], row["matches_truth"] = check["step"], check["matches_truth"]
-            except ChildDied as exc:
-                row["matches_truth"], row["check_error"] = False, str(exc)
+        check = checks.get(id(recv))
+        if check is not None and check.get("ok"):
+            row["holds_step"], row["matches_truth"] = check["step"], check["matches_truth"]
+        elif check is not None:
+            row["matches_truth"], row["check_error"] = False, check["error"]
         rows.append(row)
     record["receivers"] = rows
     return record
+
+
+def _call_all(
+    children: list[Child], message: dict[str, Any] | list[dict[str, Any]], timeout_s: float
+) -> list[dict[str, Any]]:
+    """Send each child its command, then collect every answer: the children work at once.
+
+    A child that is not running or dies answers ``{"ok": False, "error": ...}``.
+    """
+    messages = message if isinstance(message, list) else [message] * len(children)
+    sent: list[str | None] = []
+    for child, msg in zip(children, messages, strict=True):
+        if not child.alive():
+            sent.append("not running")
+            continue
+        try:
+            child.send(msg)
+            sent.append(None)
+        except ChildDied as exc:
+            sent.append(str(exc))
+    answers = []
+    deadline = time.monotonic() + timeout_s
+    for child, error in zip(children, sent, strict=True):
+        if error is not None:
+            answers.append({"ok": False, "error": error})
+            continue
+        try:
+            answers.append(child.recv(max(deadline - time.monotonic(), 0.001)))
+        except ChildDied as exc:
+            answers.append({"ok": False, "error": str(exc)})
+    return answers
 
 
 def _receiver_row(rank: int, msg: dict[str, Any]) -> dict[str, Any]:

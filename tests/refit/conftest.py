@@ -3,6 +3,7 @@ from __future__ import annotations
 import faulthandler
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _redis import RedisServer
@@ -23,3 +24,13 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server = RedisServer(tmp_path / "redis")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def pubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Two publisher processes of the ``tiny`` model for one test module (see ``_fleet``)."""
+    from _fleet import Publishers  # needs NIXL: imported only by the modules that use it
+
+    p = Publishers(tmp_path_factory.mktemp("store"))
+    yield p
+    p.stop()

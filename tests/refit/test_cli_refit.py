@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("refitwire.refit._nixl")
+# NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
 
 from refitwire.cli import main
 
@@ -43,14 +46,52 @@ def test_a_corrupt_step_is_refused_and_the_run_fails(
 
 
 def test_a_clean_run_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["refit", "--model", "tiny", "--publishers", "1", "--receivers", "1", "--steps", "1",
-            "--store", str(tmp_path / "rv")]  # fmt: skip
+    argv = ["refit", "--model", "tiny", "--publishers", "1", "--receivers", "1", "--steps", "2",
+            "--store", str(tmp_path / "rv"), "--json", str(tmp_path / "report.json")]  # fmt: skip
     assert main(argv) == 0
     out, _ = capsys.readouterr()
     assert out.splitlines()[-1] == "result: every step verified and installed"
     assert (tmp_path / "rv" / "rank-00000.blob").exists()  # the store it was given
+    # Each step beside the raw NIXL READ of the same bytes, and its wall time over its transfer time.
+    report = json.loads((tmp_path / "report.json").read_text())
+    rows = [row for step in report["steps"] for row in step["receivers"]]
+    for row in rows:
+        raw = row["raw_nixl"]  # measured right after the step, by the same processes
+        assert raw["ok"] and raw["bytes"] == row["wire_bytes"] > 0 and raw["bytes_per_s"] > 0
+        assert row["transfer_s"] > 0 and row["total_s"] >= row["transfer_s"]
+        assert row["over_raw"] == pytest.approx(row["bytes_per_s"] / raw["bytes_per_s"])
+        assert row["wall_over_transfer"] == pytest.approx(row["total_s"] / row["transfer_s"])
+        assert set(row["phases_s"]) == {"discover", "decode", "check", "transfer", "verify", "install"}
+    assert [row["plan_reused"] for row in rows] == [False, True]
+    assert out.splitlines()[0].split()[-2:] == ["raw", "wall/xfer"]
+    assert "of raw: each row's MiB/s over a plain NIXL READ of the same bytes" in out
+
+
+def test_a_model_of_a_given_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["refit", "--model-bytes", "300000", "--publishers", "1", "--receivers", "1", "--steps", "1",
+            "--raw-reps", "0", "--json", str(tmp_path / "report.json")]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["config"]["model"] == "300000B" and report["model_bytes"] >= 300000
+    (row,) = report["steps"][0]["receivers"]
+    assert "raw_nixl" not in row and row["over_raw"] is None
 
 
 def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["refit", "--publishers", "0"]) == 2
     assert "at least 1" in capsys.readouterr().err
+
+
+def test_parsing_a_refitwire_command_and_running_the_harness_import_no_torch() -> None:
+    code = (
+        "import argparse, sys\n"
+        "import refitwire.cli, refitwire.cli.refit, refitwire.refit._run, refitwire.refit._publisher\n"
+        "parser = argparse.ArgumentParser()\n"
+        "refitwire.cli.refit.add_arguments(parser)\n"
+        "parser.parse_args(['--model', 'tiny'])\n"
+        "print(sorted(m for m in ('torch', 'nixl_cu12', 'nixl') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout

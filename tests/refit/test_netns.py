@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("refitwire.refit._nixl")
+# NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
 
 from refitwire.refit._run import RunConfig, run
 

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-_nixl = pytest.importorskip("refitwire.refit._nixl")
+# NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
+_nixl = pytest.importorskip(
+    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError
+)
 
 from refitwire.refit import ReadRun, SourceShard, plan_reads  # noqa: E402
 

@@ -18,9 +18,13 @@ from typing import Any
 
 import pytest
 
-_nixl = pytest.importorskip("refitwire.refit._nixl")
+# NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
+_nixl = pytest.importorskip(
+    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError
+)
 torch = pytest.importorskip("torch")
 
+from _fleet import MODEL, PUBLISHERS, Publishers, make_receiver  # noqa: E402
 from refitwire import wrap_rendezvous_blob  # noqa: E402
 from refitwire.refit import (  # noqa: E402
     DirectoryStore,
@@ -30,60 +34,13 @@ from refitwire.refit import (  # noqa: E402
     TransferFailed,
     Verdict,
 )
-from refitwire.refit._model import MODELS, truth  # noqa: E402
-from refitwire.refit._proc import Child  # noqa: E402
+from refitwire.refit._model import truth  # noqa: E402
 from refitwire.refit._publisher import HOSTILE  # noqa: E402
 from refitwire.refit._receiver import Receiver, StepResult, same_bytes  # noqa: E402
 
 pytestmark = pytest.mark.nixl
 
-MODEL = MODELS["tiny"]
-PUBLISHERS = 2
 _steps = itertools.count(1)
-
-
-class Publishers:
-    """Publisher processes for some of the ranks (the rest may be copied in from elsewhere)."""
-
-    def __init__(
-        self, store: Path, *, ranks: tuple[int, ...] = (0, 1), upstream_python: str | None = None
-    ) -> None:
-        self.store = store
-        self.ranks = ranks
-        extra = ["--upstream-python", upstream_python] if upstream_python else []
-        self.children = [
-            Child(f"publisher {r}", "refitwire.refit._publisher",
-                  ["--rank", str(r), "--ranks", str(PUBLISHERS), "--store", str(store), "--model", "tiny", *extra])
-            for r in ranks
-        ]  # fmt: skip
-        self.agents = [c.recv(120)["hello"] for c in self.children]
-
-    def publish(self, step: int, inject: str | None = None, rank: int = 1) -> None:
-        for r, child in zip(self.ranks, self.children, strict=True):
-            if child.alive():
-                got = child.call(
-                    {"cmd": "publish", "step": step, "inject": inject if r == rank else None}, 60
-                )
-                assert got["ok"], got
-
-    def stop(self) -> None:
-        for child in self.children:
-            child.ask_to_stop()
-        for child in self.children:
-            child.stop()
-
-
-@pytest.fixture(scope="module")
-def pubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Publishers]:
-    p = Publishers(tmp_path_factory.mktemp("store"))
-    yield p
-    p.stop()
-
-
-def make_receiver(store: Path, rank: int, ranks: int = 2, **kw: Any) -> Receiver:
-    kw.setdefault("discover_timeout_s", 10.0)
-    kw.setdefault("read_timeout_s", 10.0)
-    return Receiver(rank, ranks, MODEL, DirectoryStore(store), publishers=PUBLISHERS, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +163,8 @@ def no_reads(r: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a read was posted for a table that should have been rejected")
 
-    monkeypatch.setattr(r.agent, "read_many", refuse)
+    for entry in ("read_many", "post_read"):  # every way a read gets posted
+        monkeypatch.setattr(r.agent, entry, refuse)
 
 
 @pytest.mark.parametrize("kind", HOSTILE)

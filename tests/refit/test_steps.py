@@ -1,0 +1,149 @@
+"""What a receiver keeps between steps, and what it does while bytes move (real NIXL, real processes).
+
+The plan, its checks and the exact-runs figures are computed once per table
+geometry; staging is registered once; discovery polls with the count-only read
+and decodes each blob once; each shard is verified as soon as it lands.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
+pytest.importorskip("torch")
+
+import refitwire.refit._receiver as receiver_module
+from _fleet import Publishers, make_receiver
+from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
+
+pytestmark = pytest.mark.nixl
+
+_steps = itertools.count(1)
+
+
+def _count(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[Any]:
+    """Record every call of ``owner.name`` (its arguments), still calling through."""
+    calls: list[Any] = []
+    real = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_the_plan_and_the_staging_are_made_once_per_table_geometry(
+    pubs: Publishers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = make_receiver(pubs.store, 0)
+    try:
+        plans = _count(monkeypatch, receiver_module, "make_plan")
+        registered = _count(monkeypatch, r.agent, "register")
+        results = []
+        for _ in range(3):
+            step = next(_steps)
+            pubs.publish(step)
+            results.append(r.refit(step))
+        assert all(res.installed for res in results), [res.error for res in results]
+        assert [res.plan_reused for res in results] == [False, True, True]
+        assert len(plans) == 1
+        # One staging buffer per slot, registered when first used: never again for the same plan.
+        assert len(registered) == 2
+        assert len({(res.exact_runs, res.exact_bytes, res.wire_bytes) for res in results}) == 1
+        assert results[0].exact_runs > 0 and results[0].exact_bytes > 0
+
+        step = next(_steps)  # a table whose geometry changed: everything is checked again
+        pubs.publish(step, "overlap", rank=1)
+        hostile = r.refit(step)
+        assert isinstance(hostile.error, TableRejected) and not hostile.plan_reused and len(plans) == 2
+        step = next(_steps)  # a refused table never replaces the last accepted plan
+        pubs.publish(step)
+        again = r.refit(step)
+        assert again.installed and again.plan_reused and len(plans) == 2 and r.matches_truth()
+    finally:
+        r.close()
+
+
+def test_discovery_polls_counts_only_and_decodes_each_blob_once(
+    pubs: Publishers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step = next(_steps)
+    pubs.publish(step)
+    source, store = DirectoryStore(pubs.store), DirectoryStore(tmp_path)
+    blob0, blob1 = source.read("rank-00000"), source.read("rank-00001")
+    assert blob0 is not None and blob1 is not None
+    store.publish("rank-00000", blob0)
+    decodes = _count(monkeypatch, receiver_module, "unwrap")
+    r = make_receiver(tmp_path, 0, discover_timeout_s=0.3, poll_s=0.05)
+    try:
+        waiting = r.refit(step)
+        assert isinstance(waiting.error, DiscoveryTimeout)
+        assert len(decodes) >= 2 and all(kw == {"with_tensors": False} for _, kw in decodes)
+        decodes.clear()
+        store.publish("rank-00001", blob1)
+        result = r.refit(step)
+        assert result.installed, result.error
+        full = [args[0] for args, kw in decodes if kw == {"with_tensors": True}]
+        assert sorted(full) == sorted([blob0, blob1])  # each blob decoded whole exactly once
+        assert result.polls == 1 and 0 < result.decode_s <= result.discover_s
+    finally:
+        r.close()
+
+
+def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = make_receiver(pubs.store, 1, chunk_bytes=2048)  # many pieces per shard
+    try:
+        done = [0]
+        jobs: list[tuple[str, int]] = []  # (job, bytes landed when it was handed to the worker)
+        real_submit = r._verifier.submit
+
+        def submit(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            jobs.append((fn.__name__, done[0]))
+            return real_submit(fn, *args, **kwargs)
+
+        monkeypatch.setattr(r._verifier, "submit", submit)
+
+        def progress(moved: int, total: int, elapsed: float) -> None:
+            done[0] = moved
+
+        step = next(_steps)
+        pubs.publish(step)
+        result = r.refit(step)  # without a progress callback the pull reports nothing
+        assert result.installed
+        jobs.clear()
+        step = next(_steps)
+        pubs.publish(step)
+        result = r.refit(step, progress)
+        assert result.installed, result.error
+        finished = [at for name, at in jobs if name == "_finish"]
+        assert len(finished) == len(result.verdicts)
+        assert min(finished) < result.wire_bytes  # a whole shard was judged while others still moved
+        digested = [at for name, at in jobs if name == "_digest"]
+        assert len(digested) > len(result.verdicts)  # shards are digested piece by piece, not whole
+        assert result.verify_s >= 0 and result.total_s >= result.transfer_s > 0
+    finally:
+        r.close()
+
+
+def test_a_box_that_is_one_published_shard_is_installed_in_place(pubs: Publishers) -> None:
+    r = make_receiver(pubs.store, 0, ranks=1)  # needs whole tensors; norm.weight is published whole
+    try:
+        step = next(_steps)
+        pubs.publish(step)
+        result = r.refit(step)
+        assert result.installed and r.matches_truth()
+        plan = r._plan
+        assert plan is not None and "norm.weight" in plan.whole
+        staged = r._live.staging if r._live is not None else None
+        assert staged is not None
+        norm = r.weights["norm.weight"]
+        start = staged.data_ptr()
+        assert start <= norm.data_ptr() < start + staged.numel()  # a view of staging, not a copy
+    finally:
+        r.close()
