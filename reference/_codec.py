@@ -18,7 +18,7 @@ from refitwire._errors import InvalidBlob, pointer
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model
 from refitwire._quorum import quorum_envelope
 from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
-from refitwire._validate import check, checked_table, no_gc, parse, table_models
+from refitwire._validate import check, no_gc, read, table_models
 
 __all__ = [
     "decode_shard_table",
@@ -183,7 +183,7 @@ def unwrap_rendezvous_blob(
 
     With ``with_tensors=False`` (the quorum read) the envelope is checked and the entries
     are counted, but the entries are neither decoded nor checked: they are checked when the
-    table is read. See ``refitwire._validate.quorum_envelope`` for exactly what is checked.
+    table is read. See ``refitwire._quorum.quorum_envelope`` for exactly what is checked.
 
     With ``lazy=True`` the whole blob is still checked before this returns, but ``tensors``
     is a read-only sequence (:class:`LazyTable`) that builds each entry's models the first
@@ -203,18 +203,16 @@ def unwrap_rendezvous_blob(
                 tensor_count=count,
             )
     with no_gc():
-        document = parse(blob)
-        built = checked_table(document, "rendezvous", spec_version, build=with_tensors and not lazy)
-        lazily = with_tensors and lazy
-        tensors: Sequence[PublishedTensor] = LazyTable(document["tensors"], spec_version) if lazily else built
-    step = document.get("publisher_step") if knows(spec_version, "publisher_step") else None
+        got = read(blob, "rendezvous", spec_version, build=with_tensors and not lazy)
+    members = got.members
+    lazily = with_tensors and lazy
     return RendezvousPayload(
-        agent_metadata=base64.b64decode(document["agent_meta_b64"]),
-        agent_name=document["agent_name"],
-        metadata_endpoint=document.get("metadata_endpoint") or "",
-        tensors=tensors,
-        publisher_step=step,
-        tensor_count=None if with_tensors else len(document["tensors"]),
+        agent_metadata=base64.b64decode(members["agent_meta_b64"]),
+        agent_name=members["agent_name"],
+        metadata_endpoint=members.get("metadata_endpoint") or "",
+        tensors=LazyTable(got.entries, spec_version, typed=got.typed) if lazily else got.tensors,
+        publisher_step=members.get("publisher_step") if knows(spec_version, "publisher_step") else None,
+        tensor_count=None if with_tensors else len(got.entries),
     )
 
 
@@ -222,7 +220,7 @@ def decode_shard_table(blob: bytes, *, spec_version: str = LATEST) -> list[Publi
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
     check_version(spec_version)
     with no_gc():
-        return checked_table(parse(blob), "shard-table", spec_version)
+        return read(blob, "shard-table", spec_version, build=True).tensors
 
 
 class LazyTable(Sequence[PublishedTensor]):
@@ -233,11 +231,12 @@ class LazyTable(Sequence[PublishedTensor]):
     against a list, a tuple or another table. It is read-only.
     """
 
-    __slots__ = ("_built", "_entries", "_version")
+    __slots__ = ("_built", "_entries", "_typed", "_version")
 
-    def __init__(self, entries: list[dict[str, Any]], version: str) -> None:
+    def __init__(self, entries: Sequence[Any], version: str, *, typed: bool) -> None:
         self._entries = entries
         self._version = version
+        self._typed = typed
         self._built: list[PublishedTensor | None] = [None] * len(entries)
 
     def __len__(self) -> int:
@@ -252,7 +251,9 @@ class LazyTable(Sequence[PublishedTensor]):
             return [self[i] for i in range(*index.indices(len(self)))]
         model = self._built[index]
         if model is None:
-            model = self._built[index] = table_models([self._entries[index]], self._version)[0]
+            model = self._built[index] = table_models(
+                [self._entries[index]], self._version, typed=self._typed
+            )[0]
         return model
 
     def __iter__(self) -> Iterator[PublishedTensor]:

@@ -18,16 +18,18 @@ import base64
 import binascii
 import contextlib
 import gc
+import itertools
 import math
 import operator
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import orjson
 from refitwire._errors import InvalidBlob, Violation, pointer
 from refitwire._models import PublishedShard, PublishedTensor
 from refitwire._registry import cached_schema, fast_validator
 from refitwire._spec import DTYPE_SIZES, MAX_BLOB_BYTES, knows
+from refitwire._typed import typed_read
 
 __all__ = [
     "check",
@@ -36,6 +38,7 @@ __all__ = [
     "is_valid",
     "iter_violations",
     "parse",
+    "read",
     "table_models",
     "violations",
     "writer_violations",
@@ -134,12 +137,43 @@ def checked_table(document: Any, kind: str, version: str, *, build: bool = True)
     return out or []
 
 
-def table_models(entries: Sequence[dict[str, Any]], version: str) -> list[PublishedTensor]:
-    """Models of already-checked table entries, filled by the checking pass itself."""
+def table_models(entries: Sequence[Any], version: str, *, typed: bool) -> list[PublishedTensor]:
+    """Models of already-checked table entries (as :class:`Read` gives them), filled by the checking pass."""
     out: list[PublishedTensor] = []
-    for violation in _table(entries, knows(version, "digest"), out):  # pragma: no cover - checked before
+    for violation in _table(
+        entries, knows(version, "digest"), out, typed
+    ):  # pragma: no cover - checked before
         raise InvalidBlob([violation])
     return out
+
+
+class Read(NamedTuple):
+    """One checked blob: its top-level members, its table's entries, their models if built."""
+
+    members: Mapping[str, Any]
+    entries: Sequence[Any]
+    tensors: list[PublishedTensor]
+    typed: bool  # the entries are the fast path's Structs, not parsed dicts
+
+
+def read(blob: Any, kind: str, version: str, *, build: bool) -> Read:
+    """Parse and check one blob: through the compiled schema when it can vouch for the blob
+    (``_typed``), else parsed as JSON and run through the engine, which names every rule.
+
+    Either way the table's rules and the models come from the one pass, :func:`_table`.
+    """
+    typed = typed_read(blob, kind, version)
+    if typed is not None:
+        out: list[PublishedTensor] | None = [] if build else None
+        members = {name: getattr(typed, name) for name in typed.__struct_fields__}
+        found = itertools.chain(
+            _top_level(members, kind, version), _table(typed.tensors, knows(version, "digest"), out, True)
+        )
+        if next(found, None) is None:
+            return Read(members, typed.tensors, out or [], True)
+    document = parse(blob)
+    tensors = checked_table(document, kind, version, build=build)
+    return Read(document, document["tensors"], tensors, False)
 
 
 def _violations(
@@ -180,13 +214,13 @@ def _rule_along(root: dict[str, Any], schema_path: Any) -> str:
     return rule
 
 
-def _top_level(document: dict[str, Any], kind: str, version: str) -> Iterator[Violation]:
+def _top_level(members: Mapping[str, Any], kind: str, version: str) -> Iterator[Violation]:
     known = cached_schema(kind, version)["properties"]  # unknown members are never checked
-    encoded = document.get("agent_meta_b64")
+    encoded = members.get("agent_meta_b64")
     if "agent_meta_b64" in known and isinstance(encoded, str) and not canonical_base64(encoded):
         yield Violation("AGENT_META_BASE64", "/agent_meta_b64", encoded, "pad bits are not zero")
-    if "publisher_step" in known and type(document.get("publisher_step")) is float:
-        yield _not_integer_literal(document["publisher_step"], "publisher_step")
+    if "publisher_step" in known and type(members.get("publisher_step")) is float:
+        yield _not_integer_literal(members["publisher_step"], "publisher_step")
 
 
 def canonical_base64(encoded: str) -> bool:
@@ -200,8 +234,23 @@ _SHARD_FIELDS = frozenset(PublishedShard.model_fields)
 _TENSOR_FIELDS = frozenset(PublishedTensor.model_fields)
 
 
+def _slot_setter(name: str) -> Any:
+    """The setter of a pydantic model's own slot (``__dict__``, ``__pydantic_extra__``, ...).
+
+    Calling it fills a model's slot exactly as ``model_construct`` does, at half the cost
+    of ``object.__setattr__`` with the name (which is looked up again on every call).
+    """
+    owner = next(k for k in PublishedShard.__mro__ if name in vars(k))
+    return vars(owner)[name].__set__
+
+
+_SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE = map(
+    _slot_setter, ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
+
+
 def _table(
-    entries: Sequence[Any], with_digest: bool, out: list[PublishedTensor] | None
+    entries: Sequence[Any], with_digest: bool, out: list[PublishedTensor] | None, typed: bool = False
 ) -> Iterator[Violation]:
     """The rules of section 2.3 and INTEGER_LITERAL over a schema-valid table, entry by entry.
 
@@ -210,15 +259,24 @@ def _table(
     anywhere makes the sum a float, and only then is the entry searched for it. With
     ``out``, each entry's models are appended as it is checked, filled the way
     ``model_construct`` fills them (the caller drops them if anything is yielded).
+    ``typed``: the entries are the fast path's Structs (``_typed``), read by attribute,
+    not parsed dicts; the code is the same.
     """
-    new, fill, limit = object.__new__, object.__setattr__, _U64_LIMIT
+    new, limit = object.__new__, _U64_LIMIT
+    set_dict, set_fields_set, set_extra, set_private = _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE
     le, add, prod = operator.le, operator.add, math.prod
     shard_set, tensor_set = _SHARD_FIELDS, _TENSOR_FIELDS
+    get = operator.attrgetter if typed else operator.itemgetter
+    tensor_fields, name_of = get("full_shape", "elsize", "dtype", "shards"), get("name")
+    shard_fields = get("shard_offset", "shape", "addr", "device_id")
+    identity: Callable[[Any], tuple[str, str | None]] = _identity
+    if typed:  # a Struct has the members its version knows, and no others
+        identity = operator.attrgetter("agent_name", "digest") if with_digest else _agent_only
     sized: dict[tuple[str, int], int] = {}  # (dtype, elsize) -> the size it should be, 0 if right
     t = -1
     for entry in entries:
         t += 1
-        full, elsize, dtype = entry["full_shape"], entry["elsize"], entry["dtype"]
+        full, elsize, dtype, entry_shards = tensor_fields(entry)
         wrong = sized.get((dtype, elsize), -1)
         if wrong < 0:
             known = DTYPE_SIZES.get(dtype.removeprefix("torch."))
@@ -231,10 +289,10 @@ def _table(
         total = elsize + sum(full)
         shards = []
         s = -1
-        for shard in entry["shards"]:
+        for shard in entry_shards:
             s += 1
-            offset, shape, addr = shard["shard_offset"], shard["shape"], shard["addr"]
-            total += shard["device_id"] + addr + sum(offset) + sum(shape)
+            offset, shape, addr, device_id = shard_fields(shard)
+            total += device_id + addr + sum(offset) + sum(shape)
             if len(offset) != rank or len(shape) != rank:
                 yield Violation(
                     "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape), rank],
@@ -253,28 +311,37 @@ def _table(
                 if addr + elsize * prod(shape) > limit:
                     yield _addr_span(addr, elsize * prod(shape), t, s)
             if out is not None:
+                agent_name, digest = identity(shard)
                 model = new(PublishedShard)
-                fill(model, "__dict__", {
-                    "agent_name": shard["agent_name"], "device_id": shard["device_id"], "addr": addr,
+                set_dict(model, {
+                    "agent_name": agent_name, "device_id": device_id, "addr": addr,
                     "shard_offset": tuple(offset), "shape": tuple(shape),
-                    "digest": shard.get("digest") if with_digest else None,
+                    "digest": digest if with_digest else None,
                 })  # fmt: skip
-                fill(model, "__pydantic_fields_set__", shard_set)
-                fill(model, "__pydantic_extra__", None)
-                fill(model, "__pydantic_private__", None)
+                set_fields_set(model, shard_set)
+                set_extra(model, None)
+                set_private(model, None)
                 shards.append(model)
         if type(total) is float:
             yield from _integer_literals(entry, t)
         if out is not None:
             tensor = new(PublishedTensor)
-            fill(tensor, "__dict__", {
-                "name": entry["name"], "dtype": dtype, "elsize": elsize,
+            set_dict(tensor, {
+                "name": name_of(entry), "dtype": dtype, "elsize": elsize,
                 "full_shape": tuple(full), "shards": tuple(shards),
             })  # fmt: skip
-            fill(tensor, "__pydantic_fields_set__", tensor_set)
-            fill(tensor, "__pydantic_extra__", None)
-            fill(tensor, "__pydantic_private__", None)
+            set_fields_set(tensor, tensor_set)
+            set_extra(tensor, None)
+            set_private(tensor, None)
             out.append(tensor)
+
+
+def _identity(shard: dict[str, Any]) -> tuple[str, str | None]:
+    return shard["agent_name"], shard.get("digest")
+
+
+def _agent_only(shard: Any) -> tuple[str, None]:
+    return shard.agent_name, None
 
 
 def _boxes_out_of_bounds(
