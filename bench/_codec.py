@@ -57,7 +57,11 @@ def decode_section(
             reps(n),
         )
         upstream = up["unwrap"][i] if up else None
-        eager, lazy, orjson_t = times["refitwire_unwrap"], times["refitwire_unwrap_lazy"], times["orjson_loads"]
+        eager, lazy, orjson_t = (
+            times["refitwire_unwrap"],
+            times["refitwire_unwrap_lazy"],
+            times["orjson_loads"],
+        )
         rows.append({
             "entries": n, "blob_bytes": len(blob), **times,
             "upstream_unwrap": upstream or "not available",
@@ -87,14 +91,22 @@ def decode_section(
         },
         "goals": [
             goal("validated decode >= 1.3x faster than upstream's best", at["upstream_over_refitwire"], 1.3),
-            goal("validated decode within 2.5x of orjson.loads", at["refitwire_over_orjson"], 2.5, lower=True),
-            goal("validated lazy decode within 1.5x of orjson.loads", at["refitwire_lazy_over_orjson"], 1.5,
-                 lower=True),
-        ],  # fmt: skip
+            goal(
+                "validated decode within 2.5x of orjson.loads", at["refitwire_over_orjson"], 2.5, lower=True
+            ),
+            goal(
+                "validated lazy decode within 1.5x of orjson.loads",
+                at["refitwire_lazy_over_orjson"],
+                1.5,
+                lower=True,
+            ),
+        ],
     }
 
 
-def quorum_section(reps: int, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None) -> dict[str, Any]:
+def quorum_section(
+    reps: int, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
+) -> dict[str, Any]:
     blob = blobs[anchor]
     ours = timed(lambda: unwrap_rendezvous_blob(blob, with_tensors=False), reps)
     upstream = up["count_only"][list(blobs).index(anchor)] if up else None
@@ -152,5 +164,11 @@ def encode_section(
         "sizes": rows,
         "byte_identical_to_upstream": identical,
         "us_per_entry": {"refitwire": _per_entry(rows, "refitwire_wrap")},
-        "goals": [goal("encode >= 2x faster than upstream's writer, byte-identical", ratio if identical else None, 2.0)],
+        "goals": [
+            goal(
+                "encode >= 2x faster than upstream's writer, byte-identical",
+                ratio if identical else None,
+                2.0,
+            )
+        ],
     }

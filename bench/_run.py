@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
-import functools
 import gc
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -29,8 +27,7 @@ from typing import Any
 
 import numpy as np
 import orjson
-from refitwire import tensor_digest, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._codec import rendezvous_document
+from refitwire import tensor_digest, wrap_rendezvous_blob
 from refitwire._registry import fast_validator, schema
 from refitwire._spec import LATEST
 from refitwire.bench._codec import decode_section, encode_section, goal, quorum_section

@@ -37,7 +37,12 @@ def _writer_call(rdv: Any, inputs: dict[str, Any]) -> Callable[[], bytes]:
 
     def shard(s: dict[str, Any]) -> Any:
         return rdv.PublishedShard(
-            s["agent_name"], s["device_id"], s["addr"], tuple(s["shard_offset"]), tuple(s["shape"]), s.get("digest")
+            s["agent_name"],
+            s["device_id"],
+            s["addr"],
+            tuple(s["shard_offset"]),
+            tuple(s["shape"]),
+            s.get("digest"),
         )
 
     tensors = [
