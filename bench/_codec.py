@@ -39,6 +39,14 @@ def _per_entry(rows: list[dict[str, Any]], name: str) -> dict[str, float]:
     return {str(r["entries"]): r[name]["best_s"] / r["entries"] * 1e6 for r in rows}
 
 
+def _parse_and_check(validator: Any, blob: bytes) -> bool:
+    return bool(validator.is_valid(orjson.loads(blob)))
+
+
+def _dumps(document: dict[str, Any]) -> bytes:
+    return json.dumps(document).encode("utf-8")
+
+
 def decode_section(
     reps: Callable[[int], int], blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -49,7 +57,7 @@ def decode_section(
             {
                 "refitwire_unwrap": functools.partial(unwrap_rendezvous_blob, blob),
                 "refitwire_unwrap_lazy": functools.partial(unwrap_rendezvous_blob, blob, lazy=True),
-                "floor_orjson_and_schema": lambda blob=blob: validator.is_valid(orjson.loads(blob)),
+                "floor_orjson_and_schema": functools.partial(_parse_and_check, validator, blob),
                 "floor_typed_decode": functools.partial(typed_read, blob, "rendezvous", LATEST),
                 "json_loads": functools.partial(json.loads, blob),
                 "orjson_loads": functools.partial(orjson.loads, blob),
@@ -139,7 +147,7 @@ def encode_section(
         times = interleaved(
             {
                 "refitwire_wrap": functools.partial(wrap_rendezvous_blob, **args),
-                "json_dumps_prebuilt": lambda document=document: json.dumps(document).encode("utf-8"),
+                "json_dumps_prebuilt": functools.partial(_dumps, document),
             },
             reps(n),
         )
