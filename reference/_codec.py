@@ -48,10 +48,9 @@ def wrap_rendezvous_blob(
     InvalidBlob). What is written is checked first by the reader's own rules; a table a
     reader would refuse raises InvalidBlob and is never written.
     """
+    args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
-        return _dump(
-            _document(agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
-        )
+        return _written(_document(*args, checked=False), "rendezvous", spec_version)
 
 
 def rendezvous_document(
@@ -76,6 +75,7 @@ def _document(
     spec_version: str,
     *,
     mutable: bool = False,
+    checked: bool = True,
 ) -> dict[str, Any]:
     check_version(spec_version)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
@@ -89,7 +89,8 @@ def _document(
     }
     if publisher_step is not None and knows(spec_version, "publisher_step"):
         document["publisher_step"] = publisher_step
-    check(document, "rendezvous", spec_version)  # never write what a reader would refuse
+    if checked:
+        check(document, "rendezvous", spec_version)  # never hand out what a reader would refuse
     return document
 
 
@@ -98,28 +99,41 @@ def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str 
     check_version(spec_version)
     with no_gc():
         document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version, False)}
-        check(document, "shard-table", spec_version)
-        return _dump(document)
+        return _written(document, "shard-table", spec_version)
+
+
+def _written(document: dict[str, Any], kind: str, version: str) -> bytes:
+    """The bytes of ``document`` once the engine has checked it: never write what a reader would refuse."""
+    check(document, kind, version)
+    return _dump(document)
 
 
 def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) -> list[dict[str, Any]]:
-    """The table as JSON-ready dicts in writer order: each model's fields copied as they
-    are, absent optionals and what ``version`` does not know left out.
+    """The table as JSON-ready dicts in writer order: each model's fields as they are,
+    absent optionals and what ``version`` does not know left out.
 
-    Arrays stay the models' tuples (jsonschema-rs, the rules, orjson and ``json.dumps``
-    all take a tuple as an array) unless ``mutable`` asks for lists.
+    A shard with every member is its model's own field dict, shared, not copied (nothing
+    downstream writes to it); arrays stay the models' tuples (jsonschema-rs, the rules,
+    orjson and ``json.dumps`` all take a tuple as an array) unless ``mutable`` asks for
+    copies with lists.
     """
     with_digest = knows(version, "digest")
     entries = []
     for t, tensor in enumerate(tensors):
-        fields = as_model(PublishedTensor, tensor, ("tensors", t)).__dict__
+        if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
+            tensor = as_model(PublishedTensor, tensor, ("tensors", t))
+        fields = tensor.__dict__
         shards = []
         for s, shard in enumerate(fields["shards"]):
-            entry = dict(as_model(PublishedShard, shard, ("tensors", t, "shards", s)).__dict__)
-            if not with_digest or entry["digest"] is None:
-                del entry["digest"]
-            if mutable:
-                entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
+            if type(shard) is not PublishedShard:
+                shard = as_model(PublishedShard, shard, ("tensors", t, "shards", s))
+            entry = shard.__dict__
+            if mutable or not with_digest or entry["digest"] is None:
+                entry = dict(entry)
+                if not with_digest or entry["digest"] is None:
+                    del entry["digest"]
+                if mutable:
+                    entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
             shards.append(entry)
         entry = dict(fields)
         entry["shards"] = shards

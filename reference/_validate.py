@@ -34,6 +34,7 @@ from refitwire._typed import typed_read
 __all__ = [
     "check",
     "checked_table",
+    "fast_read",
     "in_document_order",
     "is_valid",
     "iter_violations",
@@ -158,22 +159,32 @@ class Read(NamedTuple):
 
 def read(blob: Any, kind: str, version: str, *, build: bool) -> Read:
     """Parse and check one blob: through the compiled schema when it can vouch for the blob
-    (``_typed``), else parsed as JSON and run through the engine, which names every rule.
+    (:func:`fast_read`), else parsed as JSON and run through the engine, which names every rule.
 
     Either way the table's rules and the models come from the one pass, :func:`_table`.
     """
-    typed = typed_read(blob, kind, version)
-    if typed is not None:
-        out: list[PublishedTensor] | None = [] if build else None
-        members = {name: getattr(typed, name) for name in typed.__struct_fields__}
-        found = itertools.chain(
-            _top_level(members, kind, version), _table(typed.tensors, knows(version, "digest"), out, True)
-        )
-        if next(found, None) is None:
-            return Read(members, typed.tensors, out or [], True)
+    fast = fast_read(blob, kind, version, build=build)
+    if fast is not None:
+        return fast
     document = parse(blob)
     tensors = checked_table(document, kind, version, build=build)
     return Read(document, document["tensors"], tensors, False)
+
+
+def fast_read(blob: Any, kind: str, version: str, *, build: bool) -> Read | None:
+    """The blob read through the compiled schema (``_typed``) and the table pass, or ``None``
+    when that path cannot vouch for it (which says nothing about validity)."""
+    typed = typed_read(blob, kind, version)
+    if typed is None:
+        return None
+    out: list[PublishedTensor] | None = [] if build else None
+    members = {name: getattr(typed, name) for name in typed.__struct_fields__}
+    found = itertools.chain(
+        _top_level(members, kind, version), _table(typed.tensors, knows(version, "digest"), out, True)
+    )
+    if next(found, None) is not None:
+        return None
+    return Read(members, typed.tensors, out or [], True)
 
 
 def _violations(
@@ -266,17 +277,18 @@ def _table(
     set_dict, set_fields_set, set_extra, set_private = _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE
     le, add, prod = operator.le, operator.add, math.prod
     shard_set, tensor_set = _SHARD_FIELDS, _TENSOR_FIELDS
+    literals = not typed  # the typed decode takes no 4096.0 for an integer: nothing to sum
     get = operator.attrgetter if typed else operator.itemgetter
-    tensor_fields, name_of = get("full_shape", "elsize", "dtype", "shards"), get("name")
-    shard_fields = get("shard_offset", "shape", "addr", "device_id")
-    identity: Callable[[Any], tuple[str, str | None]] = _identity
-    if typed:  # a Struct has the members its version knows, and no others
-        identity = operator.attrgetter("agent_name", "digest") if with_digest else _agent_only
+    tensor_fields = get("full_shape", "elsize", "dtype", "shards", "name")
+    shard_fields: Callable[[Any], tuple[Any, ...]] = _dict_shard_fields
+    if typed:  # a Struct has the members its version knows; without digest, the sixth is unused
+        shard_fields = get("shard_offset", "shape", "addr", "device_id", "agent_name",
+                           "digest" if with_digest else "agent_name")  # fmt: skip
     sized: dict[tuple[str, int], int] = {}  # (dtype, elsize) -> the size it should be, 0 if right
     t = -1
     for entry in entries:
         t += 1
-        full, elsize, dtype, entry_shards = tensor_fields(entry)
+        full, elsize, dtype, entry_shards, name = tensor_fields(entry)
         wrong = sized.get((dtype, elsize), -1)
         if wrong < 0:
             known = DTYPE_SIZES.get(dtype.removeprefix("torch."))
@@ -286,13 +298,14 @@ def _table(
                 "ELSIZE_DTYPE", pointer("tensors", t, "elsize"), elsize, f"{dtype} elements are {wrong} bytes"
             )
         rank = len(full)
-        total = elsize + sum(full)
+        total = elsize + sum(full) if literals else 0
         shards = []
         s = -1
         for shard in entry_shards:
             s += 1
-            offset, shape, addr, device_id = shard_fields(shard)
-            total += device_id + addr + sum(offset) + sum(shape)
+            offset, shape, addr, device_id, agent_name, digest = shard_fields(shard)
+            if literals:
+                total += device_id + addr + sum(offset) + sum(shape)
             if len(offset) != rank or len(shape) != rank:
                 yield Violation(
                     "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape), rank],
@@ -311,11 +324,10 @@ def _table(
                 if addr + elsize * prod(shape) > limit:
                     yield _addr_span(addr, elsize * prod(shape), t, s)
             if out is not None:
-                agent_name, digest = identity(shard)
                 model = new(PublishedShard)
                 set_dict(model, {
                     "agent_name": agent_name, "device_id": device_id, "addr": addr,
-                    "shard_offset": tuple(offset), "shape": tuple(shape),
+                    "shard_offset": offset if typed else tuple(offset), "shape": shape if typed else tuple(shape),
                     "digest": digest if with_digest else None,
                 })  # fmt: skip
                 set_fields_set(model, shard_set)
@@ -327,8 +339,8 @@ def _table(
         if out is not None:
             tensor = new(PublishedTensor)
             set_dict(tensor, {
-                "name": name_of(entry), "dtype": dtype, "elsize": elsize,
-                "full_shape": tuple(full), "shards": tuple(shards),
+                "name": name, "dtype": dtype, "elsize": elsize,
+                "full_shape": full if typed else tuple(full), "shards": tuple(shards),
             })  # fmt: skip
             set_fields_set(tensor, tensor_set)
             set_extra(tensor, None)
@@ -336,12 +348,9 @@ def _table(
             out.append(tensor)
 
 
-def _identity(shard: dict[str, Any]) -> tuple[str, str | None]:
-    return shard["agent_name"], shard.get("digest")
-
-
-def _agent_only(shard: Any) -> tuple[str, None]:
-    return shard.agent_name, None
+def _dict_shard_fields(shard: dict[str, Any]) -> tuple[Any, ...]:
+    return (shard["shard_offset"], shard["shape"], shard["addr"], shard["device_id"], shard["agent_name"],
+            shard.get("digest"))  # fmt: skip
 
 
 def _boxes_out_of_bounds(

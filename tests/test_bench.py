@@ -54,7 +54,9 @@ def test_quick_bench_writes_every_section(tmp_path: Path) -> None:
     for row in s["decode"]["sizes"]:
         assert all(_timing(row[k]) for k in decode_timings)
         assert _number(row["ratios"]["refitwire_over_orjson"]) and _number(row["us_per_entry"])
-        assert _number(row["ratios"]["floor_over_orjson"]) and _number(row["ratios"]["typed_floor_over_orjson"])
+        assert _number(row["ratios"]["floor_over_orjson"]) and _number(
+            row["ratios"]["typed_floor_over_orjson"]
+        )
         assert (
             _timing(row["upstream_unwrap"]) == upstream == _number(row["ratios"]["upstream_over_refitwire"])
         )
