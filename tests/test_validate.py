@@ -218,3 +218,38 @@ def test_a_foreign_document_is_named_first_and_missing_members_follow_the_schema
         '"agent_name" is a required property',
         '"agent_meta_b64" is a required property',
     ]
+
+
+# -- the compiled-schema fast path ----------------------------------------------------------------
+
+
+def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> None:
+    from refitwire._validate import fast_read
+
+    shard = {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0], "shape": [1]}
+    document = _blob([{**_tensor([1]), "shards": [shard]}])
+    blob = json.dumps(document).encode()
+    for version in SPEC_VERSIONS:
+        assert fast_read(blob, "rendezvous", version, build=True) is not None  # the agreement tests bite
+    deferred = [
+        json.dumps({**document, "x_unknown": 1}).encode(),  # unknown members: the exact path ignores them
+        json.dumps({**document, "agent_name": "é"}, ensure_ascii=False).encode(),  # not ASCII
+        json.dumps({**document, "schema": "other"}).encode(),
+        blob.replace(b'"addr": 0', b'"addr": 18446744073709551616'),  # past what msgspec bounds
+        blob.replace(b'"addr": 0', b'"addr": 0.0'),
+        blob.replace(b'"shape": [1]', b'"shape": [2]'),  # a table rule
+    ]
+    for other in deferred:
+        assert fast_read(other, "rendezvous", SPEC_VERSIONS[-1], build=True) is None, other
+    assert unwrap_rendezvous_blob(deferred[0]).tensors == unwrap_rendezvous_blob(blob).tensors
+
+
+def test_the_compiler_refuses_a_keyword_it_does_not_translate() -> None:
+    from refitwire import schema_document
+    from refitwire._typed import _Compiled, _Unsupported
+
+    root = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    _Compiled(root)
+    root["properties"]["agent_name"]["minLength"] = 1
+    with pytest.raises(_Unsupported):
+        _Compiled(root)
