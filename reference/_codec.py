@@ -242,7 +242,8 @@ class LazyTable(Sequence[PublishedTensor]):
 
     Every rule has already been checked; reading an entry only fills its models. Supports
     what a receiver does with a table: ``len``, indexing, slicing, iteration and ``==``
-    against a list, a tuple or another table. It is read-only.
+    against a list, a tuple or another table. It is read-only, and pickles as the list of
+    its models.
     """
 
     __slots__ = ("_built", "_entries", "_typed", "_version")
@@ -280,6 +281,10 @@ class LazyTable(Sequence[PublishedTensor]):
         return len(self) == len(other) and all(a == b for a, b in zip(self, other))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[list[PublishedTensor]], tuple[list[PublishedTensor]]]:
+        # Pickled (to a worker process, say) as the plain list of its models.
+        return list, (list(self),)
 
     def __repr__(self) -> str:
         return f"LazyTable({len(self)} entries)"

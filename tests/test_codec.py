@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 from refitwire import (
@@ -89,6 +90,13 @@ def test_the_lazy_table_reads_like_the_eager_list() -> None:
         lazy[0] = tensors[0]  # type: ignore[index]
     with pytest.raises(TypeError):
         hash(lazy)
+    assert pickle.loads(pickle.dumps(lazy)) == tensors
+
+
+def test_a_lazy_payload_survives_pickling() -> None:
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0), digest="a" * 32))], 3)
+    payload = unwrap_rendezvous_blob(blob, lazy=True)
+    assert pickle.loads(pickle.dumps(payload)) == unwrap_rendezvous_blob(blob)
 
 
 def test_the_lazy_table_projects_like_the_eager_one() -> None:
