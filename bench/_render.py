@@ -60,6 +60,12 @@ def render(result: dict[str, Any]) -> str:
         f" lazy {_x(r['ratios']['median_upstream_over_refitwire_lazy'])}"
         for r in s["decode"]["sizes"]
     ))  # fmt: skip
+    out.append("  by CPU time: " + ", ".join(
+        f"{r['entries']}: up/eager {_x(r['cpu_ratios']['upstream_over_refitwire'])}"
+        f" eager/orjson {_x(r['cpu_ratios']['refitwire_over_orjson'])}"
+        f" lazy/orjson {_x(r['cpu_ratios']['refitwire_lazy_over_orjson'])}"
+        for r in s["decode"]["sizes"]
+    ))  # fmt: skip
     out.append("  us per entry (linear cost is flat): " + _per_entry(s["decode"]["us_per_entry"]))
     q = s["quorum"]
     out += [
@@ -78,6 +84,9 @@ def render(result: dict[str, Any]) -> str:
             f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['median_upstream_over_refitwire']):13} "
             f"{r['byte_identical_to_upstream']}"
         )
+    out.append("  by CPU time, up/rw: " + ", ".join(
+        f"{r['entries']}: {_x(r['cpu_ratios']['upstream_over_refitwire'])}" for r in s["encode"]["sizes"]
+    ))  # fmt: skip
     out.append("  us per entry (linear cost is flat): " + _per_entry(s["encode"]["us_per_entry"]))
     v = s["schema_validation"]
     out.append(

@@ -21,14 +21,16 @@ from typing import Any
 
 def _timed(fn: Callable[[], Any], reps: int) -> dict[str, Any]:
     fn()
-    samples = []
+    samples, cpu = [], []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         fn()
         samples.append(time.perf_counter() - start)
+        cpu.append(time.thread_time() - start_cpu)
     best, median = min(samples), statistics.median(samples)
     return {"best_s": best, "median_s": median, "worst_s": max(samples),
-            "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples)}  # fmt: skip
+            "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples),
+            "cpu_best_s": min(cpu)}  # fmt: skip
 
 
 def _writer_call(rdv: Any, inputs: dict[str, Any]) -> Callable[[], bytes]:

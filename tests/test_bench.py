@@ -61,6 +61,10 @@ def test_quick_bench_writes_every_section(tmp_path: Path) -> None:
             _timing(row["upstream_unwrap"]) == upstream == _number(row["ratios"]["upstream_over_refitwire"])
         )
         assert _number(row["ratios"]["median_upstream_over_refitwire"]) == upstream
+        assert _number(row["cpu_ratios"]["refitwire_over_orjson"]) and all(
+            _number(row[k]["cpu_best_s"]) for k in decode_timings
+        )
+        assert _number(row["cpu_ratios"]["upstream_over_refitwire"]) == upstream
     assert set(s["decode"]["us_per_entry"]["eager"]) == {"8", "80"}
     assert _timing(s["quorum"]["refitwire_count_only"]) and s["quorum"]["count"] == s["quorum"]["entries"]
     assert [row["entries"] for row in s["encode"]["sizes"]] == [8, 80]
@@ -68,6 +72,7 @@ def test_quick_bench_writes_every_section(tmp_path: Path) -> None:
         assert _timing(row["refitwire_wrap"]) and _number(row["ratios"]["refitwire_over_json_dumps"])
         assert _timing(row["upstream_wrap"]) == upstream == _number(row["ratios"]["upstream_over_refitwire"])
         assert row["byte_identical_to_upstream"] is (True if upstream else None)
+        assert _number(row["cpu_ratios"]["upstream_over_refitwire"]) == upstream
     assert s["encode"]["byte_identical_to_upstream"] is (True if upstream else None)
     assert _number(s["schema_validation"]["ratios"]["jsonschema_over_jsonschema_rs"])
     assert _number(s["digest"]["refitwire_digest"]["gb_per_s"]) and _number(s["digest"]["memcpy"]["gb_per_s"])
