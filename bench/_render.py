@@ -21,6 +21,12 @@ def _gb(t: Any) -> str:
     return "n/a" if not isinstance(t, dict) or t.get("gb_per_s") is None else f"{t['gb_per_s']:.2f} GB/s"
 
 
+def _per_entry(table: dict[str, dict[str, float]]) -> str:
+    return "; ".join(
+        f"{name} " + ", ".join(f"{n}: {us:.2f}" for n, us in sizes.items()) for name, sizes in table.items()
+    )
+
+
 def _size(n: int) -> str:
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale and n % scale == 0:
@@ -38,34 +44,50 @@ def render(result: dict[str, Any]) -> str:
         f"upstream modelexpress: {result['upstream'].get('version') or result['upstream'].get('status')}",
         "",
         "decode (validated)  entries  blob      refitwire eager      refitwire lazy       upstream 0.7.0"
-        "       json.loads           orjson.loads         up/eager rw/orjson up/lazy lazy/orjson",
+        "       orjson.loads         floor: orjson+schema typed decode        up/eager eager/orjson lazy/orjson",
     ]
     for r in s["decode"]["sizes"]:
         ratios = r["ratios"]
         out.append(
             f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_unwrap']):20} "
-            f"{_ms(r['refitwire_unwrap_lazy']):20} "
-            f"{_ms(r['upstream_unwrap']):20} {_ms(r['json_loads']):20} {_ms(r['orjson_loads']):20} "
-            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['refitwire_over_orjson']):9} "
-            f"{_x(ratios['upstream_over_refitwire_lazy']):7} {_x(ratios['refitwire_lazy_over_orjson'])}"
+            f"{_ms(r['refitwire_unwrap_lazy']):20} {_ms(r['upstream_unwrap']):20} {_ms(r['orjson_loads']):20} "
+            f"{_ms(r['floor_orjson_and_schema']):20} {_ms(r['floor_typed_decode']):20} "
+            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['refitwire_over_orjson']):12} "
+            f"{_x(ratios['refitwire_lazy_over_orjson'])}"
         )
     out.append("  medians, upstream over refitwire: " + ", ".join(
         f"{r['entries']}: eager {_x(r['ratios']['median_upstream_over_refitwire'])}"
         f" lazy {_x(r['ratios']['median_upstream_over_refitwire_lazy'])}"
         for r in s["decode"]["sizes"]
     ))  # fmt: skip
+    out.append("  by CPU time: " + ", ".join(
+        f"{r['entries']}: up/eager {_x(r['cpu_ratios']['upstream_over_refitwire'])}"
+        f" eager/orjson {_x(r['cpu_ratios']['refitwire_over_orjson'])}"
+        f" lazy/orjson {_x(r['cpu_ratios']['refitwire_lazy_over_orjson'])}"
+        for r in s["decode"]["sizes"]
+    ))  # fmt: skip
+    out.append("  us per entry (linear cost is flat): " + _per_entry(s["decode"]["us_per_entry"]))
     q = s["quorum"]
     out += [
         "",
         f"quorum read ({q['path']}): refitwire {_ms(q['refitwire_count_only'])}, "
         f"upstream {_ms(q['upstream_count_only'])}, up/rw {_x(q['ratios']['upstream_over_refitwire'])}",
+        "",
+        "encode (checked)    entries  blob      refitwire            upstream 0.7.0       "
+        "json.dumps prebuilt  up/rw    up/rw median  byte-identical",
     ]
-    e = s["encode"]
-    out.append(
-        f"encode: refitwire {_ms(e['refitwire_wrap'])}, upstream {_ms(e['upstream_wrap'])}, "
-        f"json.dumps of a prebuilt dict {_ms(e['json_dumps_prebuilt'])}; up/rw "
-        f"{_x(e['ratios']['upstream_over_refitwire'])}; byte-identical: {e['byte_identical_to_upstream']}"
-    )
+    for r in s["encode"]["sizes"]:
+        ratios = r["ratios"]
+        out.append(
+            f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_wrap']):20} "
+            f"{_ms(r['upstream_wrap']):20} {_ms(r['json_dumps_prebuilt']):20} "
+            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['median_upstream_over_refitwire']):13} "
+            f"{r['byte_identical_to_upstream']}"
+        )
+    out.append("  by CPU time, up/rw: " + ", ".join(
+        f"{r['entries']}: {_x(r['cpu_ratios']['upstream_over_refitwire'])}" for r in s["encode"]["sizes"]
+    ))  # fmt: skip
+    out.append("  us per entry (linear cost is flat): " + _per_entry(s["encode"]["us_per_entry"]))
     v = s["schema_validation"]
     out.append(
         f"schema validation: jsonschema {_ms(v['jsonschema'])}, jsonschema-rs {_ms(v['jsonschema_rs'])}, "

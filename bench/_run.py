@@ -1,6 +1,6 @@
 """One benchmark run: every figure beside its anchor, with ratios and the goals they meet.
 
-Sections: decode (three sizes), quorum (count-only read), encode, schema validation,
+Sections: decode and encode (three sizes), quorum (count-only read), schema validation,
 digest, NIXL reads, and the compat matrix's throughput.
 The released upstream is timed by its own interpreter (``_upstream_probe.py``) on the
 same bytes and inputs; its columns say "not available" when its environment is absent.
@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime
-import functools
 import gc
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -29,10 +27,10 @@ from typing import Any
 
 import numpy as np
 import orjson
-from refitwire import tensor_digest, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._codec import rendezvous_document
+from refitwire import tensor_digest, wrap_rendezvous_blob
 from refitwire._registry import fast_validator, schema
 from refitwire._spec import LATEST
+from refitwire.bench._codec import decode_section, encode_section, goal, quorum_section
 from refitwire.bench._nixl import KiB, MiB, nixl_section
 from refitwire.bench._table import ENTRIES, neutral, table_inputs
 from refitwire.bench._timing import interleaved, timed
@@ -89,18 +87,20 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
     anchor = settings.sizes[len(settings.sizes) // 2]
     log("building tables")
     blobs = {n: wrap_rendezvous_blob(**table_inputs(n)) for n in settings.sizes}
-    first = table_inputs(anchor)
     paths = []
     for n, blob in blobs.items():
         paths.append(str(tmp / f"table-{n}.json"))
         Path(paths[-1]).write_bytes(blob)
-    wrap_inputs = tmp / "wrap-inputs.json"
-    wrap_out = tmp / "upstream-wrap.bin"
-    wrap_inputs.write_bytes(orjson.dumps({
-        "agent_meta_b64": base64.b64encode(first["agent_metadata"]).decode("ascii"),
-        "agent_name": first["agent_name"], "metadata_endpoint": first["metadata_endpoint"],
-        "publisher_step": first["publisher_step"], "tensors": neutral(first["tensors"]),
-    }))  # fmt: skip
+    inputs = {n: table_inputs(n) for n in settings.sizes}
+    wraps = []
+    for n, args in inputs.items():
+        wrap_inputs, wrap_out = tmp / f"wrap-inputs-{n}.json", tmp / f"upstream-wrap-{n}.bin"
+        wrap_inputs.write_bytes(orjson.dumps({
+            "agent_meta_b64": base64.b64encode(args["agent_metadata"]).decode("ascii"),
+            "agent_name": args["agent_name"], "metadata_endpoint": args["metadata_endpoint"],
+            "publisher_step": args["publisher_step"], "tensors": neutral(args["tensors"]),
+        }))  # fmt: skip
+        wraps.append({"inputs": str(wrap_inputs), "out": str(wrap_out)})
     digest_data = np.random.default_rng(7).integers(0, 256, size=settings.digest_bytes, dtype=np.uint8)
     digest_path = tmp / "digest.bin"
     digest_data.tofile(digest_path)
@@ -110,12 +110,16 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
         {
             "reps": settings.reps,
             "blobs": paths,
-            "wrap": {"inputs": str(wrap_inputs), "out": str(wrap_out)},
+            "wraps": wraps,
             "digest": {"path": str(digest_path)},
         },
         tmp,
     )
     up = upstream if upstream.get("status") == "measured" else None
+    upstream_bytes = {n: Path(w["out"]).read_bytes() if up else None for n, w in zip(inputs, wraps)}
+
+    def reps(n: int) -> int:
+        return settings.big_reps if n > anchor else settings.reps
 
     # What this process keeps alive (tables, blobs) goes to the permanent generation, so
     # the collector does not walk it during every timed call: the in-process figures then
@@ -125,11 +129,11 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
     try:
         sections: dict[str, Any] = {}
         log("decode")
-        sections["decode"] = _decode(settings, blobs, anchor, up)
+        sections["decode"] = decode_section(reps, blobs, anchor, up)
         log("quorum read")
-        sections["quorum"] = _quorum(settings, blobs, anchor, up)
+        sections["quorum"] = quorum_section(settings.reps, blobs, anchor, up)
         log("encode")
-        sections["encode"] = _encode(settings, first, anchor, up, wrap_out)
+        sections["encode"] = encode_section(reps, inputs, anchor, up, upstream_bytes)
         log("schema validation")
         sections["schema_validation"] = _schema_validation(settings, blobs[anchor], anchor)
         log("digest")
@@ -158,124 +162,6 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
 
 
 # -- sections ----------------------------------------------------------------------------
-
-
-def _decode(
-    settings: Settings, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
-) -> dict[str, Any]:
-    rows = []
-    for i, (n, blob) in enumerate(blobs.items()):
-        reps = settings.big_reps if n > anchor else settings.reps
-        times = interleaved(
-            {
-                "refitwire_unwrap": functools.partial(unwrap_rendezvous_blob, blob),
-                "refitwire_unwrap_lazy": functools.partial(unwrap_rendezvous_blob, blob, lazy=True),
-                "json_loads": functools.partial(json.loads, blob),
-                "orjson_loads": functools.partial(orjson.loads, blob),
-            },
-            reps,
-        )
-        upstream = up["unwrap"][i] if up else None
-        ours = times["refitwire_unwrap"]["best_s"]
-        lazy = times["refitwire_unwrap_lazy"]["best_s"]
-        rows.append({
-            "entries": n, "blob_bytes": len(blob), **times,
-            "upstream_unwrap": upstream or NOT_AVAILABLE,
-            "us_per_entry": ours / n * 1e6,
-            "ratios": {
-                "upstream_over_refitwire": upstream["best_s"] / ours if upstream else None,
-                "refitwire_over_orjson": ours / times["orjson_loads"]["best_s"],
-                "upstream_over_refitwire_lazy": upstream["best_s"] / lazy if upstream else None,
-                # Medians too: upstream's spread is its garbage collector running mid-call,
-                # which refitwire's reader pauses by design.
-                "median_upstream_over_refitwire": upstream["median_s"] / times["refitwire_unwrap"]["median_s"]
-                if upstream
-                else None,
-                "median_upstream_over_refitwire_lazy": upstream["median_s"]
-                / times["refitwire_unwrap_lazy"]["median_s"]
-                if upstream
-                else None,
-                "refitwire_lazy_over_orjson": lazy / times["orjson_loads"]["best_s"],
-                "refitwire_over_json": ours / times["json_loads"]["best_s"],
-            },
-        })  # fmt: skip
-    at = next(r for r in rows if r["entries"] == anchor)["ratios"]
-    return {
-        "what": "bytes -> fully validated payload; eager: every model built; lazy: models built on first read",
-        "sizes": rows,
-        "goals": [
-            _goal("validated decode >= 5x faster than upstream unwrap", at["upstream_over_refitwire"], 5.0),
-            _goal("validated decode within 2x of orjson.loads", at["refitwire_over_orjson"], 2.0, lower=True),
-            _goal(
-                "validated lazy decode >= 5x faster than upstream unwrap",
-                at["upstream_over_refitwire_lazy"],
-                5.0,
-            ),
-            _goal(
-                "validated lazy decode within 2x of orjson.loads",
-                at["refitwire_lazy_over_orjson"],
-                2.0,
-                lower=True,
-            ),
-        ],
-    }
-
-
-def _quorum(
-    settings: Settings, blobs: dict[int, bytes], anchor: int, up: dict[str, Any] | None
-) -> dict[str, Any]:
-    blob = blobs[anchor]
-    index = list(blobs).index(anchor)
-    ours = timed(lambda: unwrap_rendezvous_blob(blob, with_tensors=False), settings.reps)
-    upstream = up["count_only"][index] if up else None
-    ratio = upstream["best_s"] / ours["best_s"] if upstream else None
-    return {
-        "what": "step and entry count only, no table",
-        "path": "msgspec envelope, entries skipped"
-        if importlib.util.find_spec("msgspec")
-        else "full read (msgspec absent)",
-        "checks": "envelope only (schema id, agent fields, endpoint, base64, step, tensors is an array); "
-        "entries are validated when the table is read",
-        "entries": anchor,
-        "count": unwrap_rendezvous_blob(blob, with_tensors=False).entry_count(),
-        "refitwire_count_only": ours,
-        "upstream_count_only": upstream or NOT_AVAILABLE,
-        "ratios": {"upstream_over_refitwire": ratio},
-        "goals": [_goal("quorum read >= 5x faster than upstream's count-only path", ratio, 5.0)],
-    }
-
-
-def _encode(
-    settings: Settings, inputs: dict[str, Any], anchor: int, up: dict[str, Any] | None, wrap_out: Path
-) -> dict[str, Any]:
-    ours_bytes = wrap_rendezvous_blob(**inputs)
-    document = rendezvous_document(**inputs)
-    times = interleaved(
-        {
-            "refitwire_wrap": lambda: wrap_rendezvous_blob(**inputs),
-            "json_dumps_prebuilt": lambda: json.dumps(document).encode("utf-8"),
-        },
-        settings.reps,
-    )
-    upstream = up.get("wrap") if up else None
-    identical = wrap_out.read_bytes() == ours_bytes if upstream else None
-    ratio = upstream["best_s"] / times["refitwire_wrap"]["best_s"] if upstream else None
-    return {
-        "what": "inputs -> checked blob bytes (refitwire validates what it writes; upstream does not)",
-        "entries": anchor,
-        "blob_bytes": len(ours_bytes),
-        "sha256": hashlib.sha256(ours_bytes).hexdigest(),
-        "byte_identical_to_upstream": identical,
-        **times,
-        "upstream_wrap": upstream or NOT_AVAILABLE,
-        "ratios": {
-            "upstream_over_refitwire": ratio,
-            "refitwire_over_json_dumps": times["refitwire_wrap"]["best_s"]
-            / times["json_dumps_prebuilt"]["best_s"],
-        },
-        "goals": [_goal("encode >= 1.5x faster than upstream's writer, byte-identical",
-                        ratio if identical else None, 1.5)],
-    }  # fmt: skip
 
 
 def _schema_validation(settings: Settings, blob: bytes, anchor: int) -> dict[str, Any]:
@@ -327,8 +213,8 @@ def _digest(settings: Settings, data: np.ndarray[Any, Any], up: dict[str, Any] |
             "refitwire_over_memcpy_throughput": vs_memcpy,
         },
         "goals": [
-            _goal("digest >= 3x upstream throughput", vs_upstream, 3.0),
-            _goal("digest >= 0.5x memcpy throughput", vs_memcpy, 0.5),
+            goal("digest >= 3x upstream throughput", vs_upstream, 3.0),
+            goal("digest >= 0.5x memcpy throughput", vs_memcpy, 0.5),
         ],
     }
 
@@ -357,11 +243,6 @@ def _matrix(settings: Settings) -> dict[str, Any]:
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _goal(what: str, value: float | None, target: float, *, lower: bool = False) -> dict[str, Any]:
-    met = None if value is None else (value <= target if lower else value >= target)
-    return {"what": what, "value": value, "target": target, "met": met}
 
 
 def _upstream(request: dict[str, Any], tmp: Path) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Usage: python _upstream_probe.py REQUEST.json  ->  one JSON object on stdout.
 
-REQUEST: {"reps": N, "blobs": [path, ...], "wrap": {"inputs": path, "out": path} | null,
+REQUEST: {"reps": N, "blobs": [path, ...], "wraps": [{"inputs": path, "out": path}, ...],
           "digest": {"path": path} | null}
 Never imports refitwire: it must measure upstream exactly as a receiver would run it.
 """
@@ -21,14 +21,41 @@ from typing import Any
 
 def _timed(fn: Callable[[], Any], reps: int) -> dict[str, Any]:
     fn()
-    samples = []
+    samples, cpu = [], []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         fn()
         samples.append(time.perf_counter() - start)
+        cpu.append(time.thread_time() - start_cpu)
     best, median = min(samples), statistics.median(samples)
     return {"best_s": best, "median_s": median, "worst_s": max(samples),
-            "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples)}  # fmt: skip
+            "spread": (median / best - 1.0) if best > 0 else 0.0, "reps": len(samples),
+            "cpu_best_s": min(cpu)}  # fmt: skip
+
+
+def _writer_call(rdv: Any, inputs: dict[str, Any]) -> Callable[[], bytes]:
+    """Upstream's writer on the neutral inputs, its own dataclasses built beforehand (as the
+    reference's models are built before its writer is timed)."""
+
+    def shard(s: dict[str, Any]) -> Any:
+        return rdv.PublishedShard(
+            s["agent_name"],
+            s["device_id"],
+            s["addr"],
+            tuple(s["shard_offset"]),
+            tuple(s["shape"]),
+            s.get("digest"),
+        )
+
+    tensors = [
+        rdv.PublishedTensor(
+            name=t["name"], dtype=t["dtype"], elsize=t["elsize"], full_shape=tuple(t["full_shape"]),
+            shards=[shard(s) for s in t["shards"]],
+        )
+        for t in inputs["tensors"]
+    ]  # fmt: skip
+    args = (base64.b64decode(inputs["agent_meta_b64"]), inputs["agent_name"], inputs["metadata_endpoint"])
+    return functools.partial(rdv.wrap_rendezvous_blob, *args, tensors, inputs["publisher_step"])
 
 
 def main(request_path: str) -> None:
@@ -51,35 +78,13 @@ def main(request_path: str) -> None:
         count = rdv.unwrap_rendezvous_blob(blob, with_tensors=False).entry_count()
         t = _timed(functools.partial(rdv.unwrap_rendezvous_blob, blob, with_tensors=False), reps)
         out["count_only"].append(dict(t, entries=count))
-    if request.get("wrap"):
-        with open(request["wrap"]["inputs"]) as fh:
+    out["wrap"] = []
+    for wrap_request in request.get("wraps", []):
+        with open(wrap_request["inputs"]) as fh:
             inputs = json.load(fh)
-
-        def shard(s: dict[str, Any]) -> Any:
-            return rdv.PublishedShard(
-                s["agent_name"],
-                s["device_id"],
-                s["addr"],
-                tuple(s["shard_offset"]),
-                tuple(s["shape"]),
-                s.get("digest"),
-            )
-
-        tensors = [
-            rdv.PublishedTensor(
-                name=t["name"], dtype=t["dtype"], elsize=t["elsize"], full_shape=tuple(t["full_shape"]),
-                shards=[shard(s) for s in t["shards"]],
-            )
-            for t in inputs["tensors"]
-        ]  # fmt: skip
-        args = (base64.b64decode(inputs["agent_meta_b64"]), inputs["agent_name"], inputs["metadata_endpoint"])
-
-        def wrap() -> bytes:
-            blob: bytes = rdv.wrap_rendezvous_blob(*args, tensors, inputs["publisher_step"])
-            return blob
-
-        out["wrap"] = _timed(wrap, reps)
-        with open(request["wrap"]["out"], "wb") as sink:
+        wrap = _writer_call(rdv, inputs)
+        out["wrap"].append(_timed(wrap, reps))
+        with open(wrap_request["out"], "wb") as sink:
             sink.write(wrap())
     if request.get("digest"):
         import numpy as np

@@ -13,7 +13,9 @@ only finds what the harness asserts:
 * the quorum read accepts every blob the full read accepts, and agrees on the envelope;
   where it accepts a blob the full read rejects, the rejection is about the entries it
   does not read (a pointer under ``/tensors/``, or a JSON limit it skipped);
-* an accepted blob decodes to a JSON-serializable decoded form (``to_decoded``).
+* an accepted blob decodes to a JSON-serializable decoded form (``to_decoded``);
+* what the reader's fast path (the compiled-schema typed decode) accepts, the exact
+  engine (JSON parse, jsonschema-rs, the rules) accepts too, for both document kinds.
 
 Usage (see README.md): ``python fuzz/fuzz_reader.py -runs=20000 fuzz/corpus``.
 """
@@ -32,6 +34,7 @@ with atheris.instrument_imports(include=["refitwire"]):
         to_decoded,
         unwrap_rendezvous_blob,
     )
+    from refitwire._validate import fast_read, parse, violations
 
 
 def _read(fn, *args, **kwargs):
@@ -52,8 +55,22 @@ def _about_entries(exc: InvalidBlob) -> bool:
     return all(v.pointer.startswith("/tensors/") or v.rule == "JSON" for v in exc.violations)
 
 
+def _fast_path_agrees(data: bytes, kind: str, version: str) -> None:
+    """What the compiled-schema fast path accepts, the exact engine accepts too."""
+    if fast_read(data, kind, version, build=False) is None:
+        return
+    try:
+        found = violations(parse(data), kind, version)
+    except InvalidBlob as exc:
+        found = list(exc.violations)
+    if found:
+        raise AssertionError(f"{kind} {version}: the fast path accepts a blob that breaks {found[0]}")
+
+
 def check_one(data: bytes) -> None:
     for version in SPEC_VERSIONS:
+        for kind in ("rendezvous", "shard-table"):
+            _fast_path_agrees(data, kind, version)
         full_ok, full = _read(unwrap_rendezvous_blob, data, spec_version=version)
         quick_ok, quick = _read(unwrap_rendezvous_blob, data, with_tensors=False, spec_version=version)
         if full_ok and not quick_ok:

@@ -12,3 +12,7 @@ class GateError(Exception):
     def __init__(self, source: str, detail: str) -> None:
         self.source, self.detail = source, detail
         super().__init__(f"{source}: {detail}")
+
+    def __reduce__(self) -> tuple[type[GateError], tuple[str, str]]:
+        # Rebuilt from the fields (the default passes the message alone, which __init__ cannot take).
+        return type(self), (self.source, self.detail)

@@ -15,9 +15,10 @@ from typing import Any, overload
 
 import orjson
 from refitwire._errors import InvalidBlob, pointer
-from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
-from refitwire._spec import DTYPE_SIZES, LATEST, WIRE_SCHEMA_ID, check_version, knows
-from refitwire._validate import check, checked_table, no_gc, parse, quorum_envelope, tensor_model
+from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model
+from refitwire._quorum import quorum_envelope
+from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
+from refitwire._validate import check, no_gc, read, table_models
 
 __all__ = [
     "decode_shard_table",
@@ -41,14 +42,15 @@ def wrap_rendezvous_blob(
     *,
     spec_version: str = LATEST,
 ) -> bytes:
-    """The blob a publisher posts. ``spec_version`` writes what an older writer would have."""
+    """The blob a publisher posts. ``spec_version`` writes what an older writer would have.
+
+    ``tensors`` are models (a mapping with a model's fields is converted, or refused with
+    InvalidBlob). What is written is checked first by the reader's own rules; a table a
+    reader would refuse raises InvalidBlob and is never written.
+    """
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
-        try:
-            document = _document(*args, raw=True)
-        except InvalidBlob:  # raise what the plain document raises: list values, not tuples
-            document = rendezvous_document(*args)
-        return _dump(document)
+        return _written(_document(*args, checked=False), "rendezvous", spec_version)
 
 
 def rendezvous_document(
@@ -59,8 +61,9 @@ def rendezvous_document(
     publisher_step: int | None = None,
     spec_version: str = LATEST,
 ) -> dict[str, Any]:
-    """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization."""
-    return _document(agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
+    """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
+    args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
+    return _document(*args, mutable=True)
 
 
 def _document(
@@ -71,7 +74,8 @@ def _document(
     publisher_step: int | None,
     spec_version: str,
     *,
-    raw: bool = False,
+    mutable: bool = False,
+    checked: bool = True,
 ) -> dict[str, Any]:
     check_version(spec_version)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
@@ -81,30 +85,62 @@ def _document(
         "agent_name": agent_name,
         "metadata_endpoint": metadata_endpoint,
         "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-        "tensors": None,
+        "tensors": _entries(tensors, spec_version, mutable),
     }
-    clean = False
-    if raw:
-        document["tensors"], clean = _raw_entries(tensors, spec_version)
-    else:
-        document["tensors"] = _entries(tensors, spec_version)
     if publisher_step is not None and knows(spec_version, "publisher_step"):
         document["publisher_step"] = publisher_step
-    check(document, "rendezvous", spec_version, table_clean=clean)  # never write what a reader would refuse
+    if checked:
+        check(document, "rendezvous", spec_version)  # never hand out what a reader would refuse
     return document
 
 
 def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str = LATEST) -> bytes:
+    """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
     check_version(spec_version)
     with no_gc():
-        try:
-            entries, clean = _raw_entries(tensors, spec_version)
-            document = {"schema": WIRE_SCHEMA_ID, "tensors": entries}
-            check(document, "shard-table", spec_version, table_clean=clean)
-        except InvalidBlob:  # raise what the plain document raises: list values, not tuples
-            document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version)}
-            check(document, "shard-table", spec_version)
-        return _dump(document)
+        document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version, False)}
+        return _written(document, "shard-table", spec_version)
+
+
+def _written(document: dict[str, Any], kind: str, version: str) -> bytes:
+    """The bytes of ``document`` once the engine has checked it: never write what a reader would refuse."""
+    check(document, kind, version)
+    return _dump(document)
+
+
+def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) -> list[dict[str, Any]]:
+    """The table as JSON-ready dicts in writer order: each model's fields as they are,
+    absent optionals and what ``version`` does not know left out.
+
+    A shard with every member is its model's own field dict, shared, not copied (nothing
+    downstream writes to it); arrays stay the models' tuples (jsonschema-rs, the rules,
+    orjson and ``json.dumps`` all take a tuple as an array) unless ``mutable`` asks for
+    copies with lists.
+    """
+    with_digest = knows(version, "digest")
+    entries = []
+    for t, tensor in enumerate(tensors):
+        if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
+            tensor = as_model(PublishedTensor, tensor, ("tensors", t))
+        fields = tensor.__dict__
+        shards = []
+        for s, shard in enumerate(fields["shards"]):
+            if type(shard) is not PublishedShard:
+                shard = as_model(PublishedShard, shard, ("tensors", t, "shards", s))
+            entry = shard.__dict__
+            if mutable or not with_digest or entry["digest"] is None:
+                entry = dict(entry)
+                if not with_digest or entry["digest"] is None:
+                    del entry["digest"]
+                if mutable:
+                    entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
+            shards.append(entry)
+        entry = dict(fields)
+        entry["shards"] = shards
+        if mutable:
+            entry["full_shape"] = list(entry["full_shape"])
+        entries.append(entry)
+    return entries
 
 
 def _dump(document: dict[str, Any]) -> bytes:
@@ -149,101 +185,6 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     return compact.replace(b",", b", ").replace(b":", b": ")
 
 
-def _entries(tensors: Sequence[PublishedTensor], version: str) -> list[dict[str, Any]]:
-    """The table as JSON-ready dicts in writer order, lists for arrays."""
-    with_digest = knows(version, "digest")
-    entries = []
-    for tensor in tensors:
-        if not isinstance(tensor, PublishedTensor):
-            tensor = PublishedTensor.model_validate(tensor)
-        t = tensor.__dict__
-        shards = []
-        for shard in t["shards"]:
-            d = shard.__dict__
-            entry: dict[str, Any] = {
-                "agent_name": d["agent_name"],
-                "device_id": d["device_id"],
-                "addr": d["addr"],
-                "shard_offset": list(d["shard_offset"]),
-                "shape": list(d["shape"]),
-            }
-            if with_digest and d["digest"] is not None:
-                entry["digest"] = d["digest"]
-            shards.append(entry)
-        entries.append({
-            "name": t["name"],
-            "dtype": t["dtype"],
-            "elsize": t["elsize"],
-            "full_shape": list(t["full_shape"]),
-            "shards": shards,
-        })  # fmt: skip
-    return entries
-
-
-def _raw_entries(tensors: Sequence[PublishedTensor], version: str) -> tuple[list[dict[str, Any]], bool]:
-    """The writers' own path: each model's field dict copied as is, tuples included, and
-    whether the table's semantic rules hold, tested in the same loop.
-
-    jsonschema-rs, the semantic pass, orjson and ``json.dumps`` all take a tuple as an
-    array. The rules are tested exactly as ``_validate._table_pass`` tests them and are
-    only trusted once the schema has passed too (``check(..., table_clean=True)``); any
-    surprise reports False, and the full pass decides.
-    """
-    if not knows(version, "digest"):
-        return _entries(tensors, version), False
-    entries = []
-    clean, limit = True, 1 << 64
-    total: int | float = 0
-    sized: dict[tuple[str, int], bool] = {}
-    for tensor in tensors:
-        if not isinstance(tensor, PublishedTensor):
-            tensor = PublishedTensor.model_validate(tensor)
-        t = tensor.__dict__
-        shards = []
-        try:
-            full, elsize = t["full_shape"], t["elsize"]
-            rank = len(full)
-            fits = sized.get((t["dtype"], elsize))
-            if fits is None:
-                known = DTYPE_SIZES.get(t["dtype"].removeprefix("torch."))
-                fits = sized[(t["dtype"], elsize)] = known is None or known == elsize
-            total += elsize + sum(full)
-            clean = clean and fits
-        except (TypeError, ValueError, AttributeError):
-            clean = False
-        if type(tensor) is not PublishedTensor:
-            return _entries(tensors, version), False
-        for shard in t["shards"]:
-            if type(shard) is not PublishedShard:  # a subclass may carry members of its own
-                return _entries(tensors, version), False
-            d = shard.__dict__
-            entry = dict(d)
-            if entry.get("digest") is None:
-                entry.pop("digest", None)
-            shards.append(entry)
-            if not clean:
-                continue
-            try:
-                offset, shape, addr = d["shard_offset"], d["shape"], d["addr"]
-                if len(offset) != rank or len(shape) != rank:
-                    clean = False
-                    continue
-                nbytes = elsize
-                for start, extent, size in zip(offset, shape, full):
-                    if start + extent > size:
-                        clean = False
-                    nbytes *= extent
-                total += d["device_id"] + addr + sum(offset) + sum(shape)
-                if addr + nbytes > limit:
-                    clean = False
-            except (TypeError, ValueError, KeyError):
-                clean = False
-        entry = dict(t)
-        entry["shards"] = shards
-        entries.append(entry)
-    return entries, clean and type(total) is not float
-
-
 # -- reading -------------------------------------------------------------------------------
 
 
@@ -256,7 +197,7 @@ def unwrap_rendezvous_blob(
 
     With ``with_tensors=False`` (the quorum read) the envelope is checked and the entries
     are counted, but the entries are neither decoded nor checked: they are checked when the
-    table is read. See ``refitwire._validate.quorum_envelope`` for exactly what is checked.
+    table is read. See ``refitwire._quorum.quorum_envelope`` for exactly what is checked.
 
     With ``lazy=True`` the whole blob is still checked before this returns, but ``tensors``
     is a read-only sequence (:class:`LazyTable`) that builds each entry's models the first
@@ -276,20 +217,16 @@ def unwrap_rendezvous_blob(
                 tensor_count=count,
             )
     with no_gc():
-        document = parse(blob)
-        built = checked_table(document, "rendezvous", spec_version, build=with_tensors and not lazy)
-        lazily = with_tensors and lazy
-        tensors: Sequence[PublishedTensor] = (
-            LazyTable(document["tensors"], knows(spec_version, "digest")) if lazily else built
-        )
-    step = document.get("publisher_step") if knows(spec_version, "publisher_step") else None
+        got = read(blob, "rendezvous", spec_version, build=with_tensors and not lazy)
+    members = got.members
+    lazily = with_tensors and lazy
     return RendezvousPayload(
-        agent_metadata=base64.b64decode(document["agent_meta_b64"]),
-        agent_name=document["agent_name"],
-        metadata_endpoint=document.get("metadata_endpoint") or "",
-        tensors=tensors,
-        publisher_step=step,
-        tensor_count=None if with_tensors else len(document["tensors"]),
+        agent_metadata=base64.b64decode(members["agent_meta_b64"]),
+        agent_name=members["agent_name"],
+        metadata_endpoint=members.get("metadata_endpoint") or "",
+        tensors=LazyTable(got.entries, spec_version, typed=got.typed) if lazily else got.tensors,
+        publisher_step=members.get("publisher_step") if knows(spec_version, "publisher_step") else None,
+        tensor_count=None if with_tensors else len(got.entries),
     )
 
 
@@ -297,7 +234,7 @@ def decode_shard_table(blob: bytes, *, spec_version: str = LATEST) -> list[Publi
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
     check_version(spec_version)
     with no_gc():
-        return checked_table(parse(blob), "shard-table", spec_version)
+        return read(blob, "shard-table", spec_version, build=True).tensors
 
 
 class LazyTable(Sequence[PublishedTensor]):
@@ -305,14 +242,16 @@ class LazyTable(Sequence[PublishedTensor]):
 
     Every rule has already been checked; reading an entry only fills its models. Supports
     what a receiver does with a table: ``len``, indexing, slicing, iteration and ``==``
-    against a list, a tuple or another table. It is read-only.
+    against a list, a tuple or another table. It is read-only, and pickles as the list of
+    its models.
     """
 
-    __slots__ = ("_built", "_entries", "_with_digest")
+    __slots__ = ("_built", "_entries", "_typed", "_version")
 
-    def __init__(self, entries: list[dict[str, Any]], with_digest: bool) -> None:
+    def __init__(self, entries: Sequence[Any], version: str, *, typed: bool) -> None:
         self._entries = entries
-        self._with_digest = with_digest
+        self._version = version
+        self._typed = typed
         self._built: list[PublishedTensor | None] = [None] * len(entries)
 
     def __len__(self) -> int:
@@ -327,7 +266,9 @@ class LazyTable(Sequence[PublishedTensor]):
             return [self[i] for i in range(*index.indices(len(self)))]
         model = self._built[index]
         if model is None:
-            model = self._built[index] = tensor_model(self._entries[index], self._with_digest)
+            model = self._built[index] = table_models(
+                [self._entries[index]], self._version, typed=self._typed
+            )[0]
         return model
 
     def __iter__(self) -> Iterator[PublishedTensor]:
@@ -340,6 +281,10 @@ class LazyTable(Sequence[PublishedTensor]):
         return len(self) == len(other) and all(a == b for a, b in zip(self, other))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[list[PublishedTensor]], tuple[list[PublishedTensor]]]:
+        # Pickled (to a worker process, say) as the plain list of its models.
+        return list, (list(self),)
 
     def __repr__(self) -> str:
         return f"LazyTable({len(self)} entries)"

@@ -11,9 +11,8 @@ import base64
 import binascii
 from typing import Any
 
-from pydantic import ValidationError
-from refitwire._errors import InvalidBlob, Violation, pointer
-from refitwire._models import PublishedTensor, RendezvousPayload
+from refitwire._errors import InvalidBlob
+from refitwire._models import PublishedTensor, RendezvousPayload, as_model
 from refitwire._spec import LATEST, knows
 
 
@@ -50,23 +49,21 @@ def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[s
 
 
 def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
-    """The payload a writer is asked to write; ``null`` or a missing optional means absent."""
+    """The payload a writer is asked to write; ``null`` or a missing optional means absent.
+
+    A tensor that is not one raises InvalidBlob naming the rule and its pointer
+    (``/tensors/<i>/shards/<j>/addr``); a document that is not a decoded form at all is
+    rule DECODED_FORM.
+    """
     try:
         meta = base64.b64decode(decoded["agent_meta_b64"], validate=True)
-        tensors = [PublishedTensor.model_validate(t) for t in decoded["tensors"]]
+        entries = list(decoded["tensors"])
     except (KeyError, TypeError, binascii.Error) as exc:
         raise InvalidBlob.single("DECODED_FORM", "", decoded, f"not a decoded payload: {exc!r}") from None
-    except ValidationError as exc:
-        raise InvalidBlob(
-            [
-                Violation("DECODED_FORM", pointer("tensors", *e["loc"]), e.get("input"), e["msg"])
-                for e in exc.errors()
-            ]
-        ) from None
     return RendezvousPayload(
         agent_metadata=meta,
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written
         metadata_endpoint=decoded.get("metadata_endpoint") or "",
-        tensors=tensors,
+        tensors=[as_model(PublishedTensor, t, ("tensors", i)) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
     )

@@ -24,7 +24,8 @@ class InvalidBlob(ValueError):
     """A blob (or table) broke one or more rules of the spec.
 
     The first violation is the headline: ``rule``, ``pointer`` and ``value`` are its fields.
-    All of them are in ``violations``, in document order.
+    All of them are in ``violations``, in document order (``refitwire._validate.in_document_order``
+    says exactly what that order is).
     """
 
     def __init__(self, violations: Sequence[Violation]) -> None:
@@ -35,6 +36,11 @@ class InvalidBlob(ValueError):
         self.rule, self.pointer, self.value = first.rule, first.pointer, first.value
         more = len(self.violations) - 1
         super().__init__(str(first) + (f" (and {more} more)" if more else ""))
+
+    def __reduce__(self) -> tuple[type[InvalidBlob], tuple[tuple[Violation, ...]]]:
+        # Rebuilt from the violations (the default passes the message alone), so the error
+        # survives pickling to and from a worker process, and ``copy``.
+        return type(self), (self.violations,)
 
     @classmethod
     def single(cls, rule: str, pointer: str, value: Any, detail: str) -> InvalidBlob:

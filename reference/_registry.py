@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from importlib import resources
@@ -15,9 +16,17 @@ def _schema_files() -> Any:
     return resources.files("refitwire.schema")
 
 
-@functools.cache
 def schema(document: str, version: str) -> dict[str, Any]:
-    """The JSON Schema of ``document`` ("rendezvous" or "shard-table") at spec ``version``."""
+    """The JSON Schema of ``document`` ("rendezvous" or "shard-table") at spec ``version``.
+
+    A fresh copy each call: what a caller does to it never reaches the reader's rules.
+    """
+    return copy.deepcopy(cached_schema(document, version))
+
+
+@functools.cache
+def cached_schema(document: str, version: str) -> dict[str, Any]:
+    """The loaded schema the reader's own rules use. Never hand it out, never change it."""
     if document not in DOCUMENTS:
         raise ValueError(f"unknown document {document!r} (known: {', '.join(DOCUMENTS)})")
     check_version(version)
@@ -40,7 +49,7 @@ def released() -> dict[str, Any]:
 @functools.cache
 def fast_validator(document: str, version: str) -> Any:
     """A compiled jsonschema-rs validator (the reader's hot path)."""
-    return jsonschema_rs.validator_for(schema(document, version))
+    return jsonschema_rs.validator_for(cached_schema(document, version))
 
 
 PROTOCOL_MESSAGES = ("request", "response", "decoded")

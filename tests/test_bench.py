@@ -56,16 +56,31 @@ def test_quick_bench_writes_every_section(tmp_path: Path) -> None:
     assert set(s) == {"decode", "quorum", "encode", "schema_validation", "digest", "nixl", "matrix"}
     upstream = result["upstream"]["status"] == "measured"
 
+    decode_timings = ("refitwire_unwrap", "refitwire_unwrap_lazy", "json_loads", "orjson_loads",
+                      "floor_orjson_and_schema", "floor_typed_decode")  # fmt: skip
+    assert [row["entries"] for row in s["decode"]["sizes"]] == [8, 80]
     for row in s["decode"]["sizes"]:
-        assert all(_timing(row[k]) for k in ("refitwire_unwrap", "json_loads", "orjson_loads"))
+        assert all(_timing(row[k]) for k in decode_timings)
         assert _number(row["ratios"]["refitwire_over_orjson"]) and _number(row["us_per_entry"])
+        assert _number(row["ratios"]["floor_over_orjson"]) and _number(
+            row["ratios"]["typed_floor_over_orjson"]
+        )
         assert (
             _timing(row["upstream_unwrap"]) == upstream == _number(row["ratios"]["upstream_over_refitwire"])
         )
+        assert _number(row["ratios"]["median_upstream_over_refitwire"]) == upstream
+        assert _number(row["cpu_ratios"]["refitwire_over_orjson"]) and all(
+            _number(row[k]["cpu_best_s"]) for k in decode_timings
+        )
+        assert _number(row["cpu_ratios"]["upstream_over_refitwire"]) == upstream
+    assert set(s["decode"]["us_per_entry"]["eager"]) == {"8", "80"}
     assert _timing(s["quorum"]["refitwire_count_only"]) and s["quorum"]["count"] == s["quorum"]["entries"]
-    assert _timing(s["encode"]["refitwire_wrap"]) and _number(
-        s["encode"]["ratios"]["refitwire_over_json_dumps"]
-    )
+    assert [row["entries"] for row in s["encode"]["sizes"]] == [8, 80]
+    for row in s["encode"]["sizes"]:
+        assert _timing(row["refitwire_wrap"]) and _number(row["ratios"]["refitwire_over_json_dumps"])
+        assert _timing(row["upstream_wrap"]) == upstream == _number(row["ratios"]["upstream_over_refitwire"])
+        assert row["byte_identical_to_upstream"] is (True if upstream else None)
+        assert _number(row["cpu_ratios"]["upstream_over_refitwire"]) == upstream
     assert s["encode"]["byte_identical_to_upstream"] is (True if upstream else None)
     assert _number(s["schema_validation"]["ratios"]["jsonschema_over_jsonschema_rs"])
     assert _number(s["digest"]["refitwire_digest"]["gb_per_s"]) and _number(s["digest"]["memcpy"]["gb_per_s"])

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import pickle
 
+import pytest
 from refitwire import (
+    InvalidBlob,
+    LazyTable,
     PublishedShard,
     PublishedTensor,
     decode_shard_table,
@@ -60,3 +64,50 @@ def test_merge_keeps_the_first_replica_and_every_distinct_box() -> None:
         ("dp0", (0, 0), "a" * 32),
         ("dp1", (4, 0), None),
     ]
+
+
+def _lazy_and_eager(blob: bytes, version: str = "1.2.0") -> tuple[LazyTable, list[PublishedTensor]]:
+    lazy = unwrap_rendezvous_blob(blob, lazy=True, spec_version=version).tensors
+    assert isinstance(lazy, LazyTable)
+    return lazy, list(unwrap_rendezvous_blob(blob, spec_version=version).tensors)
+
+
+def test_the_lazy_table_reads_like_the_eager_list() -> None:
+    tensors = [tensor(shard((0, 0), digest="0" * 32), shard((4, 0)), name=f"w{i}") for i in range(12)]
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 3)
+    lazy, eager = _lazy_and_eager(blob)
+    assert eager == tensors
+    assert len(lazy) == 12 and lazy[0] == tensors[0] and lazy[-1] == tensors[-1] and lazy[11] == tensors[11]
+    assert lazy[2:9:3] == tensors[2:9:3] and lazy[::-1] == tensors[::-1] and lazy[20:] == []
+    assert list(lazy) == tensors and lazy == tensors and lazy == tuple(tensors) and lazy == lazy
+    assert lazy != tensors[:-1] and lazy != [*tensors[:-1], tensors[0]]
+    assert lazy[5] is lazy[5]  # built once
+    assert repr(lazy) == "LazyTable(12 entries)"
+    for index in (12, -13):
+        with pytest.raises(IndexError):
+            lazy[index]
+    with pytest.raises(TypeError):
+        lazy[0] = tensors[0]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        hash(lazy)
+    assert pickle.loads(pickle.dumps(lazy)) == tensors
+
+
+def test_a_lazy_payload_survives_pickling() -> None:
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0), digest="a" * 32))], 3)
+    payload = unwrap_rendezvous_blob(blob, lazy=True)
+    assert pickle.loads(pickle.dumps(payload)) == unwrap_rendezvous_blob(blob)
+
+
+def test_the_lazy_table_projects_like_the_eager_one() -> None:
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0), digest="a" * 32))], 3)
+    lazy, eager = _lazy_and_eager(blob, "1.0.0")
+    assert lazy == eager and lazy[0].shards[0].digest is None
+
+
+def test_a_lazy_read_still_checks_the_whole_table_up_front() -> None:
+    document = json.loads(wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0))) for _ in range(3)]))
+    document["tensors"][2]["shards"][0]["shape"] = [9, 9]
+    with pytest.raises(InvalidBlob) as caught:
+        unwrap_rendezvous_blob(json.dumps(document).encode(), lazy=True)
+    assert (caught.value.rule, caught.value.pointer) == ("BOX_IN_BOUNDS", "/tensors/2/shards/0/shape/0")

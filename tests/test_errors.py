@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,7 @@ from refitwire import (
     PublishedShard,
     PublishedTensor,
     decode_shard_table,
+    encode_shard_table,
     from_decoded,
     merge_shard_tables,
     unwrap_rendezvous_blob,
@@ -86,10 +89,29 @@ def test_the_writer_refuses_to_write_an_invalid_blob() -> None:
     tensor = PublishedTensor(name="w", dtype="torch.float32", elsize=4, full_shape=(8, 4), shards=[shard])
     with pytest.raises(InvalidBlob, match=r"BOX_IN_BOUNDS"):
         wrap_rendezvous_blob(b"", "a", "", [tensor])
-    with pytest.raises(InvalidBlob, match=r"STEP_RANGE|TYPE"):
+    with pytest.raises(InvalidBlob) as caught:
         wrap_rendezvous_blob(b"", "a", "", [], -3)
-    with pytest.raises(InvalidBlob, match=r"\[TYPE\]"):
-        wrap_rendezvous_blob(b"", "a", "", [], True)  # not silently written as 1
+    assert (caught.value.rule, caught.value.pointer) == ("STEP_RANGE", "/publisher_step")
+    with pytest.raises(InvalidBlob) as caught:
+        wrap_rendezvous_blob(b"", "a", "", [], True)  # type: ignore[arg-type]  # not silently written as 1
+    assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/publisher_step")
+
+
+def test_a_mapping_where_a_model_belongs_is_converted_or_refused_with_invalid_blob() -> None:
+    shard = {"agent_name": "a", "device_id": 0, "addr": 64, "shard_offset": [0, 0], "shape": [4, 4]}
+    entry = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": [8, 4], "shards": [shard]}
+    model = PublishedTensor.model_validate(entry)
+    assert wrap_rendezvous_blob(b"", "a", "", [entry]) == wrap_rendezvous_blob(b"", "a", "", [model])  # type: ignore[list-item]
+    bad = {**entry, "shards": [{**shard, "addr": -1}]}
+    with pytest.raises(InvalidBlob) as caught:  # never pydantic's ValidationError
+        wrap_rendezvous_blob(b"", "a", "", [model, bad])  # type: ignore[list-item]
+    assert (caught.value.rule, caught.value.pointer) == ("ADDR_RANGE", "/tensors/1/shards/0/addr")
+    with pytest.raises(InvalidBlob) as caught:
+        encode_shard_table([{**entry, "elsize": "4"}])  # type: ignore[list-item]
+    assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/0/elsize")
+    with pytest.raises(InvalidBlob) as caught:
+        encode_shard_table(["w"])  # type: ignore[list-item]
+    assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/0")
 
 
 def test_merge_refuses_inconsistent_geometry() -> None:
@@ -103,3 +125,41 @@ def test_merge_refuses_inconsistent_geometry() -> None:
 def test_a_malformed_decoded_payload_is_invalid_blob_not_key_error() -> None:
     with pytest.raises(InvalidBlob, match="DECODED_FORM"):
         from_decoded({"agent_name": "a"})
+
+
+def test_a_bad_decoded_tensor_is_named_with_its_index() -> None:
+    shard = {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0], "shape": [1]}
+    good = {"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1], "shards": [shard]}
+    bad = {**good, "shards": [shard, {**shard, "addr": "0"}]}
+    with pytest.raises(InvalidBlob) as caught:
+        from_decoded({"agent_name": "a", "agent_meta_b64": "", "tensors": [good, bad]})
+    assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/1/shards/1/addr")
+
+
+def _error_kinds() -> list[BaseException]:
+    from refitwire.compat.upstream.envs import EnvBuildError
+    from refitwire.gate._errors import GateError
+    from refitwire.refit._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
+
+    try:
+        unwrap_rendezvous_blob(b'{"schema": 1, "tensors": [{}]}')
+    except InvalidBlob as exc:
+        read_error = exc
+    return [
+        read_error,
+        InvalidBlob.single("BOX_IN_BOUNDS", "/tensors/0/shards/0/shape/1", 9, "too far"),
+        RefitError("plain"),
+        TableRejected("SCHEMA_ID", "rank-0", "bad [SCHEMA_ID]"),
+        DiscoveryTimeout(2, 1, 1, 0, 0.5),
+        TransferFailed(["agent-1"], "peer gone"),
+        GateError("HEAD:schema/x.json", "not JSON"),
+        EnvBuildError("0.7.0", "pip install", "exit 1", None),
+    ]
+
+
+@pytest.mark.parametrize("error", _error_kinds(), ids=lambda e: type(e).__name__)
+def test_every_error_survives_pickle_and_copy(error: BaseException) -> None:
+    """A receiver that runs discovery in a worker process gets the whole error back."""
+    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(clone) is type(error) and str(clone) == str(error)
+        assert vars(clone) == vars(error)

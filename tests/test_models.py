@@ -22,6 +22,7 @@ from refitwire import (
     schema_document as schema,
 )
 from refitwire._registry import fast_validator
+from refitwire._spec import knows, parse_version
 from strategies import payloads, tensors
 
 LATEST_SCHEMA = schema("rendezvous", SPEC_VERSIONS[-1])
@@ -91,10 +92,10 @@ def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, An
     read = unwrap_rendezvous_blob(blob, spec_version=version)
     assert read.agent_metadata == payload["agent_metadata"]
     assert read[1:3] == (payload["agent_name"], payload["metadata_endpoint"])
-    expected_step = payload["publisher_step"] if version >= "1.2.0" else None
+    expected_step = payload["publisher_step"] if knows(version, "publisher_step") else None
     assert read.publisher_step == expected_step
     for got, sent in zip(read.tensors, payload["tensors"], strict=True):
-        keep_digest = version >= "1.1.0"
+        keep_digest = knows(version, "digest")
         assert got == sent.model_copy(update={"shards": tuple(
             s if keep_digest else s.model_copy(update={"digest": None}) for s in sent.shards
         )})  # fmt: skip
@@ -106,9 +107,9 @@ def test_any_reader_reads_any_writer_and_sees_only_what_both_know(
     payload: dict[str, Any], reader: str, writer: str
 ) -> None:
     blob = wrap_rendezvous_blob(**payload, spec_version=writer)
-    both = min(reader, writer)
-    step = payload["publisher_step"] if both >= "1.2.0" else None
-    digests = both >= "1.1.0"
+    both = min(reader, writer, key=parse_version)
+    step = payload["publisher_step"] if knows(both, "publisher_step") else None
+    digests = knows(both, "digest")
     sent = RendezvousPayload(
         payload["agent_metadata"], payload["agent_name"], payload["metadata_endpoint"],
         [t.model_copy(update={"shards": tuple(s if digests else s.model_copy(update={"digest": None}) for s in t.shards)})

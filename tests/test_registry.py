@@ -10,19 +10,38 @@ from typing import Any
 
 import jsonschema
 import pytest
-from refitwire import SPEC_VERSIONS, WIRE_SCHEMA_ID
+from refitwire import SPEC_VERSIONS, WIRE_SCHEMA_ID, InvalidBlob, unwrap_rendezvous_blob
 from refitwire import schema_document as schema
 from refitwire._registry import released, schema_bytes
+from refitwire._spec import ADDED_IN, knows, parse_version
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 ENTRIES = [(doc, e) for doc, entries in released()["documents"].items() for e in entries]
 
+#: The sha256 of every released schema file, pinned here and not read from the tree, so a
+#: change to a released file fails even when schema/index.json is edited to match. A new
+#: version adds a line; a line never changes.
+RELEASED = {
+    "rendezvous/1.0.0.json": "41f074e5b32be52a3421f4aec2f1d57433d6a71ffeabbb098b62ecfa886d80b7",
+    "rendezvous/1.1.0.json": "b807b841f8fce0cffce704fec7291a82317bda3e3a5bc509e2d84b16643dcb17",
+    "rendezvous/1.2.0.json": "a8e62b4933309b76584d8a6a348b7315623b719796da69bb94a5e092e2bf0a3c",
+    "shard-table/1.0.0.json": "01e7136bb6610334e63b94603d3903831ebc24312c2f38a5e87709dd00f279cf",
+    "shard-table/1.1.0.json": "6f072c8f831681ff20c395950bed6cdf0b0fc84b8a222560ee73db07c2f9d334",
+    "shard-table/1.2.0.json": "b5853eed191a2464ce89e5072773db76208ac19653faa251efc93ac6c411188f",
+}
 
-@pytest.mark.parametrize(("document", "entry"), ENTRIES, ids=[e["path"] for _, e in ENTRIES])
-def test_a_released_file_never_changes(document: str, entry: dict[str, Any]) -> None:
-    assert hashlib.sha256((SCHEMA_DIR / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
+
+@pytest.mark.parametrize("path", sorted(RELEASED))
+def test_a_released_file_never_changes(path: str) -> None:
+    assert hashlib.sha256((SCHEMA_DIR / path).read_bytes()).hexdigest() == RELEASED[path], path
     # and the installed package data is the same file, not a copy that drifted
-    assert schema_bytes(entry["path"]) == (SCHEMA_DIR / entry["path"]).read_bytes()
+    assert schema_bytes(path) == (SCHEMA_DIR / path).read_bytes()
+
+
+def test_the_index_records_the_pinned_hashes() -> None:
+    listed = {e["path"]: e["sha256"] for _, e in ENTRIES}
+    assert {p: listed.get(p) for p in RELEASED} == RELEASED, "a released file's recorded hash changed"
+    assert set(listed) <= set(RELEASED), f"pin the new release here: {sorted(set(listed) - set(RELEASED))}"
 
 
 @pytest.mark.parametrize(("document", "entry"), ENTRIES, ids=[e["path"] for _, e in ENTRIES])
@@ -68,3 +87,31 @@ def test_the_index_lists_every_schema_file_on_disk() -> None:
     }
     assert listed == on_disk
     assert json.loads(schema_bytes("index.json"))["latest"] == SPEC_VERSIONS[-1]
+
+
+def test_versions_compare_as_numbers_not_strings() -> None:
+    assert parse_version("1.10.0") > parse_version("1.9.0") and "1.10.0" < "1.9.0"
+    assert list(SPEC_VERSIONS) == sorted(SPEC_VERSIONS, key=parse_version)
+    assert knows("1.10.0", "digest") and knows("1.10.0", "publisher_step")
+    with pytest.raises(ValueError, match="not a spec version"):
+        parse_version("1.x")
+
+
+def test_added_in_is_what_the_latest_schemas_annotate() -> None:
+    annotated = {}
+    for document in ("rendezvous", "shard-table"):
+        for path, member in _members(schema(document, SPEC_VERSIONS[-1])):
+            if member["x-added-in"] != SPEC_VERSIONS[0]:
+                annotated[path.rsplit("/", 1)[1]] = member["x-added-in"]
+    assert ADDED_IN == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
+
+
+def test_a_caller_changing_a_schema_document_does_not_change_the_reader() -> None:
+    blob = b'{"schema": "other", "agent_name": "a", "agent_meta_b64": "", "tensors": []}'
+    document = schema("rendezvous", SPEC_VERSIONS[-1])
+    document["properties"]["schema"]["x-rule"] = "CHANGED"
+    document["properties"].clear()
+    assert schema("rendezvous", SPEC_VERSIONS[-1])["properties"]["schema"]["x-rule"] == "SCHEMA_ID"
+    with pytest.raises(InvalidBlob) as caught:
+        unwrap_rendezvous_blob(blob)
+    assert caught.value.rule == "SCHEMA_ID"

@@ -123,6 +123,10 @@ class EnvBuildError(RuntimeError):
         where = f" (full log: {log})" if log else ""
         super().__init__(f"modelexpress {version}: {step} failed{where}\n{detail}")
 
+    def __reduce__(self) -> tuple[type[EnvBuildError], tuple[str, str, str, Path | None]]:
+        # Rebuilt from the fields (the default passes the message alone, which __init__ cannot take).
+        return type(self), (self.version, self.step, self.detail, self.log)
+
 
 @dataclass(frozen=True)
 class EnvInfo:

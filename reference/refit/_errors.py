@@ -1,4 +1,8 @@
-"""Why a refit step was refused before or during the transfer. Records with fields, short messages."""
+"""Why a refit step was refused before or during the transfer. Records with fields, short messages.
+
+Each error pickles and copies by its fields (``__reduce__``), so one raised in a worker
+process reaches the parent whole.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,9 @@ class TableRejected(RefitError):
         tag = "" if detail.endswith(f"[{rule}]") else f" [{rule}]"  # codec and planner errors carry it
         super().__init__(f"{where}{detail}{tag}")
 
+    def __reduce__(self) -> tuple[type[TableRejected], tuple[str, str, str]]:
+        return type(self), (self.rule, self.source, self.detail)
+
 
 class DiscoveryTimeout(RefitError):
     """Fewer than ``expected`` non-empty tables showed up in time."""
@@ -40,6 +47,9 @@ class DiscoveryTimeout(RefitError):
             f"{seen} seen, {readable} readable, {empty} empty [{self.rule}]"
         )
 
+    def __reduce__(self) -> tuple[type[DiscoveryTimeout], tuple[int, int, int, int, float]]:
+        return type(self), (self.expected, self.seen, self.readable, self.empty, self.timeout_s)
+
 
 class TransferFailed(RefitError):
     """NIXL could not load a peer or finish a read (a dead or frozen publisher)."""
@@ -50,3 +60,6 @@ class TransferFailed(RefitError):
         self.agents = agents
         self.detail = detail
         super().__init__(f"{', '.join(agents) or 'peer'}: {detail} [{self.rule}]")
+
+    def __reduce__(self) -> tuple[type[TransferFailed], tuple[list[str], str]]:
+        return type(self), (self.agents, self.detail)

@@ -1,0 +1,200 @@
+"""The schema compiled into msgspec types: parsing and the structure check in one typed decode.
+
+The reader's fast path. Each version's JSON Schema is translated, keyword by keyword,
+into msgspec Structs (required and optional members, JSON types, ``const``, integer
+bounds, arrays as tuples, unknown members refused); what msgspec cannot say itself
+(a bound past 64 bits, a ``pattern``) becomes a residual check run over the decoded
+values in bulk. Nothing here names a rule: whenever the typed decode fails, a residual
+check fails, or the document holds anything the types do not know (unknown members,
+non-ASCII bytes), :func:`typed_read` returns ``None`` and the caller runs the exact
+path, which accepts or names every violation. A property test (tests/test_validate.py)
+holds the two paths to each other on every vector and on thousands of mutated blobs.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+import re
+from typing import Annotated, Any, Literal, Optional
+
+from refitwire._registry import cached_schema
+from refitwire._spec import MAX_BLOB_BYTES
+
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - exercised where msgspec is absent
+    msgspec = None  # type: ignore[assignment]
+
+__all__ = ["typed_read"]
+
+_INT64 = (-(2**63), 2**63 - 1)
+# Keywords that only annotate; any other keyword the compiler does not know disables the fast path.
+_ANNOTATIONS = {"description", "title", "$comment", "x-rule", "x-added-in", "$schema", "$id", "x-spec-version",
+                "x-wire-id", "$defs"}  # fmt: skip
+# ``^[class]{n}$``: checked as a length (by msgspec) and a character set (in bulk).
+_FIXED_CLASS = re.compile(r"\^\[((?:[^\]\\]|\\.)+)\]\{(\d+)\}\$")
+
+
+class _Unsupported(Exception):
+    """The schema uses a keyword this compiler does not translate: no fast path for it."""
+
+
+class _Compiled:
+    """One document kind at one version: its msgspec decoder and its residual checks."""
+
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+        self.structs: dict[str, Any] = {}
+        self.residuals: list[tuple[tuple[str, ...], Any]] = []  # (path, check over the values there)
+        self.decoder = msgspec.json.Decoder(self._type(root, (), "Document"))
+
+    def _type(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
+        if "$ref" in node:
+            ref = node["$ref"]
+            if set(node) - _ANNOTATIONS - {"$ref"} or not ref.startswith("#/$defs/"):
+                raise _Unsupported(ref)
+            target = ref.rsplit("/", 1)[1]
+            return self._type(self.root["$defs"][target], path, target.title())
+        unknown = set(node) - _ANNOTATIONS - {"type", "const", "pattern", "minimum", "maximum", "items",
+                                              "properties", "required"}  # fmt: skip
+        if unknown:
+            raise _Unsupported(sorted(unknown))
+        if "const" in node:
+            if not isinstance(node["const"], str) or node.get("type", "string") != "string":
+                raise _Unsupported("const")
+            return Literal[node["const"]]
+        types = [node["type"]] if isinstance(node.get("type"), str) else list(node.get("type", []))
+        nullable = "null" in types
+        types = [t for t in types if t != "null"]
+        if len(types) != 1:
+            raise _Unsupported(types)
+        base = getattr(self, f"_{types[0]}")(node, path, name)
+        return Optional[base] if nullable else base  # noqa: UP045 - a runtime type, for msgspec
+
+    def _string(self, node: dict[str, Any], path: tuple[str, ...], _name: str) -> Any:
+        if "pattern" not in node:
+            return str
+        fixed = _FIXED_CLASS.fullmatch(node["pattern"])
+        if fixed and fixed.group(1).isascii():
+            allowed = _charset(fixed.group(1))
+            n = int(fixed.group(2))
+            self.residuals.append((path, functools.partial(_only_chars, allowed.encode("ascii"))))
+            return Annotated[str, msgspec.Meta(min_length=n, max_length=n)]
+        # Anything else is matched by jsonschema-rs (ECMA-262 semantics), once per distinct value.
+        import jsonschema_rs
+
+        matcher = jsonschema_rs.validator_for({"type": "string", "pattern": node["pattern"]})
+        self.residuals.append((path, functools.partial(_all_distinct, matcher.is_valid)))
+        return str
+
+    def _integer(self, node: dict[str, Any], path: tuple[str, ...], _name: str) -> Any:
+        low, high = node.get("minimum"), node.get("maximum")
+        bounds: dict[str, int] = {}
+        for key, value, inside in (("ge", low, low is not None and low >= _INT64[0]),
+                                   ("le", high, high is not None and high <= _INT64[1])):  # fmt: skip
+            if value is None:
+                continue
+            if not isinstance(value, int):
+                raise _Unsupported("a non-integer bound")
+            if inside:
+                bounds[key] = value
+            else:  # past what msgspec bounds: checked over the decoded values
+                check = functools.partial(_at_least if key == "ge" else _at_most, value)
+                self.residuals.append((path, check))
+        return Annotated[int, msgspec.Meta(ge=bounds.get("ge"), le=bounds.get("le"))] if bounds else int
+
+    def _array(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
+        item = self._type(node.get("items", {}), (*path, "*"), name)
+        return tuple[item, ...]  # type: ignore[valid-type]
+
+    def _object(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
+        if name in self.structs:
+            return self.structs[name]
+        required = set(node.get("required", ()))
+        fields: list[Any] = []
+        for member, sub in node.get("properties", {}).items():
+            kind = self._type(sub, (*path, member), member.title())
+            fields.append((member, kind) if member in required else (member, kind, None))
+        if required - set(node.get("properties", {})):
+            raise _Unsupported("a required member without a schema")
+        struct = msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=True, gc=False)
+        self.structs[name] = struct
+        return struct
+
+    def read(self, data: bytes) -> Any:
+        try:
+            document = self.decoder.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
+        values: dict[tuple[str, ...], list[Any]] = {(): [document]}
+        for path, check in self.residuals:
+            if not check([v for v in _values(values, path) if v is not None]):
+                return None
+        return document
+
+
+def _values(memo: dict[tuple[str, ...], list[Any]], path: tuple[str, ...]) -> list[Any]:
+    """The values at ``path`` (``*`` for every item of an array), sharing work between paths."""
+    if path not in memo:
+        parent = _values(memo, path[:-1])
+        step = path[-1]
+        memo[path] = list(
+            itertools.chain.from_iterable(parent) if step == "*" else map(operator.attrgetter(step), parent)
+        )
+    return memo[path]
+
+
+def _charset(pattern_class: str) -> str:
+    chars, i = [], 0
+    while i < len(pattern_class):
+        if i + 2 < len(pattern_class) and pattern_class[i + 1] == "-":
+            chars += [chr(c) for c in range(ord(pattern_class[i]), ord(pattern_class[i + 2]) + 1)]
+            i += 3
+        else:
+            if pattern_class[i] == "\\" or pattern_class[i] == "^":
+                raise _Unsupported("an escaped or negated class")
+            chars.append(pattern_class[i])
+            i += 1
+    return "".join(chars)
+
+
+def _only_chars(allowed: bytes, values: list[str]) -> bool:
+    joined = "".join(values)
+    return joined.isascii() and not joined.encode("ascii").translate(None, allowed)
+
+
+def _all_distinct(is_valid: Any, values: list[str]) -> bool:
+    return all(map(is_valid, set(values)))
+
+
+def _at_least(bound: int, values: list[int]) -> bool:
+    return not values or min(values) >= bound
+
+
+def _at_most(bound: int, values: list[int]) -> bool:
+    return not values or max(values) <= bound
+
+
+@functools.cache
+def _compiled(kind: str, version: str) -> _Compiled | None:
+    if msgspec is None:
+        return None  # pragma: no cover
+    try:
+        return _Compiled(cached_schema(kind, version))
+    except (_Unsupported, TypeError, ValueError):  # pragma: no cover - the released schemas all compile
+        return None  # msgspec refused a type built from it: the exact path reads everything
+
+
+def typed_read(blob: Any, kind: str, version: str) -> Any:
+    """The blob as compiled-schema Structs when the fast path can vouch for it, else ``None``.
+
+    ``None`` says nothing about validity: the exact path decides. The fast path only takes
+    ASCII blobs within the size limit (what the reference writer emits), so every
+    encoding rule holds when it answers.
+    """
+    compiled = _compiled(kind, version)
+    if compiled is None or type(blob) is not bytes or len(blob) > MAX_BLOB_BYTES or not blob.isascii():
+        return None
+    return compiled.read(blob)
