@@ -252,11 +252,24 @@ def in_document_order(document: Any, found: Iterable[Violation]) -> list[Violati
        writes them (a repeated name counts where it is first written). A pointer to a
        member that is absent (a missing required member is reported at its object) sorts
        after every member present.
-    3. Several violations at one value: by rule ID, in ASCII order; the same rule twice
-       at one value (two missing members of one object) in the order the schema lists
-       the members (its ``required`` array).
+    3. Several violations at one value: ``REQUIRED``, then ``TYPE``, then the others by
+       rule ID in ASCII order (so ``-1.5`` as ``addr`` is ``TYPE``, not ``ADDR_RANGE``); the
+       same rule twice at one value (two missing members of one object) in the order the
+       schema lists the members (its ``required`` array).
     """
-    return sorted(found, key=lambda v: (v.rule != "SCHEMA_ID", _position(document, v.pointer), v.rule))
+    return sorted(
+        found,
+        key=lambda v: (
+            v.rule != "SCHEMA_ID",
+            _position(document, v.pointer),
+            _AT_ONE_VALUE.get(v.rule, 2),
+            v.rule,
+        ),
+    )
+
+
+#: Which rule is reported first among several at one value (SPEC.md 2.7): the shape, then the value.
+_AT_ONE_VALUE = {"REQUIRED": 0, "TYPE": 1}
 
 
 def _position(document: Any, at: str) -> tuple[int, ...]:

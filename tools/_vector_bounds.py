@@ -10,9 +10,6 @@ from _vector_kit import D1, blob_doc, edge_blob, mutated, py_dumps, shard, tenso
 
 S = "/tensors/0/shards/0"
 T = "/tensors/0"
-# Set once the reference reports violations in document order (SPEC.md section 2.7): these
-# vectors break two rules where pointer-string order and document order disagree.
-DOCUMENT_ORDER_READY = False
 
 
 def _accepted(description: str, change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
@@ -200,30 +197,29 @@ def precedence_vectors() -> list[dict[str, Any]]:
             tags=["precedence"],
         ),
     ]
-    if DOCUMENT_ORDER_READY:
-        found += [
-            mutated(
-                "document order: /tensors/2 comes before /tensors/10",
-                lambda d: d.update(
-                    tensors=[tensor(f"t{i}", elsize="2" if i in (2, 10) else 2) for i in range(11)]
-                ),
-                "TYPE",
-                "/tensors/2/elsize",
-                tags=["precedence", "document-order"],
+    found += [
+        mutated(
+            "document order: /tensors/2 comes before /tensors/10",
+            lambda d: d.update(
+                tensors=[tensor(f"t{i}", elsize="2" if i in (2, 10) else 2) for i in range(11)]
             ),
-            mutated(
-                "document order: members in the order written, not alphabetical (name before dtype)",
-                lambda d: d["tensors"][0].update(name=5, dtype="BF16"),
-                "TYPE",
-                T + "/name",
-                tags=["precedence", "document-order"],
-            ),
-            mutated(
-                "document order in step 4: /tensors/0/elsize (written before) comes before /publisher_step",
-                lambda d: d["tensors"][0].update(elsize=2.0) or d.update(publisher_step=7.0),
-                "INTEGER_LITERAL",
-                T + "/elsize",
-                tags=["precedence", "document-order"],
-            ),
-        ]
+            "TYPE",
+            "/tensors/2/elsize",
+            tags=["precedence", "document-order"],
+        ),
+        mutated(
+            "document order: members in the order written, not alphabetical (name before dtype)",
+            lambda d: d["tensors"][0].update(name=5, dtype="BF16"),
+            "TYPE",
+            T + "/name",
+            tags=["precedence", "document-order"],
+        ),
+        mutated(
+            "document order in step 4: /tensors/0/elsize (written before) comes before /publisher_step",
+            lambda d: d["tensors"][0].update(elsize=2.0) or d.update(publisher_step=7.0),
+            "INTEGER_LITERAL",
+            T + "/elsize",
+            tags=["precedence", "document-order"],
+        ),
+    ]
     return found
