@@ -105,7 +105,7 @@ def table_rules(
                     "shard_offset": offset if typed else tuple(offset), "shape": shape if typed else tuple(shape),
                     "digest": digest if with_digest else None,
                 })  # fmt: skip
-                set_fields_set(model, shard_set)
+                set_fields_set(model, set(shard_set))  # its own: model_copy(update=...) adds to it
                 set_extra(model, None)
                 set_private(model, None)
                 shards.append(model)
@@ -117,7 +117,7 @@ def table_rules(
                 "name": name, "dtype": dtype, "elsize": elsize,
                 "full_shape": full if typed else tuple(full), "shards": tuple(shards),
             })  # fmt: skip
-            set_fields_set(tensor, tensor_set)
+            set_fields_set(tensor, set(tensor_set))
             set_extra(tensor, None)
             set_private(tensor, None)
             out.append(tensor)

@@ -111,3 +111,18 @@ def test_a_lazy_read_still_checks_the_whole_table_up_front() -> None:
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(json.dumps(document).encode(), lazy=True)
     assert (caught.value.rule, caught.value.pointer) == ("BOX_IN_BOUNDS", "/tensors/2/shards/0/shape/0")
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_decoded_models_behave_like_constructed_ones(lazy: bool) -> None:
+    """The reader fills models without pydantic's validation; they must still act as models
+    (model_copy with an update mutates the copy's fields-set, never one shared by all)."""
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0)), shard((4, 0)))], 3)
+    decoded = unwrap_rendezvous_blob(blob, lazy=lazy).tensors
+    first, second = decoded[0].shards
+    moved = first.model_copy(update={"addr": 8192})
+    assert moved.addr == 8192 and first.addr == 4096 and "addr" in moved.model_fields_set
+    assert second.model_fields_set == first.model_fields_set
+    renamed = decoded[0].model_copy(update={"name": "v"})
+    assert renamed.name == "v" and decoded[0].name == "w"
+    assert merge_shard_tables([decoded, decoded]) == [tensor(shard((0, 0)), shard((4, 0)))]

@@ -150,7 +150,7 @@ def _error_kinds() -> list[BaseException]:
         InvalidBlob.single("BOX_IN_BOUNDS", "/tensors/0/shards/0/shape/1", 9, "too far"),
         RefitError("plain"),
         TableRejected("SCHEMA_ID", "rank-0", "bad [SCHEMA_ID]"),
-        DiscoveryTimeout(2, 1, 1, 0, 0.5),
+        DiscoveryTimeout(2, 1, 1, 0, 0.5, "DirectoryStore('rendezvous')"),
         TransferFailed(["agent-1"], "peer gone"),
         GateError("HEAD:schema/x.json", "not JSON"),
         EnvBuildError("0.7.0", "pip install", "exit 1", None),

@@ -39,16 +39,18 @@ class DiscoveryTimeout(RefitError):
 
     rule = "DISCOVERY_TIMEOUT"
 
-    def __init__(self, expected: int, seen: int, readable: int, empty: int, timeout_s: float) -> None:
+    def __init__(
+        self, expected: int, seen: int, readable: int, empty: int, timeout_s: float, store: str = ""
+    ) -> None:
         self.expected, self.seen, self.readable, self.empty = expected, seen, readable, empty
-        self.timeout_s = timeout_s
+        self.timeout_s, self.store = timeout_s, store
         super().__init__(
-            f"{readable - empty} of {expected} non-empty table(s) after {timeout_s:g} s: "
-            f"{seen} seen, {readable} readable, {empty} empty [{self.rule}]"
+            f"{store + ': ' if store else ''}{readable - empty} of {expected} non-empty table(s) after "
+            f"{timeout_s:g} s: {seen} seen, {readable} readable, {empty} empty [{self.rule}]"
         )
 
-    def __reduce__(self) -> tuple[type[DiscoveryTimeout], tuple[int, int, int, int, float]]:
-        return type(self), (self.expected, self.seen, self.readable, self.empty, self.timeout_s)
+    def __reduce__(self) -> tuple[type[DiscoveryTimeout], tuple[int, int, int, int, float, str]]:
+        return type(self), (self.expected, self.seen, self.readable, self.empty, self.timeout_s, self.store)
 
 
 class TransferFailed(RefitError):

@@ -247,7 +247,9 @@ class Receiver:
                 self._discovery = (polls, time.monotonic() - decoding)
                 return found[: self.publishers]
             if time.monotonic() >= deadline:
-                raise DiscoveryTimeout(self.publishers, len(keys), readable, empty, self.discover_timeout_s)
+                raise DiscoveryTimeout(
+                    self.publishers, len(keys), readable, empty, self.discover_timeout_s, str(self.store)
+                )
             time.sleep(self.poll_s)
 
     def check(self, payloads: list[tuple[str, RendezvousPayload]]) -> ReadPlan:

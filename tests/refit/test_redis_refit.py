@@ -144,9 +144,9 @@ def test_discovery_times_out_with_counts_over_redis(server: RedisServer, pubs: P
         err = r.refit(step).error
         assert isinstance(err, DiscoveryTimeout)
         assert (err.expected, err.seen, err.readable, err.empty) == (2, 2, 2, 1)
-        assert (
-            str(err)
-            == "1 of 2 non-empty table(s) after 0.5 s: 2 seen, 2 readable, 1 empty [DISCOVERY_TIMEOUT]"
+        assert str(err) == (
+            f"RedisStore('{server.url('counts')}'): "
+            "1 of 2 non-empty table(s) after 0.5 s: 2 seen, 2 readable, 1 empty [DISCOVERY_TIMEOUT]"
         )
     finally:
         r.close()

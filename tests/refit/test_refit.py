@@ -245,8 +245,9 @@ def test_discovery_times_out_with_counts(pubs: Publishers, tmp_path: Path) -> No
         assert isinstance(err, DiscoveryTimeout)
         assert (err.expected, err.seen, err.readable, err.empty) == (2, 2, 2, 1)
         assert str(err) == (
-            "1 of 2 non-empty table(s) after 0.5 s: 2 seen, 2 readable, 1 empty [DISCOVERY_TIMEOUT]"
+            f"{r.store}: 1 of 2 non-empty table(s) after 0.5 s: 2 seen, 2 readable, 1 empty [DISCOVERY_TIMEOUT]"
         )
+        assert str(r.store).startswith("DirectoryStore(")
     finally:
         r.close()
 
