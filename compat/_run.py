@@ -18,6 +18,7 @@ from typing import Any
 from refitwire._spec import SPEC_VERSIONS, version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases, _expected
+from refitwire.compat._candidate import UnknownVersion
 from refitwire.compat._candidate import load as load_candidate
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError, read, write
@@ -88,8 +89,27 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
                 )
             )
             continue
+        unknown = _unknown_version(identity.spec_version, plan.schema_dir)
+        if unknown:
+            testee.stop()
+            failures.append(Result("handshake", _cases.REQUIRED, "errored", p.label, p.label, unknown))
+            continue
         started.append(Started(p, testee, identity))
     return started, failures
+
+
+def _unknown_version(version: str, schema_dir: Path | None) -> str | None:
+    """Why a participant's declared spec version cannot be checked, or None when it can."""
+    if version in SPEC_VERSIONS:
+        return None
+    if schema_dir is None:
+        known = ", ".join(SPEC_VERSIONS)
+        return f"declares spec version {version!r}, which this kit does not know (known: {known}; a candidate needs --schema-dir)"
+    try:
+        load_candidate(schema_dir, version)
+    except (UnknownVersion, ValueError) as exc:
+        return f"declares {exc}"
+    return None
 
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
@@ -97,6 +117,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
     writers = [s for s in started if "writer" in s.identity.roles]
     readers = [s for s in started if "reader" in s.identity.roles]
+    asked = {w.label: _payloads_for(w, payloads, plan.schema_dir) for w in writers}
 
     def in_focus(*labels: str) -> bool:
         return plan.focus is None or plan.focus in labels
@@ -125,7 +146,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         blobs[w.label] = {}
         if not any(in_focus(w.label, r.label) for r in readers):
             continue
-        for cid, payload in payloads.items():
+        for cid, payload in asked[w.label].items():
             outcome = _write_generated(w, cid, payload, plan.schema_dir)
             blobs[w.label][cid] = outcome
             if isinstance(outcome, Result):
@@ -134,10 +155,18 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         for r in readers:
             if not in_focus(w.label, r.label):
                 continue
-            for cid, payload in payloads.items():
+            for cid, payload in asked[w.label].items():
                 blob = blobs[w.label].get(cid)
                 if isinstance(blob, bytes):
                     yield settle(_cross(w, r, cid, payload, blob), r, "reader")
+
+
+def _payloads_for(w: Started, payloads: dict[str, Any], schema_dir: Path | None) -> dict[str, Any]:
+    """What ``w`` is asked to write: a candidate's payloads exercise the members it changed."""
+    if schema_dir is None or w.version in SPEC_VERSIONS:
+        return payloads
+    candidate = load_candidate(schema_dir, w.version)
+    return {cid: candidate.exercise(payload) for cid, payload in payloads.items()}
 
 
 # -- one case each ------------------------------------------------------------------------

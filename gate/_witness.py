@@ -10,9 +10,12 @@ whose victim is a blob of a *later* writer, so its writer is the old schema left
 hypothesis and hypothesis-jsonschema are imported only when a search needs them, and a
 search that cannot run (not installed, unsatisfiable) is "no witness found".
 
-Every witness is checked with jsonschema-rs against both schemas before it is returned;
-when no candidate separates the versions the answer is ``None`` ("no witness found"),
-never a guess.
+Every witness is checked before it is returned: the writer's closed schema accepts it, the
+writer's *full reader* (schema and semantic rules, ``_readers``) reads it, so an old writer
+could really have produced it, and the other version's full reader rejects it. When the
+targeted candidates do not separate the versions, hypothesis searches values at the
+changed location; when nothing separates them the answer is ``None`` ("no witness
+found"), never a guess.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from importlib import resources
 from typing import Any
 
 import jsonschema_rs
-from refitwire.gate._diff import Change, Document
+from refitwire.gate._document import Document, unescape
+from refitwire.gate._keywords import Change
+from refitwire.gate._readers import reader
 from refitwire.gate._rules import Direction
 
 _UNKNOWN_MEMBER = "x-unknown-member"
@@ -57,6 +62,8 @@ class Witness:
     reader: str
     blob: Any
     rejection: str
+    writer_version: str | None = None
+    reader_version: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,27 +77,30 @@ class Witness:
 
 def find_witness(change: Change, old: Document, new: Document, direction: Direction) -> Witness | None:
     """A verified witness of ``change`` breaking in ``direction``, or None."""
-    writer, reader = (old, new) if direction == "BACKWARD" else (new, old)
+    writer, reader_doc = (old, new) if direction == "BACKWARD" else (new, old)
     open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
     writes = _validator(writer.schema if open_writer else close(writer.schema))
-    reads = _validator(reader.schema)
-    for blob in _candidates(change, writer, reader, open_writer):
-        if writes.is_valid(blob) and not reads.is_valid(blob):
-            return Witness(direction, _label(writer), _label(reader), blob, _first_error(reads, blob))
-    if change.rule != "UNCLASSIFIED_CHANGE":  # modelled rules: the targeted candidates are exhaustive enough
-        return None
-    return _search(writes, reads, writer, reader, direction)
+    writer_reads, reads = reader(writer), reader(reader_doc)
+
+    def witness(blob: Any) -> Witness | None:
+        if not writes.is_valid(blob) or writer_reads(blob) is not None:
+            return None  # no writer of this version could produce it
+        rejection = reads(blob)
+        if rejection is None:
+            return None
+        return Witness(
+            direction, _label(writer), _label(reader_doc), blob, rejection, writer.version, reader_doc.version
+        )
+
+    for blob in _candidates(change, writer, reader_doc, open_writer):
+        found = witness(blob)
+        if found is not None:
+            return found
+    return _search(change, writer, witness)
 
 
 def _label(document: Document) -> str:
     return f"{document.version} ({document.source})" if document.version else document.source
-
-
-def _first_error(validator: Any, blob: Any) -> str:
-    for error in validator.iter_errors(blob):
-        where = "/" + "/".join(str(p) for p in error.instance_path)
-        return f"{where}: {error.message}"
-    return "rejected"
 
 
 @functools.cache
@@ -125,16 +135,31 @@ def close(schema: Any) -> Any:
 
 
 def _candidates(change: Change, writer: Document, reader: Document, open_writer: bool) -> Iterator[Any]:
-    tokens = [t for t in change.path.split("/")[1:] if t] if change.path not in ("", "/") else []
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in tokens]
+    steps = _steps(change)
     for base in _bases(writer):
         if open_writer:
-            yield _with(base, tokens, writer, lambda node: _add_unknown(node))
+            yield _with(base, steps, writer, lambda node: _add_unknown(node))
             continue
-        if tokens:
-            yield _with(base, tokens[:-1], writer, lambda node, name=tokens[-1]: _drop(node, name))
-        for value in _interesting(_sub(writer, tokens), _sub(reader, tokens), writer):
-            yield _with(base, tokens, writer, None, value)
+        if steps:
+            yield _with(base, steps[:-1], writer, lambda node, name=steps[-1]: _drop(node, name))
+        for value in _interesting(_sub(writer, steps), _sub(reader, steps), writer):
+            for pick in range(_picks(base, steps)):  # each entry: its siblings differ (an unknown dtype, ...)
+                yield _with(base, steps, writer, None, value, pick)
+
+
+def _picks(base: Any, steps: list[str]) -> int:
+    """How many items the first array on the path holds (at least one)."""
+    node = base
+    for token in steps:
+        if token == "*":
+            return max(1, len(node)) if isinstance(node, list) else 1
+        node = node.get(token) if isinstance(node, dict) else None
+    return 1
+
+
+def _steps(change: Change) -> list[str]:
+    """The instance path of a change as unescaped tokens (``*``: any array index)."""
+    return [unescape(t) for t in change.path.split("/")[1:] if t] if change.path not in ("", "/") else []
 
 
 def _bases(writer: Document) -> Iterator[Any]:
@@ -169,9 +194,7 @@ def _deref(schema: Any, document: Document) -> Any:
     for _ in range(64):
         if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
             break
-        node: Any = document.schema
-        for token in schema["$ref"][1:].split("/")[1:]:
-            node = node[token.replace("~1", "/").replace("~0", "~")]
+        node = document.resolve(schema["$ref"], "")[1]
         rest = {k: v for k, v in schema.items() if k != "$ref"}
         schema = {**node, **rest} if rest and isinstance(node, dict) else node
     return {} if schema is True else schema
@@ -202,8 +225,9 @@ def _sub(document: Document, tokens: list[str]) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-def _with(base: Any, tokens: list[str], writer: Document, edit: Any, value: Any = None) -> Any:
-    """A copy of ``base`` with ``value`` set at ``tokens`` (or ``edit`` applied to the node there)."""
+def _with(base: Any, tokens: list[str], writer: Document, edit: Any, value: Any = None, pick: int = 0) -> Any:
+    """A copy of ``base`` with ``value`` set at ``tokens`` (or ``edit`` applied to the node there);
+    ``pick`` chooses the item of the first array on the way."""
     blob = copy.deepcopy(base)
     if not tokens and edit is None:
         return copy.deepcopy(value)
@@ -216,7 +240,7 @@ def _with(base: Any, tokens: list[str], writer: Document, edit: Any, value: Any 
                 return blob
             if not holder:
                 holder.append(minimal_instance(child_schema, writer))
-            holder = holder[0]
+            holder, pick = holder[pick if pick < len(holder) else 0], 0
         else:
             if not isinstance(holder, dict):
                 return blob
@@ -273,6 +297,9 @@ def _values_of(schema: dict[str, Any], document: Document) -> Iterator[Any]:
             for delta in (0, -1, 1):
                 yield int(bound) + delta if integral else bound + delta
             yield bound - 0.5
+            if integral and abs(bound) > 2:  # values a real writer meets: powers of two below the bound
+                exponent = int(abs(bound)).bit_length()
+                yield from (2**k for k in range(exponent, max(exponent - 24, 0), -1))
     if isinstance(schema.get("multipleOf"), (int, float)):
         step = schema["multipleOf"]
         yield from (step, step * 2, step * 3, step / 2)
@@ -362,22 +389,23 @@ def minimal_instance(schema: Any, document: Document | None) -> Any:
     return None
 
 
-def _search(
-    writes: Any, reads: Any, writer: Document, reader: Document, direction: Direction
-) -> Witness | None:
-    """Last resort: let hypothesis-jsonschema look for a blob the writer accepts and the reader rejects."""
+def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
+    """Last resort: let hypothesis draw values for the changed location (the whole blob for
+    an unmodelled change) until one separates the versions under the full readers."""
     try:
         import hypothesis
         from hypothesis_jsonschema import from_schema
 
-        strategy = from_schema(close(writer.schema))
+        steps = _steps(change)
+        base = next(_bases(writer))
+        sub = _sub(writer, steps) if steps else writer.schema
+        strategy = from_schema(close({**sub, "$defs": writer.schema.get("$defs", {})}))
         found = hypothesis.find(
             strategy,
-            lambda blob: not reads.is_valid(blob),
-            settings=hypothesis.settings(max_examples=100, database=None, deadline=None),
+            lambda value: witness(_with(base, steps, writer, None, value)) is not None,
+            settings=hypothesis.settings(max_examples=150, database=None, deadline=None),
         )
-    except Exception:  # any failure to search is "no witness found"
+    except Exception:  # any failure to search (nothing found, unsatisfiable) is "no witness found"
         return None
-    if writes.is_valid(found) and not reads.is_valid(found):
-        return Witness(direction, _label(writer), _label(reader), found, _first_error(reads, found))
-    return None
+    result: Witness | None = witness(_with(base, steps, writer, None, found))
+    return result

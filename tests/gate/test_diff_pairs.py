@@ -20,6 +20,10 @@ NOT_DIFF_RULES = {
     "BASELINE_STALE",
     "BASELINE_EXPIRED",
     "MATRIX_DISAGREES",
+    "VERSION_STAMP_MISMATCH",
+    "RELEASE_ENTRY_MISMATCH",
+    "DOCUMENT_UNKNOWN",
+    "MULTIPLE_OF_CHANGED",  # needs an old multipleOf: test_multiple_of_neither_divides below
 }
 
 
@@ -72,3 +76,17 @@ def test_compatible_pairs_have_no_witness_search() -> None:
         if not case["breaking"]:
             old, new = _pair(case)
             assert all(not f.witnesses and not f.no_witness for f in compare(old, new, "new"))
+
+
+def test_multiple_of_neither_divides_breaks_both_ways() -> None:
+    old_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "multipleOf": 2, "x-added-in": "1.0.0"}},
+    }
+    new_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "multipleOf": 3, "x-added-in": "1.0.0"}},
+    }
+    [finding] = compare(toy(old_schema, "old"), toy(new_schema, "new"), "new")
+    assert finding.change.rule == "MULTIPLE_OF_CHANGED"
+    assert sorted(w.direction for w in finding.witnesses) == ["BACKWARD", "FORWARD"]
