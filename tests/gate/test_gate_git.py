@@ -178,7 +178,9 @@ def test_write_witnesses_as_blobs_validate_reads(repo: Path, tmp_path: Path) -> 
     assert [f.name.split("-rejects-")[0] for f in files] == [
         "1.0.0-accepted-1.3.0", "1.1.0-accepted-1.3.0", "1.2.0-accepted-1.3.0"]  # fmt: skip
     checked = refitwire(repo, "validate", *map(str, files))  # plain blobs: an old writer could write each
-    assert checked.returncode == 0 and checked.stdout.count("conforms to 1.0.0, 1.1.0, 1.2.0") == 3, checked.stdout
+    assert checked.returncode == 0 and checked.stdout.count("conforms to 1.0.0, 1.1.0, 1.2.0") == 3, (
+        checked.stdout
+    )
     manifest = [json.loads(line) for line in (tmp_path / "w" / "witnesses.jsonl").read_text().splitlines()]
     assert {m["rule"] for m in manifest} == {"PROPERTY_ADDED_REQUIRED"}
 
