@@ -268,7 +268,8 @@ _NOTHING = object()
 def _quiet() -> Any:
     from hypothesis import HealthCheck, settings
 
-    return settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300)
+    return settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
+                    derandomize=True)  # fmt: skip
 
 
 @functools.cache

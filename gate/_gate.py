@@ -284,15 +284,13 @@ def _apply_baseline(
     out = []
     for finding in findings:
         change = finding.change
-        for entry in baseline:
-            if change.breaking and entry.matches(
-                change.rule, change.pointer, finding.file, finding.against, finding.hash
-            ):
-                used.add(entry.index)
-                if not entry.expired(today):
-                    finding = replace(finding, accepted=entry)
-                break
-        out.append(finding)
+        matching = [
+            e for e in baseline
+            if change.breaking and e.matches(change.rule, change.pointer, finding.file, finding.against, finding.hash)
+        ]  # fmt: skip
+        used.update(e.index for e in matching)
+        live = [e for e in matching if not e.expired(today)]
+        out.append(replace(finding, accepted=live[0]) if live else finding)
     for entry in baseline:
         where = f"/accepted/{entry.index}"
         if entry.expired(today):

@@ -337,6 +337,17 @@ def _pattern_examples(pattern: Any, other: Any) -> list[str]:
     return list(_pattern_example(pattern, other if isinstance(other, str) else None))
 
 
+def _quick(examples: int) -> Any:
+    """Settings for a search that wants any example, not the smallest: no shrinking, same every run."""
+    import hypothesis
+
+    return hypothesis.settings(
+        max_examples=examples, database=None, deadline=None, derandomize=True,
+        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )  # fmt: skip
+
+
 @functools.cache
 def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
     try:
@@ -348,7 +359,7 @@ def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
         found = hypothesis.find(
             st.from_regex(pattern, fullmatch=True),
             lambda s: compiled_other is None or not compiled_other.search(s),
-            settings=hypothesis.settings(max_examples=80, database=None, deadline=None),
+            settings=_quick(80),
         )
     except Exception:  # NoSuchExample, Unsatisfiable, a bad regex: no example
         return ()
@@ -403,7 +414,7 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
         found = hypothesis.find(
             strategy,
             lambda value: witness(_with(base, steps, writer, None, value)) is not None,
-            settings=hypothesis.settings(max_examples=150, database=None, deadline=None),
+            settings=_quick(60),
         )
     except Exception:  # any failure to search (nothing found, unsatisfiable) is "no witness found"
         return None
