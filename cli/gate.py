@@ -79,6 +79,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write each witness as a blob file (refitwire validate reads it) into DIR",
     )
     parser.add_argument("--output", "-o", type=Path, help="write the report here instead of stdout")
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        type=_also,
+        help="also write the same run's report in FORMAT to FILE (repeatable; CI: sarif and junit)",
+    )
+
+
+def _also(text: str) -> tuple[str, Path]:
+    fmt, sep, file = text.partition("=")
+    if not sep or fmt not in FORMATS or not file:
+        raise argparse.ArgumentTypeError(f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}")
+    return fmt, Path(file)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,11 +120,15 @@ def run(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    text = render(report, args.format, root=repo_root(Path.cwd()))
+    root = repo_root(Path.cwd())
+    text = render(report, args.format, root=root)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
+    for fmt, path in args.also:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(report, fmt, root=root) + "\n", encoding="utf-8")
     if args.write_witnesses:
         written = write_witnesses(report, args.write_witnesses)
         print(f"refitwire gate: wrote {written} witness vector(s) to {args.write_witnesses}", file=sys.stderr)
