@@ -7,6 +7,7 @@ change without notice. The commands are ``refitwire diff`` and ``refitwire gate`
 from __future__ import annotations
 
 from refitwire.gate._baseline import BASELINE_SCHEMA, Accepted, load_baseline
+from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._gate import (
@@ -19,7 +20,6 @@ from refitwire.gate._gate import (
     evidence,
     run_gate,
 )
-from refitwire.gate._keywords import Change
 from refitwire.gate._matrix import MatrixOutcome, run_matrix
 from refitwire.gate._report import FORMATS, render
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from refitwire.gate import _release
 from refitwire.gate._baseline import Accepted
+from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document, version_key
 from refitwire.gate._errors import GateError
 from refitwire.gate._git import default_base, list_tree, repo_root, resolve, show
-from refitwire.gate._keywords import Change
 from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
 from refitwire.gate._rules import Direction
 from refitwire.gate._walk import diff

@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document, version_key
 from refitwire.gate._errors import GateError
-from refitwire.gate._keywords import Change
 from refitwire.gate._walk import diff
 
 #: Folders under schema/ that hold no versioned documents.

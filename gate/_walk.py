@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.gate import _keywords as kw
+from refitwire.gate._change import ANNOTATIONS, Change
 from refitwire.gate._document import Document, escape, version_key
 from refitwire.gate._errors import GateError
-from refitwire.gate._keywords import ANNOTATIONS, Change
 
 
 def diff(old: Document, new: Document) -> list[Change]:

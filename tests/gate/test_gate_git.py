@@ -197,8 +197,8 @@ def _entry(**changes: object) -> dict[str, object]:
 
 
 def _hash_of(repo: Path, rule: str) -> str:
-    done = _gate(repo, "--format", "json", "--no-witness")
-    return next(r["change"] for r in map(json.loads, done.stdout.splitlines()) if r.get("rule") == rule)
+    report = run_gate(repo, "HEAD", matrix="never", witnesses=False)
+    return next(f.hash for f in report.findings if f.change.rule == rule)
 
 
 def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]):  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from refitwire.compat.upstream import envs
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
 from refitwire.gate._baseline import Accepted
 
-EXAMPLES = 8
+EXAMPLES = 4
 NEW_MEMBER = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0", "description": "Rank of the publisher."}
 
 
