@@ -111,11 +111,15 @@ def run_matrix(
             f"matrix exited {done.returncode} without a report footer"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    return judge(header, results, scope, allow_missing)
+    return judge(header, results, scope, allow_missing, schema_dir.name)
 
 
 def judge(
-    header: dict[str, Any], results: list[dict[str, Any]], scope: Scope, allow_missing: bool = False
+    header: dict[str, Any],
+    results: list[dict[str, Any]],
+    scope: Scope,
+    allow_missing: bool = False,
+    schema_dir: str = "schema",
 ) -> MatrixOutcome:
     versions = {p["label"]: p.get("spec_version", "") for p in header.get("participants", [])}
     ran = tuple(versions)
@@ -132,7 +136,8 @@ def judge(
             continue
         who = " -> ".join(x for x in (r.get("writer"), r.get("reader")) if x) or "(vectors)"
         cells.setdefault(who, []).append(f"{r.get('case')}: {r.get('message', '')}"[:240])
-    note = f"seed {seed} (rerun: refitwire matrix --seed {seed} --schema-dir DIR)"
+    examples = f" --examples {header['examples']}" if header.get("examples") else ""
+    note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir})"
     count = sum(map(len, cells.values()))
     common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected}
     if cells:
