@@ -98,11 +98,12 @@ def _also(text: str) -> tuple[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        root = repo_root(Path.cwd())
         baseline_path = args.baseline
         if baseline_path is None:
-            default = repo_root(Path.cwd()) / DEFAULT_BASELINE
+            default = root / DEFAULT_BASELINE
             baseline_path = default if default.is_file() else None
-        baseline = load_baseline(baseline_path) if baseline_path else []
+        baseline = load_baseline(baseline_path, _within(baseline_path, root)) if baseline_path else []
         report = run_gate(
             Path.cwd(),
             against=args.against,
@@ -120,7 +121,6 @@ def run(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    root = repo_root(Path.cwd())
     text = render(report, args.format, root=root)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
@@ -133,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
         written = write_witnesses(report, args.write_witnesses)
         print(f"refitwire gate: wrote {written} witness vector(s) to {args.write_witnesses}", file=sys.stderr)
     return report.exit_code
+
+
+def _within(path: Path, root: Path) -> str:
+    """``path`` relative to the repository root when it lies inside it (how reports name files)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def witness_name(finding: Finding, index: int, direction: str, writer: str, reader: str) -> str:

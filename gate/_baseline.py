@@ -83,8 +83,10 @@ class Accepted:
         return today > self.expires
 
 
-def load_baseline(path: Path) -> list[Accepted]:
-    """The entries of a baseline file; GateError if it is missing or malformed."""
+def load_baseline(path: Path, label: str | None = None) -> list[Accepted]:
+    """The entries of a baseline file; GateError if it is missing or malformed.
+
+    ``label`` is how findings about the file name it (default: the path as given)."""
     try:
         data = json.loads(path.read_bytes())
     except OSError as exc:
@@ -117,7 +119,7 @@ def load_baseline(path: Path) -> list[Accepted]:
                 item.get("file"),
                 item.get("against"),
                 item["change"],
-                str(path),
+                label or str(path),
             )
         )
     return entries

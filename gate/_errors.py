@@ -12,3 +12,6 @@ class GateError(Exception):
     def __init__(self, source: str, detail: str) -> None:
         self.source, self.detail = source, detail
         super().__init__(f"{source}: {detail}")
+
+    def __reduce__(self) -> tuple[type[GateError], tuple[str, str]]:  # picklable: built from both parts
+        return type(self), (self.source, self.detail)

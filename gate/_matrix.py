@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +39,6 @@ class MatrixOutcome:
     missing: tuple[str, ...] = ()
     failing: tuple[str, ...] = ()  # per failing cell: "writer -> reader: N case(s), first CASE: message"
     expected: int = 0  # failures inside an accepted break or across major lines
-    notes: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True)

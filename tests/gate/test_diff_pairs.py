@@ -90,3 +90,18 @@ def test_multiple_of_neither_divides_breaks_both_ways() -> None:
     [finding] = compare(toy(old_schema, "old"), toy(new_schema, "new"), "new")
     assert finding.change.rule == "MULTIPLE_OF_CHANGED"
     assert sorted(w.direction for w in finding.witnesses) == ["BACKWARD", "FORWARD"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [({"additionalProperties": True}, {"additionalProperties": {}}),
+     ({"pattern": "^[0-9a-f]+$"}, {"pattern": "^[0-9a-cd-f]+$"}),
+     ({"type": ["string", "null"], "enum": ["a", "b", None]}, {"type": ["null", "string"], "enum": [None, "b", "a"]}),
+     ({"type": "integer", "minimum": 0}, {"type": "integer", "exclusiveMinimum": -1})],
+)  # fmt: skip
+def test_equivalent_forms_are_not_breaking(old: dict[str, Any], new: dict[str, Any]) -> None:
+    def wrap(node: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"v": {**node, "x-added-in": "1.0.0"}}}
+
+    changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
+    assert {c.rule for c in changes} <= {"EQUIVALENT_REWRITE"}, changes
