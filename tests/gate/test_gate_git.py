@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from _gate_helpers import candidate, fake_matrix, git, make_repo, refitwire, write
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
 from refitwire.gate._baseline import Accepted
 
 STEP_RANK = {"type": ["integer", "null"], "minimum": 0, "x-added-in": "1.3.0",
@@ -117,9 +117,14 @@ def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
 @pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
 def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text(text)
+    with pytest.raises(GateError, match=r"^schema/rendezvous/1\.3\.0\.json: "):
+        run_gate(repo, "HEAD", matrix="never")
+
+
+def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
+    (repo / "schema/rendezvous/1.3.0.json").write_text('{"type": 7}')
     done = _gate(repo)
-    assert done.returncode == EXIT_ERROR, done.stdout
-    assert "compatible" not in done.stdout
+    assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (EXIT_ERROR, "", 1), done.stderr
 
 
 def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
@@ -143,9 +148,9 @@ def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "github", "sarif"])
 def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _gate(repo, "--format", fmt)
-    assert done.returncode == EXIT_BREAKING
-    out = done.stdout
+    report = run_gate(repo, "HEAD", matrix="never")
+    assert report.exit_code == EXIT_BREAKING
+    out = render(report, fmt, root=repo)
     if fmt == "json":
         records = [json.loads(line) for line in out.splitlines()]
         assert records[0]["type"] == "header" and records[-1]["type"] == "footer"
