@@ -72,8 +72,11 @@ def locked(
     relative, path = f"{folder}/{entry['path']}", work_dir / entry["path"]
     out = []
     if not path.is_file():
-        detail = f"released {kind} {entry['version']} is gone"
-        out.append((Change("RELEASED_FILE_REMOVED", "", "/", detail, entry["sha256"], None), relative))
+        detail = f"released {kind} {entry['version']} ({relative}) is gone"  # placed on its index entry
+        removed = Change(
+            "RELEASED_FILE_REMOVED", f"/documents/{kind}/{i}", "/", detail, entry["sha256"], None
+        )
+        out.append((removed, f"{folder}/index.json"))
     else:
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
