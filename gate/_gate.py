@@ -137,6 +137,122 @@ def _finding(change: Change, file: str, against: str | None = None) -> Finding:
     return Finding(change, file, against)
 
 
+@dataclass(frozen=True)
+class _Checkout:
+    """The two sides of a gate run: the ref's released schema folder and the working tree's."""
+
+    root: Path
+    label: str
+    commit: str
+    folder: str
+    base_files: frozenset[str]
+    base_index: dict[str, Any]
+    work_dir: Path
+    work_index: dict[str, Any]
+
+    def show(self, relative: str) -> bytes:
+        return show(self.commit, relative, self.root)
+
+
+def _open(cwd: Path, against: str | None, schema_dir: str) -> _Checkout:
+    root = repo_root(cwd)
+    label, commit = default_base(root) if against is None else (against, resolve(against, root))
+    folder = schema_dir.strip("/")
+    base_files = frozenset(list_tree(commit, folder, root))
+    where = f"{label}:{folder}/index.json"
+    if f"{folder}/index.json" not in base_files:
+        raise GateError(where, "no schema index at that ref: nothing released to compare with")
+    base_index = _release.load_index(where, show(commit, f"{folder}/index.json", root))
+    work_dir = root / folder
+    try:
+        work_index = _release.load_index(f"{folder}/index.json", (work_dir / "index.json").read_bytes())
+    except OSError as exc:
+        raise GateError(f"{folder}/index.json", exc.strerror or "cannot read") from None
+    return _Checkout(root, label, commit, folder, base_files, base_index, work_dir, work_index)
+
+
+def _released(c: _Checkout) -> tuple[list[Finding], dict[str, list[Document]]]:
+    """The released documents at the ref, and what the change does to them and to the index."""
+    raw: list[tuple[Change, str]] = []
+    released: dict[str, list[Document]] = {}
+    for kind, entries in c.base_index["documents"].items():
+        now = {e["version"]: e for e in c.work_index.get("documents", {}).get(kind, [])}
+        for i, entry in enumerate(entries):
+            relative = f"{c.folder}/{entry['path']}"
+            if relative not in c.base_files:
+                raise GateError(f"{c.label}:{relative}", "listed in the index but missing at the ref")
+            old = load_document(f"{c.label}:{relative}", c.show(relative))
+            released.setdefault(kind, []).append(old)
+            raw += _release.locked(old, entry, c.work_dir, c.folder, kind, i, now.get(entry["version"]))
+    raw += _release.new_entries(c.base_index, c.work_index, c.work_dir, c.folder)
+    raw += _release.unknown_folders(set(c.base_files), c.work_dir, c.folder, c.base_index, c.work_index)
+    return [_finding(change, file) for change, file in raw], released
+
+
+def _candidates(c: _Checkout) -> tuple[list[Finding], list[tuple[str, str, str, Document]]]:
+    """(kind, version, file, document) of every unreleased schema file, oldest first, with stamp findings."""
+    released_paths = {e["path"] for entries in c.base_index["documents"].values() for e in entries}
+    kinds = [
+        *c.base_index["documents"],
+        *(k for k in c.work_index.get("documents", {}) if k not in c.base_index["documents"]),
+    ]
+    findings, found = [], []
+    for kind in kinds:
+        for path in sorted((c.work_dir / kind).glob("*.json")) if (c.work_dir / kind).is_dir() else []:
+            if f"{kind}/{path.name}" in released_paths:
+                continue
+            relative = f"{c.folder}/{kind}/{path.name}"
+            version = _release.version_of_file(relative)
+            document = load_document(relative, path.read_bytes())
+            findings += [_finding(ch, f) for ch, f in _release.stamps(document, relative, kind, version)]
+            found.append((kind, version, relative, document))
+    found.sort(key=lambda x: (x[0], version_key(x[1]) or ()))
+    return findings, found
+
+
+def _major(document: Document) -> tuple[int, ...]:
+    return (version_key(document.version or "") or (0,))[:1]
+
+
+def _compare_lines(
+    candidates: list[tuple[str, str, str, Document]], released: dict[str, list[Document]], witnesses: bool
+) -> tuple[list[Finding], list[tuple[str, str]], int]:
+    """Each candidate against every earlier version of its major line (findings, comparisons,
+    and how many changes were left out because the releases had already made them)."""
+    findings: list[Finding] = []
+    comparisons: list[tuple[str, str]] = []
+    earlier: dict[str, list[Document]] = {k: list(v) for k, v in released.items()}
+    hidden = 0
+    for kind, version, relative, new in candidates:
+        key = version_key(version) or ()
+        newest = max((version_key(d.version or "") or () for d in released.get(kind, [])), default=())
+        if key <= newest:
+            shown = ".".join(map(str, newest))
+            detail = f"{version} is not newer than released {shown}"
+            if key[:1] < newest[:1]:
+                detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
+            findings.append(
+                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "/", detail, None, version), relative)
+            )
+        previous = earlier.setdefault(kind, [])
+        line = [d for d in previous if _major(d) == key[:1]]
+        in_line = [d for d in line if d in released.get(kind, [])]
+        latest = max(in_line, key=lambda d: version_key(d.version or "") or (), default=None)
+        for old in line:
+            comparisons.append((old.source, relative))
+            changes = diff(old, new)
+            if latest is not None and old is not latest:  # what the releases since ``old`` already did
+                known = {change_hash(ch) for ch in diff(old, latest)}
+                fresh = [ch for ch in changes if change_hash(ch) not in known]
+                hidden, changes = hidden + len(changes) - len(fresh), fresh
+            findings += compare(old, new, relative, witnesses, changes)
+        if not line and previous:
+            findings += _major_bump(previous[-1], new, relative)
+            comparisons.append((previous[-1].source, relative))
+        previous.append(new)
+    return findings, comparisons, hidden
+
+
 def run_gate(
     cwd: Path,
     against: str | None = None,
@@ -154,105 +270,25 @@ def run_gate(
     allow_missing: bool = False,
 ) -> GateReport:
     """Run the whole gate in the checkout holding ``cwd``. GateError on bad input."""
-    root = repo_root(cwd)
-    label, commit = default_base(root) if against is None else (against, resolve(against, root))
-    folder = schema_dir.strip("/")
-    base_files = set(list_tree(commit, folder, root))
-    if f"{folder}/index.json" not in base_files:
-        raise GateError(
-            f"{label}:{folder}/index.json", "no schema index at that ref: nothing released to compare with"
-        )
-    base_index = _release.load_index(
-        f"{label}:{folder}/index.json", show(commit, f"{folder}/index.json", root)
-    )
-    work_dir = root / folder
-    try:
-        work_index = _release.load_index(f"{folder}/index.json", (work_dir / "index.json").read_bytes())
-    except OSError as exc:
-        raise GateError(f"{folder}/index.json", exc.strerror or "cannot read") from None
-
-    raw: list[tuple[Change, str]] = []
-    released: dict[str, list[Document]] = {}
-    released_paths: set[str] = set()
-    for kind, entries in base_index["documents"].items():
-        now = {e["version"]: e for e in work_index.get("documents", {}).get(kind, [])}
-        for i, entry in enumerate(entries):
-            relative = f"{folder}/{entry['path']}"
-            released_paths.add(entry["path"])
-            if relative not in base_files:
-                raise GateError(f"{label}:{relative}", "listed in the index but missing at the ref")
-            old = load_document(f"{label}:{relative}", show(commit, relative, root))
-            released.setdefault(kind, []).append(old)
-            raw += _release.locked(old, entry, work_dir, folder, kind, i, now.get(entry["version"]))
-    raw += _release.new_entries(base_index, work_index, work_dir, folder)
-    raw += _release.unknown_folders(base_files, work_dir, folder, base_index, work_index)
-    findings = [_finding(c, f) for c, f in raw]
-
-    candidates: list[tuple[str, str, str, Document]] = []
-    for kind in [
-        *base_index["documents"],
-        *(k for k in work_index.get("documents", {}) if k not in base_index["documents"]),
-    ]:
-        for path in sorted((work_dir / kind).glob("*.json")) if (work_dir / kind).is_dir() else []:
-            if f"{kind}/{path.name}" in released_paths:
-                continue
-            relative = f"{folder}/{kind}/{path.name}"
-            version = _release.version_of_file(relative)
-            document = load_document(relative, path.read_bytes())
-            findings += [_finding(c, f) for c, f in _release.stamps(document, relative, kind, version)]
-            candidates.append((kind, version, relative, document))
-    candidates.sort(key=lambda c: (c[0], version_key(c[1]) or ()))
-
-    comparisons: list[tuple[str, str]] = []
-    earlier: dict[str, list[Document]] = {k: list(v) for k, v in released.items()}
-    hidden = 0
-    for kind, version, relative, new in candidates:
-        key = version_key(version) or ()
-        newest = max((version_key(d.version or "") or () for d in released.get(kind, [])), default=())
-        if key <= newest:
-            shown = ".".join(map(str, newest))
-            detail = f"{version} is not newer than released {shown}"
-            if key[:1] < newest[:1]:
-                detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
-            findings.append(
-                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "/", detail, None, version), relative)
-            )
-        previous = earlier.setdefault(kind, [])
-        line = [d for d in previous if (version_key(d.version or "") or (0,))[:1] == key[:1]]
-        latest = max(
-            (d for d in line if d in released.get(kind, [])),
-            key=lambda d: version_key(d.version or "") or (),
-            default=None,
-        )
-        for old in line:
-            comparisons.append((old.source, relative))
-            changes = diff(old, new)
-            if latest is not None and old is not latest:  # what the releases since ``old`` already did
-                known = {change_hash(c) for c in diff(old, latest)}
-                fresh = [c for c in changes if change_hash(c) not in known]
-                hidden, changes = hidden + len(changes) - len(fresh), fresh
-            findings += compare(old, new, relative, witnesses, changes)
-        if not line and previous:
-            findings += _major_bump(previous[-1], new, relative)
-            comparisons.append((previous[-1].source, relative))
-        previous.append(new)
-
-    findings = _apply_baseline(findings, baseline, today or datetime.date.today())
+    checkout = _open(cwd, against, schema_dir)
+    findings, released = _released(checkout)
+    stamped, candidates = _candidates(checkout)
+    compared, comparisons, hidden = _compare_lines(candidates, released, witnesses)
+    findings = _apply_baseline(findings + stamped + compared, baseline, today or datetime.date.today())
     static_ok = not any(f.failing for f in findings)
     if matrix == "never" or (matrix == "auto" and not static_ok):
         why = "--matrix never" if matrix == "never" else "the static check failed"
         outcome = MatrixOutcome("not-run", why)
     else:
         outcome = run_matrix(
-            work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
+            checkout.work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
             scope=_scope(findings), allow_missing=allow_missing,
         )  # fmt: skip
-        findings += _disagreement(
-            findings, outcome, candidates[0][2] if candidates else f"{folder}/index.json"
-        )
+        where = candidates[0][2] if candidates else f"{checkout.folder}/index.json"
+        findings += _disagreement(findings, outcome, where)
     return GateReport(
-        label, commit, tuple(c[2] for c in candidates), tuple(comparisons), tuple(findings), outcome,
-        require_matrix, hidden,
+        checkout.label, checkout.commit, tuple(c[2] for c in candidates), tuple(comparisons), tuple(findings),
+        outcome, require_matrix, hidden,
     )  # fmt: skip
 
 
