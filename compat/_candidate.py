@@ -183,21 +183,22 @@ class Candidate:
         return json.dumps(document).encode("ascii")
 
     def exercise(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """``payload`` with every changed member set to a value only the candidate allows.
-
-        Unchanged when no such value exists or the result breaks a semantic rule (the change
-        is then not one these payloads can show)."""
-        changed = self._changed_members
-        if not changed:
-            return payload
-        out = copy.deepcopy(payload)
-        for level, member, value in changed:
-            for obj in (o for lv, o in _walk(out) if lv == level):
-                obj[member] = copy.deepcopy(value)
-        try:
-            self.check(self.document(out))
-        except (InvalidBlob, KeyError, TypeError):
-            return payload
+        """``payload`` with each changed member set to a value only the candidate allows: in
+        every object of its level, or when that breaks a semantic rule (an address span, a box)
+        in the first one only. Unchanged when neither is a blob the candidate would write."""
+        out = payload
+        for level, member, value in self._changed_members:
+            for first_only in (False, True):
+                trial = copy.deepcopy(out)
+                for n, obj in enumerate(o for lv, o in _walk(trial) if lv == level):
+                    if n == 0 or not first_only:
+                        obj[member] = copy.deepcopy(value)
+                try:
+                    self.check(self.document(trial))
+                except (InvalidBlob, KeyError, TypeError):
+                    continue
+                out = trial
+                break
         return out
 
     @functools.cached_property
