@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from refitwire.gate._diff import load_document
+from refitwire.gate._document import load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._gate import EXIT_ERROR, GateReport, compare
 from refitwire.gate._git import read_source
@@ -46,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
         tuple(findings),
         MatrixOutcome("not-run", "diff compares schemas only"),
     )
-    print(render(report, args.format, tool="diff"))
+    print(render(report, args.format, tool="diff", root=cwd))
     return report.exit_code

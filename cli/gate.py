@@ -4,7 +4,9 @@ Locks released files (sha256 in the ref's schema/index.json), compares every can
 schema transitively with every released version of its document under the evolution policy
 (SPEC.md, "Versions and evolution"), proves each breaking finding with a witness blob,
 applies a baseline of accepted breaks, then runs the runtime compat matrix with the
-candidate included. Exit 0 compatible, 100 breaking, 1 usage or internal error.
+candidate included and every released reader. Exit 0 compatible, 100 breaking (or
+unproven), 1 usage or internal error, or a runtime step that could not hear from every
+released participant.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from pathlib import Path
 
 from refitwire.gate._baseline import load_baseline
 from refitwire.gate._errors import GateError
-from refitwire.gate._gate import EXIT_ERROR, GateReport, run_gate
+from refitwire.gate._gate import EXIT_ERROR, Finding, GateReport, run_gate
+from refitwire.gate._git import repo_root
 from refitwire.gate._report import FORMATS, render
 
 USAGE_EXIT = 1  # the gate's contract: 1 for a usage error, so CI never reads it as compatible
+#: Used when it exists and --baseline is not given.
+DEFAULT_BASELINE = "schema/gate-baseline.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--schema-dir", default="schema", help="the schema folder, relative to the repository root"
     )
-    parser.add_argument("--baseline", type=Path, help="a JSON file of accepted breaks (see docs/gate.md)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help=f"a JSON file of accepted breaks (default: {DEFAULT_BASELINE} when it exists)",
+    )
     parser.add_argument(
         "--matrix",
         choices=("auto", "always", "never"),
@@ -48,19 +57,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--require-matrix", action="store_true", help="exit 1 when the runtime matrix could not run"
     )
+    parser.add_argument(
+        "--allow-missing-readers",
+        action="store_true",
+        help="let the runtime step pass although a released participant could not run (named in the report)",
+    )
+    parser.add_argument(
+        "--testee",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a candidate implementation for the matrix",
+    )
+    parser.add_argument("--examples", type=int, help="generated payloads for the matrix (default: its own)")
+    parser.add_argument("--seed", type=int, help="the matrix seed (default: random, printed)")
     parser.add_argument("--no-witness", action="store_true", help="skip the search for witness blobs")
     parser.add_argument(
         "--write-witnesses",
         metavar="DIR",
         type=Path,
-        help="write each witness as a JSON vector file into DIR",
+        help="write each witness as a blob file (refitwire validate reads it) into DIR",
     )
     parser.add_argument("--output", "-o", type=Path, help="write the report here instead of stdout")
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        type=_also,
+        help="also write the same run's report in FORMAT to FILE (repeatable; CI: sarif and junit)",
+    )
+
+
+def _also(text: str) -> tuple[str, Path]:
+    fmt, sep, file = text.partition("=")
+    if not sep or fmt not in FORMATS or not file:
+        raise argparse.ArgumentTypeError(f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}")
+    return fmt, Path(file)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        baseline = load_baseline(args.baseline) if args.baseline else []
+        root = repo_root(Path.cwd())
+        baseline_path = args.baseline
+        if baseline_path is None:
+            default = root / DEFAULT_BASELINE
+            baseline_path = default if default.is_file() else None
+        baseline = load_baseline(baseline_path, _within(baseline_path, root)) if baseline_path else []
         report = run_gate(
             Path.cwd(),
             against=args.against,
@@ -70,37 +113,58 @@ def run(args: argparse.Namespace) -> int:
             matrix_command=shlex.split(args.matrix_command) if args.matrix_command else None,
             require_matrix=args.require_matrix,
             witnesses=not args.no_witness,
+            testees=args.testee,
+            examples=args.examples,
+            seed=args.seed,
+            allow_missing=args.allow_missing_readers,
         )
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    text = render(report, args.format)
+    text = render(report, args.format, root=root)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
+    for fmt, path in args.also:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(report, fmt, root=root) + "\n", encoding="utf-8")
     if args.write_witnesses:
         written = write_witnesses(report, args.write_witnesses)
         print(f"refitwire gate: wrote {written} witness vector(s) to {args.write_witnesses}", file=sys.stderr)
     return report.exit_code
 
 
+def _within(path: Path, root: Path) -> str:
+    """``path`` relative to the repository root when it lies inside it (how reports name files)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def witness_name(finding: Finding, index: int, direction: str, writer: str, reader: str) -> str:
+    """``<writer>-accepted-<reader>-rejects-<rule>-<direction>-<n>.json``: the versions it separates."""
+    rule = finding.change.rule.lower().replace("_", "-")
+    return f"{writer}-accepted-{reader}-rejects-{rule}-{direction.lower()}-{index:03d}.json"
+
+
 def write_witnesses(report: GateReport, folder: Path) -> int:
-    """One JSON file per witness: the blob, who accepts and who rejects it, and the rule it proves."""
+    """One plain blob file per witness (what ``refitwire validate`` reads), and ``witnesses.jsonl``
+    saying for each which rule it proves, who accepts it and who rejects it."""
     folder.mkdir(parents=True, exist_ok=True)
-    count = 0
+    count, manifest = 0, []
     for finding in report.findings:
         for witness in finding.witnesses:
             count += 1
-            record = {
-                "description": f"{finding.change.rule} at {finding.change.pointer or '/'}: "
-                f"{finding.change.detail}",
-                "rule": finding.change.rule,
-                "pointer": finding.change.pointer,
-                "file": finding.file,
-                "against": finding.against,
-                **witness.as_json(),
-            }
-            name = f"witness-{count:03d}-{finding.change.rule.lower()}-{witness.direction.lower()}.json"
-            (folder / name).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            writer = witness.writer_version or "old"
+            reader = witness.reader_version or "new"
+            name = witness_name(finding, count, witness.direction, writer, reader)
+            (folder / name).write_text(json.dumps(witness.blob) + "\n", encoding="utf-8")
+            manifest.append(
+                {"file": name, "rule": finding.change.rule, "pointer": finding.change.pointer,
+                 "change": finding.hash, "schema": finding.file, **witness.as_json()}
+            )  # fmt: skip
+    with open(folder / "witnesses.jsonl", "w", encoding="utf-8") as out:
+        out.writelines(json.dumps({k: v for k, v in m.items() if k != "blob"}) + "\n" for m in manifest)
     return count

@@ -75,7 +75,20 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
     def start(p: Participant) -> Started | Result:
         testee = Testee(list(p.command), timeout_s=plan.timeout_s, check_messages=plan.check_messages)
         try:
-            return Started(p, testee, testee.start())
+            identity = testee.start()
+            unknown = _unknown_version(identity.spec_version, plan.schema_dir)
+            if unknown is None:
+                return Started(p, testee, identity)
+            testee.stop()
+            return Result(
+                "handshake",
+                REQUIRED,
+                Outcome.ERRORED,
+                p.label,
+                p.label,
+                unknown,
+                symptom="unknown spec version",
+            )
         except (ProtocolError, OSError) as exc:
             testee.stop()
             tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
@@ -92,6 +105,22 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(plan.participants)))) as pool:
         done = list(pool.map(start, plan.participants))
     return [s for s in done if isinstance(s, Started)], [r for r in done if isinstance(r, Result)]
+
+
+def _unknown_version(version: str, schema_dir: Path | None) -> str | None:
+    """Why a participant's declared spec version cannot be checked, or None when it can."""
+    if version in SPEC_VERSIONS:
+        return None
+    if schema_dir is None:
+        known = ", ".join(SPEC_VERSIONS)
+        return f"declares spec version {version!r}, which this kit does not know (known: {known}; a candidate needs --schema-dir)"
+    from refitwire.compat._candidate import load  # the kit: only for a candidate
+
+    try:
+        load(schema_dir, version)
+    except ValueError as exc:  # UnknownVersion, or a candidate schema that does not load
+        return f"declares {exc}"
+    return None
 
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
@@ -122,8 +151,14 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             for size in _built_cases.size_cases():
                 yield from settle(_checks.read_size(r, size), r, "reader")
     blobs: dict[str, dict[str, bytes]] = {}
+    asked: dict[str, dict[str, Any]] = {}  # what each writer is asked to write
     for w in writers:
         blobs[w.label] = {}
+        candidate = _candidate(plan, w.version)
+        # A candidate's payloads carry, in each member it changed, a value only it allows.
+        asked[w.label] = (
+            {cid: candidate.exercise(p) for cid, p in payloads.items()} if candidate else payloads
+        )
         if alone(w):
             yield from settle(
                 [_checks.write_vector(w, c) for c in _cases.write_cases() if c.spec_version == w.version],
@@ -136,8 +171,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 )
         if not any(pair(w, r) for r in readers):
             continue
-        candidate = _candidate(plan, w.version)
-        for cid, payload in payloads.items():
+        for cid, payload in asked[w.label].items():
             results, blob = _checks.write_generated(w, cid, payload, candidate)
             # A writer outside the focus only serves the testee: its passes are not the run's news.
             yield from settle([r for r in results if alone(w) or r.outcome.bad], w, "writer")
@@ -146,7 +180,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     for w in writers:
         for r in readers:
             if pair(w, r):
-                for cid, payload in payloads.items():
+                for cid, payload in asked[w.label].items():
                     if cid in blobs[w.label]:
                         yield from settle(
                             [_checks.cross(w, r, cid, payload, blobs[w.label][cid])], r, "reader"

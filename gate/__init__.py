@@ -7,7 +7,8 @@ change without notice. The commands are ``refitwire diff`` and ``refitwire gate`
 from __future__ import annotations
 
 from refitwire.gate._baseline import BASELINE_SCHEMA, Accepted, load_baseline
-from refitwire.gate._diff import Change, Document, diff, load_document
+from refitwire.gate._change import Change
+from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._gate import (
     EXIT_BREAKING,
@@ -22,6 +23,7 @@ from refitwire.gate._gate import (
 from refitwire.gate._matrix import MatrixOutcome, run_matrix
 from refitwire.gate._report import FORMATS, render
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule
+from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, close, find_witness
 
 __all__ = [

@@ -1,5 +1,11 @@
 """Accepted breaks: a JSON file of findings a person has looked at and let through, each until a date.
 
+Each entry is tied to the content it accepted: ``change`` is the hash the report prints
+beside every finding (the rule, the pointer and both sides of the change), so an entry
+written for a typo fix in a released file does not also accept a later change to it.
+The default file is ``schema/gate-baseline.json`` (used when it exists and ``--baseline``
+is not given).
+
 An entry that no longer matches any finding (``BASELINE_STALE``) or whose ``expires`` date
 has passed (``BASELINE_EXPIRED``) fails the gate, so the file never silently outlives the
 break it excuses.
@@ -28,10 +34,15 @@ BASELINE_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["rule", "pointer", "reason", "link", "expires"],
+                "required": ["rule", "pointer", "change", "reason", "link", "expires"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
-                    "pointer": {"type": "string"},
+                    "pointer": {"type": "string", "description": 'as the report prints it; the root is ""'},
+                    "change": {
+                        "type": "string",
+                        "pattern": "^[0-9a-f]{16}$",
+                        "description": "the change hash",
+                    },
                     "file": {"type": "string", "description": "the candidate file; any when absent"},
                     "against": {"type": "string", "description": "the released version; any when absent"},
                     "reason": {"type": "string", "minLength": 1},
@@ -56,11 +67,14 @@ class Accepted:
     expires: datetime.date
     file: str | None = None
     against: str | None = None
+    change: str = ""
+    source: str = "baseline"
 
-    def matches(self, rule: str, pointer: str, file: str, against: str | None) -> bool:
+    def matches(self, rule: str, pointer: str, file: str, against: str | None, change: str) -> bool:
         return (
             self.rule == rule
             and self.pointer == pointer
+            and self.change == change
             and (self.file is None or self.file == file)
             and (self.against is None or self.against == against)
         )
@@ -69,17 +83,23 @@ class Accepted:
         return today > self.expires
 
 
-def load_baseline(path: Path) -> list[Accepted]:
-    """The entries of a baseline file; GateError if it is missing or malformed."""
+def load_baseline(path: Path, label: str | None = None) -> list[Accepted]:
+    """The entries of a baseline file; GateError if it is missing or malformed.
+
+    ``label`` is how findings about the file name it (default: the path as given)."""
     try:
         data = json.loads(path.read_bytes())
     except OSError as exc:
         raise GateError(str(path), exc.strerror or "cannot read") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise GateError(str(path), f"not JSON: {exc}") from None
+    except RecursionError:
+        raise GateError(str(path), "not a baseline file: nested too deep") from None
     try:
         jsonschema_rs.validate(BASELINE_SCHEMA, data)
-    except jsonschema_rs.ValidationError as exc:
+    except (ValueError, RecursionError) as exc:  # jsonschema-rs bounds its own recursion
+        if not isinstance(exc, jsonschema_rs.ValidationError):
+            raise GateError(str(path), f"not a baseline file: {exc}") from None
         where = "/" + "/".join(str(p) for p in exc.instance_path)
         raise GateError(str(path), f"not a baseline file at {where}: {exc.message}") from None
     entries = []
@@ -98,6 +118,8 @@ def load_baseline(path: Path) -> list[Accepted]:
                 expires,
                 item.get("file"),
                 item.get("against"),
+                item["change"],
+                label or str(path),
             )
         )
     return entries

@@ -1,10 +1,12 @@
 """The gate: the working tree's schema/ against a git ref, under the evolution policy.
 
-Steps: lock the released files (their sha256 in the ref's index), compare every candidate
-(a schema file under schema/<document>/ that the ref's index does not list) with every
-released version of its document and every earlier candidate (transitive), find a witness
-for each breaking finding, apply the baseline, then run the runtime matrix when the
-static check passed (or always, on request) and report any disagreement between them.
+Steps: check the release (locked files, new index entries, file names and stamps, unknown
+folders), compare every candidate (a schema file under schema/<document>/ that the ref's
+index does not list) with every released version of its major line and every earlier
+candidate (transitive), keep only what this change introduces (a change already present
+between released versions is not reported again), find a witness for each breaking
+finding, apply the baseline, then run the runtime matrix, whose expectations the accepted
+findings scope, and report any disagreement.
 """
 
 from __future__ import annotations
@@ -17,17 +19,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from refitwire.gate import _release
 from refitwire.gate._baseline import Accepted
-from refitwire.gate._diff import Change, Document, diff, load_document, version_key
+from refitwire.gate._change import Change
+from refitwire.gate._document import Document, load_document, version_key
 from refitwire.gate._errors import GateError
 from refitwire.gate._git import default_base, list_tree, repo_root, resolve, show
-from refitwire.gate._matrix import MatrixOutcome, run_matrix
+from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
 from refitwire.gate._rules import Direction
+from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, find_witness
 
 MatrixMode = Literal["auto", "always", "never"]
 
 EXIT_COMPATIBLE, EXIT_ERROR, EXIT_BREAKING = 0, 1, 100
+
+
+def change_hash(change: Change) -> str:
+    """What a baseline entry accepts: the change's rule, place and both sides, hashed."""
+    record = [change.rule, change.pointer, change.path, change.old, change.new]
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,25 @@ class Finding:
     def failing(self) -> bool:
         return self.change.breaking and self.accepted is None
 
+    @property
+    def unproven(self) -> bool:
+        """The rules flag a blob-level break, and no witness was found in any direction."""
+        return self.failing and bool(self.no_witness) and not self.witnesses
+
+    @property
+    def hash(self) -> str:
+        return change_hash(self.change)
+
+    def baseline_entry(self) -> dict[str, Any]:
+        """The entry that accepts exactly this finding (reason, link and expiry to fill in)."""
+        entry = {
+            "rule": self.change.rule,
+            "pointer": self.change.pointer,
+            "change": self.hash,
+            "file": self.file,
+        }
+        return {**entry, "reason": "...", "link": "...", "expires": "YYYY-MM-DD"}
+
 
 @dataclass(frozen=True)
 class GateReport:
@@ -55,23 +85,26 @@ class GateReport:
     findings: tuple[Finding, ...]
     matrix: MatrixOutcome
     require_matrix: bool = False
+    already_released: int = 0  # changes already present between released versions, not reported again
     notes: tuple[str, ...] = field(default=())
-
-    @property
-    def static_passed(self) -> bool:
-        return not any(f.failing for f in self.findings if f.change.rule != "MATRIX_DISAGREES")
 
     @property
     def exit_code(self) -> int:
         if any(f.failing for f in self.findings):
             return EXIT_BREAKING
-        if self.matrix.status == "errored" or (self.require_matrix and self.matrix.status == "not-run"):
+        if self.matrix.status in ("errored", "incomplete") or (
+            self.require_matrix and self.matrix.status == "not-run"
+        ):
             return EXIT_ERROR
         return EXIT_COMPATIBLE
 
     @property
     def verdict(self) -> str:
         code = self.exit_code
+        if code == EXIT_BREAKING and all(f.unproven for f in self.findings if f.failing):
+            return "unproven"
+        if code == EXIT_ERROR and self.matrix.status == "incomplete":
+            return "incomplete"
         return {EXIT_COMPATIBLE: "compatible", EXIT_BREAKING: "breaking"}.get(code, "error")
 
 
@@ -89,32 +122,135 @@ def evidence(
     return tuple(found), tuple(missing)
 
 
-def compare(old: Document, new: Document, file: str, witnesses: bool = True) -> list[Finding]:
-    """Findings of one old -> new comparison within a major version."""
+def compare(
+    old: Document, new: Document, file: str, witnesses: bool = True, changes: Sequence[Change] | None = None
+) -> list[Finding]:
+    """Findings of one old -> new comparison (of ``changes``, default: every change)."""
     out = []
-    for change in diff(old, new):
+    for change in diff(old, new) if changes is None else changes:
         found, missing = evidence(change, old, new) if witnesses else ((), ())
         out.append(Finding(change, file, old.version, found, missing))
     return out
 
 
-def _load_index(source: str, data: bytes) -> dict[str, Any]:
+def _finding(change: Change, file: str, against: str | None = None) -> Finding:
+    return Finding(change, file, against)
+
+
+@dataclass(frozen=True)
+class _Checkout:
+    """The two sides of a gate run: the ref's released schema folder and the working tree's."""
+
+    root: Path
+    label: str
+    commit: str
+    folder: str
+    base_files: frozenset[str]
+    base_index: dict[str, Any]
+    work_dir: Path
+    work_index: dict[str, Any]
+
+    def show(self, relative: str) -> bytes:
+        return show(self.commit, relative, self.root)
+
+
+def _open(cwd: Path, against: str | None, schema_dir: str) -> _Checkout:
+    root = repo_root(cwd)
+    label, commit = default_base(root) if against is None else (against, resolve(against, root))
+    folder = schema_dir.strip("/")
+    base_files = frozenset(list_tree(commit, folder, root))
+    where = f"{label}:{folder}/index.json"
+    if f"{folder}/index.json" not in base_files:
+        raise GateError(where, "no schema index at that ref: nothing released to compare with")
+    base_index = _release.load_index(where, show(commit, f"{folder}/index.json", root))
+    work_dir = root / folder
     try:
-        index = json.loads(data)
-        documents = index["documents"]
-        for entries in documents.values():
-            for entry in entries:
-                entry["version"], entry["path"], entry["sha256"]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise GateError(source, f"not a schema index: {exc!r}") from None
-    return dict(index)
+        work_index = _release.load_index(f"{folder}/index.json", (work_dir / "index.json").read_bytes())
+    except OSError as exc:
+        raise GateError(f"{folder}/index.json", exc.strerror or "cannot read") from None
+    return _Checkout(root, label, commit, folder, base_files, base_index, work_dir, work_index)
 
 
-def _version_of(document: Document, relative: str) -> str:
-    version = document.version or Path(relative).stem
-    if version_key(version) is None:
-        raise GateError(document.source, f"cannot tell its version (x-spec-version {version!r})")
-    return version
+def _released(c: _Checkout) -> tuple[list[Finding], dict[str, list[Document]]]:
+    """The released documents at the ref, and what the change does to them and to the index."""
+    raw: list[tuple[Change, str]] = []
+    released: dict[str, list[Document]] = {}
+    for kind, entries in c.base_index["documents"].items():
+        now = {e["version"]: e for e in c.work_index.get("documents", {}).get(kind, [])}
+        for i, entry in enumerate(entries):
+            relative = f"{c.folder}/{entry['path']}"
+            if relative not in c.base_files:
+                raise GateError(f"{c.label}:{relative}", "listed in the index but missing at the ref")
+            old = load_document(f"{c.label}:{relative}", c.show(relative))
+            released.setdefault(kind, []).append(old)
+            raw += _release.locked(old, entry, c.work_dir, c.folder, kind, i, now.get(entry["version"]))
+    raw += _release.new_entries(c.base_index, c.work_index, c.work_dir, c.folder)
+    raw += _release.unknown_folders(set(c.base_files), c.work_dir, c.folder, c.base_index, c.work_index)
+    return [_finding(change, file) for change, file in raw], released
+
+
+def _candidates(c: _Checkout) -> tuple[list[Finding], list[tuple[str, str, str, Document]]]:
+    """(kind, version, file, document) of every unreleased schema file, oldest first, with stamp findings."""
+    released_paths = {e["path"] for entries in c.base_index["documents"].values() for e in entries}
+    kinds = [
+        *c.base_index["documents"],
+        *(k for k in c.work_index.get("documents", {}) if k not in c.base_index["documents"]),
+    ]
+    findings, found = [], []
+    for kind in kinds:
+        for path in sorted((c.work_dir / kind).glob("*.json")) if (c.work_dir / kind).is_dir() else []:
+            if f"{kind}/{path.name}" in released_paths:
+                continue
+            relative = f"{c.folder}/{kind}/{path.name}"
+            version = _release.version_of_file(relative)
+            document = load_document(relative, path.read_bytes())
+            findings += [_finding(ch, f) for ch, f in _release.stamps(document, relative, kind, version)]
+            found.append((kind, version, relative, document))
+    found.sort(key=lambda x: (x[0], version_key(x[1]) or ()))
+    return findings, found
+
+
+def _major(document: Document) -> tuple[int, ...]:
+    return (version_key(document.version or "") or (0,))[:1]
+
+
+def _compare_lines(
+    candidates: list[tuple[str, str, str, Document]], released: dict[str, list[Document]], witnesses: bool
+) -> tuple[list[Finding], list[tuple[str, str]], int]:
+    """Each candidate against every earlier version of its major line (findings, comparisons,
+    and how many changes were left out because the releases had already made them)."""
+    findings: list[Finding] = []
+    comparisons: list[tuple[str, str]] = []
+    earlier: dict[str, list[Document]] = {k: list(v) for k, v in released.items()}
+    hidden = 0
+    for kind, version, relative, new in candidates:
+        key = version_key(version) or ()
+        newest = max((version_key(d.version or "") or () for d in released.get(kind, [])), default=())
+        if key <= newest:
+            shown = ".".join(map(str, newest))
+            detail = f"{version} is not newer than released {shown}"
+            if key[:1] < newest[:1]:
+                detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
+            findings.append(
+                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "/", detail, None, version), relative)
+            )
+        previous = earlier.setdefault(kind, [])
+        line = [d for d in previous if _major(d) == key[:1]]
+        in_line = [d for d in line if d in released.get(kind, [])]
+        latest = max(in_line, key=lambda d: version_key(d.version or "") or (), default=None)
+        for old in line:
+            comparisons.append((old.source, relative))
+            changes = diff(old, new)
+            if latest is not None and old is not latest:  # what the releases since ``old`` already did
+                known = {change_hash(ch) for ch in diff(old, latest)}
+                fresh = [ch for ch in changes if change_hash(ch) not in known]
+                hidden, changes = hidden + len(changes) - len(fresh), fresh
+            findings += compare(old, new, relative, witnesses, changes)
+        if not line and previous:
+            findings += _major_bump(previous[-1], new, relative)
+            comparisons.append((previous[-1].source, relative))
+        previous.append(new)
+    return findings, comparisons, hidden
 
 
 def run_gate(
@@ -127,189 +263,53 @@ def run_gate(
     require_matrix: bool = False,
     witnesses: bool = True,
     today: datetime.date | None = None,
+    *,
+    testees: Sequence[str] = (),
+    examples: int | None = None,
+    seed: int | None = None,
+    allow_missing: bool = False,
 ) -> GateReport:
     """Run the whole gate in the checkout holding ``cwd``. GateError on bad input."""
-    root = repo_root(cwd)
-    if against is None:
-        label, commit = default_base(root)
-    else:
-        label, commit = against, resolve(against, root)
-    folder = schema_dir.strip("/")
-    base_index = _load_index(f"{label}:{folder}/index.json", show(commit, f"{folder}/index.json", root))
-    work_dir = root / folder
-    try:
-        work_index = _load_index(f"{folder}/index.json", (work_dir / "index.json").read_bytes())
-    except OSError as exc:
-        raise GateError(f"{folder}/index.json", exc.strerror or "cannot read") from None
-    base_files = set(list_tree(commit, folder, root))
-
-    findings: list[Finding] = []
-    released: dict[str, list[Document]] = {}
-    released_paths: set[str] = set()
-    for kind, entries in base_index["documents"].items():
-        work_entries = {e["version"]: e for e in work_index.get("documents", {}).get(kind, [])}
-        for i, entry in enumerate(entries):
-            relative = f"{folder}/{entry['path']}"
-            released_paths.add(entry["path"])
-            if relative not in base_files:
-                raise GateError(f"{label}:{relative}", "listed in the index but missing at the ref")
-            old = load_document(f"{label}:{relative}", show(commit, relative, root))
-            released.setdefault(kind, []).append(old)
-            findings += _lock(old, entry, work_dir / entry["path"], relative, folder, kind, i, work_entries)
-    candidates: list[tuple[str, str, Document]] = []
-    for kind in base_index["documents"]:
-        for path in sorted((work_dir / kind).glob("*.json")) if (work_dir / kind).is_dir() else []:
-            relative_to_dir = f"{kind}/{path.name}"
-            if relative_to_dir in released_paths:
-                continue
-            relative = f"{folder}/{relative_to_dir}"
-            document = load_document(relative, path.read_bytes())
-            candidates.append((kind, relative, document))
-    candidates.sort(key=lambda c: (c[0], version_key(_version_of(c[2], c[1])) or ()))
-
-    comparisons: list[tuple[str, str]] = []
-    earlier: dict[str, list[Document]] = {k: list(v) for k, v in released.items()}
-    for kind, relative, new in candidates:
-        version = _version_of(new, relative)
-        key = version_key(version) or ()
-        newest = max(
-            (version_key(_version_of(d, d.source)) or () for d in released.get(kind, [])), default=()
-        )
-        if key <= newest:
-            findings.append(
-                Finding(
-                    Change(
-                        "VERSION_NOT_NEWER",
-                        "/x-spec-version",
-                        "/",
-                        f"{version} is not newer than released {'.'.join(map(str, newest))}",
-                        None,
-                        version,
-                    ),
-                    relative,
-                )
-            )
-        previous = earlier.setdefault(kind, [])
-        same_major = [d for d in previous if (version_key(_version_of(d, d.source)) or (0,))[:1] == key[:1]]
-        for old in same_major:
-            comparisons.append((old.source, relative))
-            findings += compare(old, new, relative, witnesses)
-        if not same_major and previous:
-            findings += _major_bump(previous[-1], new, relative)
-            comparisons.append((previous[-1].source, relative))
-        previous.append(new)
-
-    findings = _apply_baseline(findings, baseline, today or datetime.date.today())
+    checkout = _open(cwd, against, schema_dir)
+    findings, released = _released(checkout)
+    stamped, candidates = _candidates(checkout)
+    compared, comparisons, hidden = _compare_lines(candidates, released, witnesses)
+    findings = _apply_baseline(findings + stamped + compared, baseline, today or datetime.date.today())
     static_ok = not any(f.failing for f in findings)
     if matrix == "never" or (matrix == "auto" and not static_ok):
         why = "--matrix never" if matrix == "never" else "the static check failed"
         outcome = MatrixOutcome("not-run", why)
     else:
-        outcome = run_matrix(work_dir, matrix_command)
-        findings += _disagreement(static_ok, outcome, f"{folder}/")
+        outcome = run_matrix(
+            checkout.work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
+            scope=_scope(findings), allow_missing=allow_missing,
+        )  # fmt: skip
+        where = candidates[0][2] if candidates else f"{checkout.folder}/index.json"
+        findings += _disagreement(findings, outcome, where)
     return GateReport(
-        label,
-        commit,
-        tuple(c[1] for c in candidates),
-        tuple(comparisons),
-        tuple(findings),
-        outcome,
-        require_matrix,
-    )
-
-
-def _lock(
-    old: Document,
-    entry: dict[str, Any],
-    path: Path,
-    relative: str,
-    folder: str,
-    kind: str,
-    i: int,
-    work_entries: dict[str, Any],
-) -> list[Finding]:
-    out = []
-    if not path.is_file():
-        out.append(
-            Finding(
-                Change(
-                    "RELEASED_FILE_REMOVED",
-                    "",
-                    "/",
-                    f"released {kind} {entry['version']} is gone",
-                    entry["sha256"],
-                    None,
-                ),
-                relative,
-            )
-        )
-    else:
-        data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != entry["sha256"]:
-            try:
-                changes = [
-                    f"{c.rule} at {c.pointer or '/'}" for c in diff(old, load_document(relative, data))
-                ]
-            except GateError as exc:
-                changes = [f"no longer a schema document ({exc.detail})"]
-            detail = f"sha256 {digest[:12]} != released {entry['sha256'][:12]}; " + (
-                "; ".join(changes) if changes else "no schema-level change (bytes only)"
-            )
-            out.append(
-                Finding(Change("RELEASED_FILE_MODIFIED", "", "/", detail, entry["sha256"], digest), relative)
-            )
-    now = work_entries.get(entry["version"])
-    if now != entry:
-        out.append(
-            Finding(
-                Change(
-                    "RELEASED_FILE_MODIFIED",
-                    f"/documents/{kind}/{i}",
-                    "/",
-                    f"index entry of released {kind} {entry['version']} changed",
-                    entry,
-                    now,
-                ),
-                f"{folder}/index.json",
-            )
-        )
-    return out
+        checkout.label, checkout.commit, tuple(c[2] for c in candidates), tuple(comparisons), tuple(findings),
+        outcome, require_matrix, hidden,
+    )  # fmt: skip
 
 
 def _major_bump(old: Document, new: Document, relative: str) -> list[Finding]:
     changes = diff(old, new)
     out = []
-    if not any(c.rule == "WIRE_ID_CHANGED" for c in changes) or old.wire_id == new.wire_id:
+    if old.wire_id == new.wire_id or not any(c.rule == "WIRE_ID_CHANGED" for c in changes):
+        detail = f"new major {new.version} keeps wire id {new.wire_id!r}"
         out.append(
             Finding(
-                Change(
-                    "MAJOR_WITHOUT_NEW_WIRE_ID",
-                    "/x-wire-id",
-                    "/",
-                    f"new major {new.version} keeps wire id {new.wire_id!r}",
-                    old.wire_id,
-                    new.wire_id,
-                ),
+                Change("MAJOR_WITHOUT_NEW_WIRE_ID", "/x-wire-id", "/", detail, old.wire_id, new.wire_id),
                 relative,
                 old.version,
             )
         )
-    breaking = [c for c in changes if c.breaking]
+    breaking = sorted({c.rule for c in changes if c.breaking})
     if breaking:
-        out.append(
-            Finding(
-                Change(
-                    "MAJOR_VERSION_BREAK",
-                    "",
-                    "/",
-                    f"{len(breaking)} breaking change(s) across the major boundary: "
-                    + ", ".join(sorted({c.rule for c in breaking})),
-                ),
-                relative,
-                old.version,
-            )
+        detail = f"{len(breaking)} kind(s) of breaking change across the major boundary: " + ", ".join(
+            breaking
         )
+        out.append(Finding(Change("MAJOR_VERSION_BREAK", "", "/", detail), relative, old.version))
     return out
 
 
@@ -320,56 +320,51 @@ def _apply_baseline(
     out = []
     for finding in findings:
         change = finding.change
-        for entry in baseline:
-            if entry.matches(change.rule, change.pointer, finding.file, finding.against) and change.breaking:
-                used.add(entry.index)
-                if not entry.expired(today):
-                    finding = replace(finding, accepted=entry)
-                break
-        out.append(finding)
+        matching = [
+            e for e in baseline
+            if change.breaking and e.matches(change.rule, change.pointer, finding.file, finding.against, finding.hash)
+        ]  # fmt: skip
+        used.update(e.index for e in matching)
+        live = [e for e in matching if not e.expired(today)]
+        out.append(replace(finding, accepted=live[0]) if live else finding)
     for entry in baseline:
         where = f"/accepted/{entry.index}"
         if entry.expired(today):
+            detail = f"{entry.rule} at {json.dumps(entry.pointer)} expired on {entry.expires}"
             out.append(
-                Finding(
-                    Change(
-                        "BASELINE_EXPIRED",
-                        where,
-                        "/",
-                        f"{entry.rule} at {entry.pointer or '/'} expired on {entry.expires}",
-                        str(entry.expires),
-                        str(today),
-                    ),
-                    "baseline",
+                _finding(
+                    Change("BASELINE_EXPIRED", where, "/", detail, str(entry.expires), str(today)),
+                    entry.source,
                 )
             )
         elif entry.index not in used:
-            out.append(
-                Finding(
-                    Change(
-                        "BASELINE_STALE",
-                        where,
-                        "/",
-                        f"{entry.rule} at {entry.pointer or '/'} matches no finding",
-                    ),
-                    "baseline",
-                )
-            )
+            detail = f"{entry.rule} at {json.dumps(entry.pointer)} (change {entry.change}) matches no finding"
+            out.append(_finding(Change("BASELINE_STALE", where, "/", detail), entry.source))
     return out
 
 
-def _disagreement(static_ok: bool, outcome: MatrixOutcome, where: str) -> list[Finding]:
+def _scope(findings: list[Finding]) -> Scope:
+    """The matrix cells the accepted findings allow to fail."""
+    cells, readers = set(), set()
+    for f in findings:
+        if f.accepted is None or not f.change.directions:
+            continue
+        candidate = Path(f.file).name.removesuffix(".json")
+        readers.add(candidate)
+        for direction in f.change.directions:
+            old = f.against or ""
+            cells.add((candidate, old) if direction == "FORWARD" else (old, candidate))
+    return Scope(frozenset(cells), frozenset(readers))
+
+
+def _disagreement(findings: list[Finding], outcome: MatrixOutcome, where: str) -> list[Finding]:
+    static_ok = not any(f.failing for f in findings)
+    proven = any(f.failing and f.witnesses for f in findings)
     if outcome.status == "failed" and static_ok:
         detail = f"rules say compatible, the runtime matrix says breaking ({outcome.detail})"
-    elif outcome.status == "passed" and not static_ok:
-        detail = "rules say breaking, the runtime matrix passed (it may not exercise the change)"
+    elif outcome.status == "passed" and proven:
+        detail = "rules say breaking, the runtime matrix passed (its payloads may not exercise the change)"
     else:
         return []
-    return [
-        Finding(
-            Change(
-                "MATRIX_DISAGREES", "", "/", detail, "compatible" if static_ok else "breaking", outcome.status
-            ),
-            where,
-        )
-    ]
+    old, new = ("compatible", outcome.status) if static_ok else ("breaking", outcome.status)
+    return [Finding(Change("MATRIX_DISAGREES", "", "/", detail, old, new), where)]

@@ -1,8 +1,18 @@
-"""The runtime step: run ``refitwire matrix --format json`` with the candidate schemas included.
+"""The runtime step: the compat matrix with the candidate schemas included, judged cell by cell.
 
-The matrix (``refitwire.compat``) adds each unreleased version in ``--schema-dir`` as a
-candidate participant; the gate runs it and reads the footer line of its JSON-lines report
-(``{"type": "footer", "required_failed": int, ...}``). No footer is an error, never a pass.
+The gate runs ``refitwire matrix --schema-dir DIR --output FILE`` and reads the JSON-lines
+report file it writes (one header with the participants and the seed, one line per result,
+one footer). The step is:
+
+* ``incomplete`` when a released participant (the reference at a released version, a
+  released upstream ``modelexpress``) did not run, unless the caller accepts that;
+* ``failed`` when a Required case failed in a cell the change is expected to keep working;
+* ``passed`` otherwise; ``errored`` when there is no report to read.
+
+Cells are expected to fail, and are not counted, when an accepted break covers them (a
+FORWARD break accepted between a candidate C and a released A covers writer C -> reader A,
+BACKWARD the reverse) or when they join two major lines (a new major is checked against
+its own line only).
 """
 
 from __future__ import annotations
@@ -10,12 +20,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-MatrixStatus = Literal["passed", "failed", "not-run", "errored"]
+MatrixStatus = Literal["passed", "failed", "not-run", "errored", "incomplete"]
 
 
 @dataclass(frozen=True)
@@ -23,39 +34,139 @@ class MatrixOutcome:
     status: MatrixStatus
     detail: str
     required_failed: int | None = None
+    seed: int | None = None
+    ran: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    failing: tuple[str, ...] = ()  # per failing cell: "writer -> reader: N case(s), first CASE: message"
+    expected: int = 0  # failures inside an accepted break or across major lines
 
 
-def run_matrix(
-    schema_dir: Path, command: Sequence[str] | None = None, timeout: float = 1800.0
-) -> MatrixOutcome:
-    """Run the compat matrix over ``schema_dir`` and read its footer.
+@dataclass(frozen=True)
+class Scope:
+    """Which matrix cells may fail: by (writer spec version, reader spec version)."""
 
-    ``command`` replaces ``python -m refitwire matrix`` (a test double or another runner);
-    ``--format json --schema-dir DIR`` is appended either way.
-    """
-    if command is None:
-        command = [sys.executable, "-m", "refitwire", "matrix"]
-    argv = [*command, "--format", "json", "--schema-dir", str(schema_dir)]
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return MatrixOutcome("errored", f"could not run the matrix: {exc}")
-    footer = None
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    cells: frozenset[tuple[str, str]] = frozenset()
+    readers: frozenset[str] = frozenset()  # candidate versions whose vector reads may fail
+
+
+def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """(header, results, footer) of a matrix JSON-lines report; the footer is None when missing.
+
+    The one place the gate reads the matrix's report format."""
+    header: dict[str, Any] = {}
+    results, footer = [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(record, dict) and record.get("type") == "footer":
+        kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "header":
+            header = record
+        elif kind == "result":
+            results.append(record)
+        elif kind == "footer":
             footer = record
+    return header, results, footer
+
+
+def released_participants() -> tuple[str, ...]:
+    """The labels of every released participant the runtime step must hear from."""
+    from refitwire._spec import SPEC_VERSIONS
+    from refitwire.compat.upstream.envs import UPSTREAM_VERSIONS
+
+    return (*(f"reference@{v}" for v in SPEC_VERSIONS), *(f"modelexpress@{v}" for v in UPSTREAM_VERSIONS))
+
+
+def run_matrix(
+    schema_dir: Path,
+    command: Sequence[str] | None = None,
+    *,
+    testees: Sequence[str] = (),
+    examples: int | None = None,
+    seed: int | None = None,
+    scope: Scope = Scope(),
+    allow_missing: bool = False,
+    timeout: float = 1800.0,
+) -> MatrixOutcome:
+    """Run the compat matrix over ``schema_dir`` and judge its report."""
+    if command is None:
+        command = [sys.executable, "-m", "refitwire", "matrix"]
+    with tempfile.TemporaryDirectory(prefix="refitwire-gate-") as tmp:
+        report = Path(tmp) / "matrix.jsonl"
+        argv = [*command, "--format", "json", "--schema-dir", str(schema_dir), "--output", str(report)]
+        argv += [a for t in testees for a in ("--testee", t)]
+        argv += ["--examples", str(examples)] if examples is not None else []
+        argv += ["--seed", str(seed)] if seed is not None else []
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return MatrixOutcome("errored", f"could not run the matrix: {exc}")
+        header, results, footer = read_report(report) if report.is_file() else ({}, [], None)
     if footer is None or not isinstance(footer.get("required_failed"), int):
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         return MatrixOutcome(
             "errored",
-            f"matrix exited {done.returncode} without a footer line"
+            f"matrix exited {done.returncode} without a report footer"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    failed = footer["required_failed"]
-    if failed:
-        return MatrixOutcome("failed", f"{failed} required matrix cell(s) failed", failed)
-    return MatrixOutcome("passed", "every required matrix cell passed", 0)
+    return judge(header, results, scope, allow_missing, schema_dir.name)
+
+
+def judge(
+    header: dict[str, Any],
+    results: list[dict[str, Any]],
+    scope: Scope,
+    allow_missing: bool = False,
+    schema_dir: str = "schema",
+) -> MatrixOutcome:
+    versions = {p["label"]: p.get("spec_version", "") for p in header.get("participants", [])}
+    ran = tuple(versions)
+    missing = tuple(p for p in released_participants() if p not in versions)
+    seed = header.get("seed")
+    cells: dict[str, list[str]] = {}
+    expected = 0
+    for r in results:
+        if r.get("tier") != "required" or r.get("outcome") not in ("failed", "errored"):
+            continue
+        writer, reader = versions.get(r.get("writer") or ""), versions.get(r.get("reader") or "")
+        if _expected_failure(writer, reader, scope):
+            expected += 1
+            continue
+        who = " -> ".join(x for x in (r.get("writer"), r.get("reader")) if x) or "(vectors)"
+        cells.setdefault(who, []).append(f"{r.get('case')}: {r.get('message', '')}"[:240])
+    examples = f" --examples {header['examples']}" if header.get("examples") else ""
+    note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir})"
+    count = sum(map(len, cells.values()))
+    common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected}
+    if cells:
+        detail = f"{count} required case(s) failed in {len(cells)} cell(s); {note}"
+        failing = tuple(f"{who}: {len(cases)} case(s), first {cases[0]}" for who, cases in cells.items())
+        return MatrixOutcome("failed", detail, count, failing=failing, **common)
+    if missing and not allow_missing:
+        detail = f"released participant(s) did not run: {', '.join(missing)}; {note}"
+        return MatrixOutcome("incomplete", detail, 0, **common)
+    extra = f", {expected} expected failure(s) in accepted or cross-major cells" if expected else ""
+    left_out = f"; accepted as missing: {', '.join(missing)}" if missing else ""
+    detail = f"every required case passed in {len(ran)} participants{extra}{left_out}; {note}"
+    return MatrixOutcome("passed", detail, 0, **common)
+
+
+def _expected_failure(writer: str | None, reader: str | None, scope: Scope) -> bool:
+    if writer is None and reader is not None:  # a vector read
+        return reader in scope.readers or _major(reader) != _vector_major()
+    if writer is not None and reader is not None and _major(writer) != _major(reader):
+        return True
+    return (writer or "", reader or "") in scope.cells
+
+
+def _vector_major() -> int | None:
+    """The major line the golden vectors belong to: the first released one."""
+    from refitwire._spec import SPEC_VERSIONS
+
+    return _major(SPEC_VERSIONS[0])
+
+
+def _major(version: str) -> int | None:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else None

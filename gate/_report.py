@@ -1,33 +1,60 @@
-"""Renderers of a gate report: text, json (JSON lines), junit, github, sarif. No logic lives here."""
+"""Renderers of a gate report: text, json (JSON lines), junit, github, sarif. No logic lives here.
+
+Every format places a finding in its file: SARIF results and GitHub annotations carry the
+line and column of the finding's JSON pointer (``_locate``); JUnit is written by the one
+shared writer (``refitwire.compat._junit``), one suite per comparison.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree as ET
 
+from refitwire.compat._junit import Case, Status, Suite
+from refitwire.compat._junit import render as render_junit
 from refitwire.gate._gate import Finding, GateReport
+from refitwire.gate._locate import locate
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, rule
 
 FORMATS = ("text", "json", "junit", "github", "sarif")
+#: Findings a baseline entry cannot accept: they are about the baseline or the gate itself.
+_NOT_ACCEPTABLE = frozenset({"BASELINE_STALE", "BASELINE_EXPIRED", "MATRIX_DISAGREES"})
 
 
-def render(report: GateReport, fmt: str, tool: str = "gate") -> str:
-    renderers: dict[str, Callable[[GateReport, str], str]] = {
+def render(report: GateReport, fmt: str, tool: str = "gate", root: Path | None = None) -> str:
+    renderers: dict[str, Callable[[GateReport, str, Path], str]] = {
         "text": _text,
         "json": _json_lines,
         "junit": _junit,
         "github": _github,
         "sarif": _sarif,
     }
-    return renderers[fmt](report, tool)
+    return renderers[fmt](report, tool, root or Path.cwd())
 
 
-def _matrix_line(report: GateReport) -> str:
+def _status(finding: Finding) -> str:
+    if finding.accepted:
+        return "ACCEPTED"
+    if finding.unproven:
+        return "UNPROVEN"
+    return "BREAKING" if finding.change.breaking else "ok"
+
+
+def _matrix_lines(report: GateReport) -> list[str]:
     m = report.matrix
-    label = {"passed": "passed", "failed": "FAILED", "errored": "ERRORED", "not-run": "not run"}[m.status]
-    return f"runtime matrix: {label}: {m.detail}"
+    label = {"passed": "passed", "failed": "FAILED", "errored": "ERRORED", "not-run": "not run",
+             "incomplete": "INCOMPLETE"}[m.status]  # fmt: skip
+    lines = [f"runtime matrix: {label}: {m.detail}"]
+    if m.ran:
+        lines.append(f"  ran: {', '.join(m.ran)}")
+    if m.missing:
+        lines.append(f"  did not run: {', '.join(m.missing)}")
+    lines += [f"  failing: {cell}" for cell in m.failing[:20]]
+    if len(m.failing) > 20:
+        lines.append(f"  ... and {len(m.failing) - 20} more (see --format json)")
+    return lines
 
 
 def _directions(finding: Finding) -> str:
@@ -47,10 +74,12 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "severity": entry.severity,
         "breaking": change.breaking,
         "failing": finding.failing,
+        "unproven": finding.unproven,
         "file": finding.file,
         "against": finding.against,
         "pointer": change.pointer,
         "path": change.path,
+        "change": finding.hash,
         "detail": change.detail,
         "directions": [{"direction": d, "text": DIRECTION_TEXT[d]} for d in change.directions],
         "witnesses": [w.as_json() for w in finding.witnesses],
@@ -68,42 +97,41 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 def _summary(report: GateReport) -> dict[str, int]:
     return {
         "findings": len(report.findings),
-        "failing": sum(f.failing for f in report.findings),
+        "failing": sum(f.failing and not f.unproven for f in report.findings),
+        "unproven": sum(f.unproven for f in report.findings),
         "accepted": sum(f.accepted is not None for f in report.findings),
         "info": sum(not f.change.breaking for f in report.findings),
+        "already_released": report.already_released,
     }
 
 
 # -- text ----------------------------------------------------------------------------------------
 
 
-def _text(report: GateReport, tool: str) -> str:
+def _text(report: GateReport, tool: str, root: Path) -> str:
     at = f" ({report.commit[:12]})" if report.commit else ""
     lines = [f"refitwire {tool}: against {report.against}{at}"]
     if report.candidates:
         lines.append("candidates: " + ", ".join(report.candidates))
-    for old, new in report.comparisons:
-        lines.append(f"compared: {old} -> {new}")
-    ordered = sorted(report.findings, key=lambda f: (not f.failing, not f.change.breaking))
-    for finding in ordered:
-        lines.append("")
-        lines += _text_finding(finding)
-    lines += ["", _matrix_line(report)]
-    counts = _summary(report)
+    lines += [f"compared: {old} -> {new}" for old, new in report.comparisons]
+    for finding in sorted(report.findings, key=lambda f: (not f.failing, not f.change.breaking)):
+        lines += ["", *_text_finding(finding)]
+    lines += ["", *_matrix_lines(report)]
+    c = _summary(report)
     lines.append(
-        f"verdict: {report.verdict} (exit {report.exit_code}): {counts['failing']} failing, "
-        f"{counts['accepted']} accepted, {counts['info']} compatible"
+        f"verdict: {report.verdict} (exit {report.exit_code}): {c['failing']} failing, {c['unproven']} unproven, "
+        f"{c['accepted']} accepted, {c['info']} compatible"
+        + (f" ({c['already_released']} already released, not repeated)" if c["already_released"] else "")
     )
     return "\n".join(lines)
 
 
 def _text_finding(finding: Finding) -> list[str]:
     change, entry = finding.change, rule(finding.change.rule)
-    status = "ACCEPTED" if finding.accepted else ("BREAKING" if change.breaking else "ok")
     against = f" against {finding.against}" if finding.against else ""
     lines = [
-        f"{status} {change.rule} [{entry.category}, {entry.severity}] {finding.file}{against}",
-        f"  pointer {change.pointer or '/'}   instance path {change.path}",
+        f"{_status(finding)} {change.rule} [{entry.category}, {entry.severity}] {finding.file}{against}",
+        f"  pointer {json.dumps(change.pointer)}   instance path {change.path}   change {finding.hash}",
         f"  {change.detail}",
     ]
     if change.breaking:
@@ -114,6 +142,13 @@ def _text_finding(finding: Finding) -> list[str]:
         lines.append(f"    {_compact(w.blob)}")
     for d in finding.no_witness:
         lines.append(f"  no witness found ({d}, {DIRECTION_TEXT[d]})")
+    if finding.failing and change.rule not in _NOT_ACCEPTABLE:
+        lines.append(
+            "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
+            if finding.unproven
+            else "  to accept it, add to the baseline:"
+        )
+        lines.append(f"    {_compact(finding.baseline_entry())}")
     if finding.accepted:
         a = finding.accepted
         lines.append(f"  accepted until {a.expires}: {a.reason} ({a.link})")
@@ -123,93 +158,64 @@ def _text_finding(finding: Finding) -> list[str]:
 # -- json lines ------------------------------------------------------------------------------------
 
 
-def _json_lines(report: GateReport, tool: str) -> str:
-    records: list[dict[str, Any]] = [
-        {
-            "type": "header",
-            "tool": f"refitwire {tool}",
-            "against": report.against,
-            "commit": report.commit,
-            "candidates": list(report.candidates),
-            "comparisons": [list(c) for c in report.comparisons],
-        }
-    ]
-    records += [finding_json(f) for f in report.findings]
+def _json_lines(report: GateReport, tool: str, root: Path) -> str:
     m = report.matrix
-    records.append(
-        {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed}
-    )
-    records.append(
-        {
-            "type": "footer",
-            "verdict": report.verdict,
-            "exit_code": report.exit_code,
-            "matrix": m.status,
-            **_summary(report),
-        }
-    )
+    records: list[dict[str, Any]] = [
+        {"type": "header", "tool": f"refitwire {tool}", "against": report.against, "commit": report.commit,
+         "candidates": list(report.candidates), "comparisons": [list(c) for c in report.comparisons]},
+        *(finding_json(f) for f in report.findings),
+        {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed,
+         "seed": m.seed, "ran": list(m.ran), "missing": list(m.missing), "failing": list(m.failing),
+         "expected": m.expected},
+        {"type": "footer", "verdict": report.verdict, "exit_code": report.exit_code, "matrix": m.status,
+         **_summary(report)},
+    ]  # fmt: skip
     return "\n".join(json.dumps(r) for r in records)
 
 
 # -- junit ---------------------------------------------------------------------------------------
 
 
-def _junit(report: GateReport, tool: str) -> str:
-    suites = ET.Element("testsuites", name=f"refitwire {tool}")
-    groups: dict[tuple[str, str], list[Finding]] = {}
+def _junit(report: GateReport, tool: str, root: Path) -> str:
+    groups: dict[str, list[Finding]] = {}
+    names = {
+        (new, Path(old).name.removesuffix(".json")): f"{new} against {old}" for old, new in report.comparisons
+    }
     for old, new in report.comparisons:
-        groups.setdefault((new, old), [])
+        groups.setdefault(f"{new} against {old}", [])
     for finding in report.findings:
-        groups.setdefault((finding.file, finding.against or ""), []).append(finding)
-    for (file, against), findings in groups.items():
-        name = f"{file} against {against}" if against else file
-        suite = ET.SubElement(
-            suites,
-            "testsuite",
-            name=name,
-            tests=str(max(1, len(findings))),
-            failures=str(sum(f.failing for f in findings)),
-            errors="0",
-            skipped="0",
-        )
-        if not findings:
-            ET.SubElement(suite, "testcase", classname=file, name="no changes")
-        for finding in findings:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=file,
-                name=f"{finding.change.rule} {finding.change.pointer or '/'}",
+        key = names.get((finding.file, finding.against or ""), finding.file)
+        groups.setdefault(key, []).append(finding)
+    suites = []
+    for name, findings in groups.items():
+        cases = [
+            Case(
+                name=f"{f.change.rule} {json.dumps(f.change.pointer)}",
+                classname=f.file,
+                status="failed" if f.failing else "passed",
+                message=f.change.detail if f.failing else "",
+                type=f.change.rule if f.failing else "",
+                detail="\n".join(_text_finding(f)) if f.failing else "",
+                stdout="" if f.failing else "\n".join(_text_finding(f)),
             )
-            text = "\n".join(_text_finding(finding))
-            if finding.failing:
-                failure = ET.SubElement(
-                    case, "failure", message=finding.change.detail, type=finding.change.rule
-                )
-                failure.text = text
-            else:
-                ET.SubElement(case, "system-out").text = text
+            for f in findings
+        ]
+        suites.append(Suite(name, cases or [Case("no changes", name)]))
     m = report.matrix
-    suite = ET.SubElement(
-        suites,
-        "testsuite",
-        name="runtime matrix",
-        tests="1",
-        failures=str(int(m.status == "failed")),
-        errors=str(int(m.status == "errored")),
-        skipped=str(int(m.status == "not-run")),
+    status: dict[str, Status] = {
+        "passed": "passed",
+        "failed": "failed",
+        "errored": "errored",
+        "incomplete": "errored",
+        "not-run": "skipped",
+    }
+    detail = "\n".join(_matrix_lines(report))
+    suites.append(
+        Suite(
+            "runtime matrix", [Case("refitwire matrix", "runtime matrix", status[m.status], m.detail, detail)]
+        )
     )
-    case = ET.SubElement(suite, "testcase", classname="runtime matrix", name="refitwire matrix")
-    if m.status == "not-run":
-        ET.SubElement(case, "skipped", message=m.detail)
-    elif m.status == "failed":
-        ET.SubElement(case, "failure", message=m.detail)
-    elif m.status == "errored":
-        ET.SubElement(case, "error", message=m.detail)
-    suites.set("tests", str(sum(int(s.get("tests", "0")) for s in suites)))
-    suites.set("failures", str(sum(int(s.get("failures", "0")) for s in suites)))
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
+    return render_junit(suites, name=f"refitwire {tool}")
 
 
 # -- github workflow commands --------------------------------------------------------------------
@@ -223,47 +229,63 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(report: GateReport, tool: str) -> str:
+def _github(report: GateReport, tool: str, root: Path) -> str:
     lines = []
     for finding in report.findings:
         level = "error" if finding.failing else "notice"
         message = "\n".join(_text_finding(finding)[1:])
-        title = f"{finding.change.rule}" + (f" against {finding.against}" if finding.against else "")
-        file = finding.file if finding.file.endswith(".json") else ""
-        where = f"file={_escape_property(file)}," if file else ""
+        title = finding.change.rule + (f" against {finding.against}" if finding.against else "")
+        where = f"file={_escape_property(finding.file)},"
+        position = locate(root, finding.file, finding.change.pointer)
+        if position:
+            where += f"line={position[0]},col={position[1]},"
         lines.append(f"::{level} {where}title={_escape_property(title)}::{_escape_data(message)}")
     m = report.matrix
-    level = {"passed": "notice", "failed": "error", "errored": "error", "not-run": "warning"}[m.status]
-    lines.append(f"::{level} title=runtime matrix::{_escape_data(_matrix_line(report))}")
-    counts = _summary(report)
-    lines.append(f"refitwire {tool}: {report.verdict} (exit {report.exit_code}), {counts['failing']} failing")
+    levels = {
+        "passed": "notice",
+        "failed": "error",
+        "errored": "error",
+        "incomplete": "error",
+        "not-run": "warning",
+    }
+    lines.append(
+        f"::{levels[m.status]} title=runtime matrix::{_escape_data(chr(10).join(_matrix_lines(report)))}"
+    )
+    c = _summary(report)
+    lines.append(
+        f"refitwire {tool}: {report.verdict} (exit {report.exit_code}), {c['failing']} failing, {c['unproven']} unproven"
+    )
     return "\n".join(lines)
 
 
 # -- sarif -----------------------------------------------------------------------------------------
 
 
-def _sarif(report: GateReport, tool: str) -> str:
+def _location(root: Path, finding: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": finding.file, "uriBaseId": "%SRCROOT%"}}
+    position = locate(root, finding.file, finding.change.pointer)
+    line, column = position or (1, 1)
+    physical["region"] = {"startLine": line, "startColumn": column}
+    return {
+        "physicalLocation": physical,
+        "logicalLocations": [{"fullyQualifiedName": finding.change.pointer or "/", "kind": "member"}],
+    }
+
+
+def _sarif(report: GateReport, tool: str, root: Path) -> str:
     results = []
     for finding in report.findings:
         change = finding.change
-        message = change.detail
-        if change.breaking:
-            message += f" (breaks: {_directions(finding)})"
+        message = change.detail + (f" (breaks: {_directions(finding)})" if change.breaking else "")
         for w in finding.witnesses:
             message += f"\nwitness {w.direction}: {_compact(w.blob)} rejected by {w.reader}: {w.rejection}"
-        for d in finding.no_witness:
-            message += f"\nno witness found ({d})"
+        message += "".join(f"\nno witness found ({d})" for d in finding.no_witness)
         result: dict[str, Any] = {
             "ruleId": change.rule,
             "level": "error" if finding.failing else "note",
             "message": {"text": message},
-            "locations": [
-                {
-                    "physicalLocation": {"artifactLocation": {"uri": finding.file}},
-                    "logicalLocations": [{"fullyQualifiedName": change.pointer or "/", "kind": "member"}],
-                }
-            ],
+            "locations": [_location(root, finding)],
+            "partialFingerprints": {"refitwireChange/v1": finding.hash},
             "properties": finding_json(finding),
         }
         if finding.accepted is not None:
@@ -272,38 +294,21 @@ def _sarif(report: GateReport, tool: str) -> str:
     m = report.matrix
     notification = {
         "level": "note" if m.status == "passed" else ("warning" if m.status == "not-run" else "error"),
-        "message": {"text": _matrix_line(report)},
+        "message": {"text": "\n".join(_matrix_lines(report))},
     }
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": f"refitwire-{tool}",
-                        "rules": [
-                            {
-                                "id": r.id,
-                                "name": r.id,
-                                "shortDescription": {"text": r.doc},
-                                "defaultConfiguration": {"level": "error" if r.breaking else "note"},
-                                "properties": {"category": r.category, "directions": list(r.directions)},
-                            }
-                            for r in RULES.values()
-                        ],
-                    }
-                },
-                "invocations": [
-                    {
-                        "executionSuccessful": report.exit_code != 1,
-                        "exitCode": report.exit_code,
-                        "toolExecutionNotifications": [notification],
-                    }
-                ],
-                "results": results,
-                "properties": {"verdict": report.verdict, "matrix": m.status, "against": report.against},
-            }
-        ],
-    }
+    rules = [
+        {"id": r.id, "name": r.id, "shortDescription": {"text": r.doc},
+         "defaultConfiguration": {"level": "error" if r.breaking else "note"},
+         "properties": {"category": r.category, "directions": list(r.directions)}}
+        for r in RULES.values()
+    ]  # fmt: skip
+    run = {
+        "tool": {"driver": {"name": f"refitwire-{tool}", "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
+        "invocations": [{"executionSuccessful": report.exit_code != 1, "exitCode": report.exit_code,
+                         "toolExecutionNotifications": [notification]}],
+        "results": results,
+        "properties": {"verdict": report.verdict, "matrix": m.status, "against": report.against},
+    }  # fmt: skip
+    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(sarif, indent=2)

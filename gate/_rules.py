@@ -86,6 +86,13 @@ _CATALOGUE = (
         "A required property was removed: blobs of new writers lack what old readers require.",
     ),
     Rule(
+        "PROPERTY_REMOVED_FROM_CLOSED_OBJECT",
+        "WIRE",
+        "error",
+        _B,
+        "A property was removed from an object that rejects unknown members: old blobs carrying it are rejected.",
+    ),
+    Rule(
         "REQUIRED_ADDED",
         "WIRE",
         "error",
@@ -158,6 +165,13 @@ _CATALOGUE = (
         "minimum/maximum/exclusive bounds or multipleOf now allow values old readers reject.",
     ),
     Rule(
+        "MULTIPLE_OF_CHANGED",
+        "WIRE",
+        "error",
+        _BF,
+        "multipleOf changed to a step that neither divides nor is divided by the old one.",
+    ),
+    Rule(
         "LENGTH_BOUND_TIGHTENED",
         "WIRE",
         "error",
@@ -201,6 +215,14 @@ _CATALOGUE = (
         "Only an annotation changed (description, title, examples, x-rule, ...): no blob is affected.",
     ),
     Rule(
+        "EQUIVALENT_REWRITE",
+        "ANNOTATION",
+        "info",
+        _NONE,
+        "A keyword was rewritten into a provably equivalent form (a reordered character class, "
+        "an integer bound as its exclusive neighbour): no blob is affected.",
+    ),
+    Rule(
         "ADDED_IN_MISSING",
         "ANNOTATION",
         "error",
@@ -236,6 +258,27 @@ _CATALOGUE = (
         "error",
         _NONE,
         "A candidate's version is not newer than every released version of its document.",
+    ),
+    Rule(
+        "VERSION_STAMP_MISMATCH",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A schema file's name, x-spec-version and $id do not name the same version.",
+    ),
+    Rule(
+        "RELEASE_ENTRY_MISMATCH",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A new index entry disagrees with its file (sha256, path, version stamps) or is not MAJOR.MINOR.PATCH.",
+    ),
+    Rule(
+        "DOCUMENT_UNKNOWN",
+        "RELEASE",
+        "error",
+        _NONE,
+        "A new folder of schema files under schema/ that no index names: the gate cannot check it.",
     ),
     Rule(
         "MAJOR_WITHOUT_NEW_WIRE_ID",

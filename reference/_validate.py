@@ -193,8 +193,20 @@ def _violations(
         sound = False
         yield violation
     if sound:  # the rules below assume every member is there and has its JSON type
-        yield from _top_level(document, kind, version)
-        yield from table_rules(document["tensors"], knows(version, "digest"), out)
+        yield from _semantic_violations(document, kind, version, out)
+
+
+def semantic_violations(document: Any, version: str, kind: str = "rendezvous") -> list[Violation]:
+    """The rules beyond the schema (INTEGER_LITERAL, base64 pad bits, section 2.3), in document
+    order, for a document the schema of ``version`` already accepts (a candidate's, in the gate)."""
+    return in_document_order(document, _semantic_violations(document, kind, version, None))
+
+
+def _semantic_violations(
+    document: Any, kind: str, version: str, out: list[PublishedTensor] | None
+) -> Iterator[Violation]:
+    yield from _top_level(document, kind, version)
+    yield from table_rules(document["tensors"], knows(version, "digest"), out)
 
 
 def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:

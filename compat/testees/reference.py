@@ -34,11 +34,12 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
             blob = base64.b64decode(request["blob_b64"], validate=True)
         except (KeyError, TypeError, ValueError) as exc:
             return {"seq": seq, "errored": True, "message": f"bad read request: {exc}"}
-        base = candidate.base if candidate else version
         try:
             if candidate is not None:
-                candidate.check(parse(blob))
-            payload = unwrap_rendezvous_blob(blob, spec_version=base)
+                document = parse(blob)
+                candidate.check(document)
+                return {"seq": seq, "payload": candidate.decoded(document)}
+            payload = unwrap_rendezvous_blob(blob, spec_version=version)
         except InvalidBlob as exc:
             return {
                 "seq": seq,
@@ -47,7 +48,7 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
                 "rule": exc.rule,
                 "pointer": exc.pointer,
             }
-        return {"seq": seq, "payload": to_decoded(payload, base)}
+        return {"seq": seq, "payload": to_decoded(payload, version)}
     if cmd == "write":
         try:
             if candidate is not None:
@@ -93,16 +94,17 @@ def main() -> int:
     )
     args = parser.parse_args()
     version = args.spec_version
-    if args.schema_dir:  # Hypothesis first: it keeps the candidate's caches out of the cwd
-        from refitwire.compat import _hypothesis  # noqa: F401
-        from refitwire.compat._candidate import Candidate
-    candidate = (
-        Candidate(args.schema_dir, version)
-        if args.schema_dir and version not in refitwire.SPEC_VERSIONS
-        else None
-    )
-    if candidate is None and version not in refitwire.SPEC_VERSIONS:
-        parser.error(f"unknown spec version {version} (a candidate needs --schema-dir)")
+    candidate = None
+    if version not in refitwire.SPEC_VERSIONS:
+        if not args.schema_dir:
+            parser.error(f"unknown spec version {version} (a candidate needs --schema-dir)")
+        from refitwire.compat import _hypothesis  # noqa: F401  (first: it keeps its caches out of the cwd)
+        from refitwire.compat._candidate import UnknownVersion, load
+
+        try:
+            candidate = load(args.schema_dir.resolve(), version)
+        except UnknownVersion as exc:
+            parser.error(str(exc))
     for line in sys.stdin:
         try:
             request = json.loads(line)

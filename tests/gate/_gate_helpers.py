@@ -61,3 +61,34 @@ def refitwire(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "refitwire", *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )
+
+
+def commit(repo: Path, message: str, *paths: str) -> None:
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", *(paths or ("-A",)))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", message)
+
+
+def fake_matrix(tmp: Path, results: list[dict[str, Any]], participants: list[tuple[str, str]] | None = None,
+                footer: bool = True) -> list[str]:  # fmt: skip
+    """A stand-in for ``refitwire matrix`` that writes this report to its ``--output`` file.
+
+    ``participants``: (label, spec version); default: every released participant."""
+    if participants is None:
+        from refitwire.gate._matrix import released_participants
+
+        participants = [
+            (p, p.split("@")[1] if p.startswith("reference@") else "1.2.0") for p in released_participants()
+        ]
+    lines = [{"type": "header", "seed": 7, "participants": [{"label": p, "spec_version": v} for p, v in participants],
+              "unavailable": []}]  # fmt: skip
+    lines += [{"type": "result", "tier": "required", **r} for r in results]
+    if footer:
+        failed = sum(r["outcome"] in ("failed", "errored") for r in results)
+        lines.append({"type": "footer", "required_failed": failed, "xpassed": 0})
+    script = tmp / "fake_matrix.py"
+    script.write_text(
+        "import sys\n"
+        "assert '--schema-dir' in sys.argv and '--format' in sys.argv\n"
+        f"out = sys.argv[sys.argv.index('--output') + 1]\nopen(out, 'w').write({chr(10).join(json.dumps(x) for x in lines)!r})\n"
+    )
+    return [sys.executable, str(script)]

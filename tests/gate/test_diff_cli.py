@@ -40,3 +40,14 @@ def test_bad_inputs_exit_1(tmp_path: Path) -> None:
         done = refitwire(ROOT, "diff", old, "schema/rendezvous/1.2.0.json")
         assert done.returncode == 1, (old, done.stdout)
         assert done.stdout == ""
+
+
+def test_gate_error_survives_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    from refitwire.gate import GateError
+
+    error = GateError("schema/rendezvous/next.json", "not a version")
+    for clone in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error)):
+        assert (clone.source, clone.detail, str(clone)) == (error.source, error.detail, str(error))

@@ -20,6 +20,10 @@ NOT_DIFF_RULES = {
     "BASELINE_STALE",
     "BASELINE_EXPIRED",
     "MATRIX_DISAGREES",
+    "VERSION_STAMP_MISMATCH",
+    "RELEASE_ENTRY_MISMATCH",
+    "DOCUMENT_UNKNOWN",
+    "MULTIPLE_OF_CHANGED",  # needs an old multipleOf: test_multiple_of_neither_divides below
 }
 
 
@@ -72,3 +76,32 @@ def test_compatible_pairs_have_no_witness_search() -> None:
         if not case["breaking"]:
             old, new = _pair(case)
             assert all(not f.witnesses and not f.no_witness for f in compare(old, new, "new"))
+
+
+def test_multiple_of_neither_divides_breaks_both_ways() -> None:
+    old_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "multipleOf": 2, "x-added-in": "1.0.0"}},
+    }
+    new_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "multipleOf": 3, "x-added-in": "1.0.0"}},
+    }
+    [finding] = compare(toy(old_schema, "old"), toy(new_schema, "new"), "new")
+    assert finding.change.rule == "MULTIPLE_OF_CHANGED"
+    assert sorted(w.direction for w in finding.witnesses) == ["BACKWARD", "FORWARD"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [({"additionalProperties": True}, {"additionalProperties": {}}),
+     ({"pattern": "^[0-9a-f]+$"}, {"pattern": "^[0-9a-cd-f]+$"}),
+     ({"type": ["string", "null"], "enum": ["a", "b", None]}, {"type": ["null", "string"], "enum": [None, "b", "a"]}),
+     ({"type": "integer", "minimum": 0}, {"type": "integer", "exclusiveMinimum": -1})],
+)  # fmt: skip
+def test_equivalent_forms_are_not_breaking(old: dict[str, Any], new: dict[str, Any]) -> None:
+    def wrap(node: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"v": {**node, "x-added-in": "1.0.0"}}}
+
+    changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
+    assert {c.rule for c in changes} <= {"EQUIVALENT_REWRITE"}, changes

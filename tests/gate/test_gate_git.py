@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from _gate_helpers import candidate, git, make_repo, refitwire, write
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
+from _gate_helpers import candidate, fake_matrix, git, make_repo, refitwire, write
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
 from refitwire.gate._baseline import Accepted
 
 STEP_RANK = {"type": ["integer", "null"], "minimum": 0, "x-added-in": "1.3.0",
@@ -118,9 +117,14 @@ def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
 @pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
 def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text(text)
+    with pytest.raises(GateError, match=r"^schema/rendezvous/1\.3\.0\.json: "):
+        run_gate(repo, "HEAD", matrix="never")
+
+
+def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
+    (repo / "schema/rendezvous/1.3.0.json").write_text('{"type": 7}')
     done = _gate(repo)
-    assert done.returncode == EXIT_ERROR, done.stdout
-    assert "compatible" not in done.stdout
+    assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (EXIT_ERROR, "", 1), done.stderr
 
 
 def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
@@ -144,9 +148,9 @@ def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "github", "sarif"])
 def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _gate(repo, "--format", fmt)
-    assert done.returncode == EXIT_BREAKING
-    out = done.stdout
+    report = run_gate(repo, "HEAD", matrix="never")
+    assert report.exit_code == EXIT_BREAKING
+    out = render(report, fmt, root=repo)
     if fmt == "json":
         records = [json.loads(line) for line in out.splitlines()]
         assert records[0]["type"] == "header" and records[-1]["type"] == "footer"
@@ -163,20 +167,27 @@ def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> No
         assert {r["ruleId"] for r in run["results"] if r["level"] == "error"} == {"PROPERTY_ADDED_REQUIRED"}
         assert run["properties"]["matrix"] == "not-run"
     elif fmt == "github":
-        assert out.count("::error file=schema/rendezvous/1.3.0.json,title=PROPERTY_ADDED_REQUIRED") == 3
+        line = next(n for n, text in enumerate((repo / "schema/rendezvous/1.3.0.json").read_text().splitlines(), 1)
+                    if '"publisher_rank": {' in text)  # fmt: skip
+        assert out.count(f"::error file=schema/rendezvous/1.3.0.json,line={line},") == 3
         assert "::warning title=runtime matrix::runtime matrix: not run" in out
     else:
         assert "runtime matrix: not run" in out and "witness (BACKWARD" in out
 
 
-def test_write_witnesses(repo: Path, tmp_path: Path) -> None:
+def test_write_witnesses_as_blobs_validate_reads(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     done = _gate(repo, "--write-witnesses", str(tmp_path / "w"))
     assert done.returncode == EXIT_BREAKING
     files = sorted((tmp_path / "w").glob("*.json"))
-    assert len(files) == 3
-    record = json.loads(files[0].read_text())
-    assert record["rule"] == "PROPERTY_ADDED_REQUIRED" and record["direction"] == "BACKWARD"
+    assert [f.name.split("-rejects-")[0] for f in files] == [
+        "1.0.0-accepted-1.3.0", "1.1.0-accepted-1.3.0", "1.2.0-accepted-1.3.0"]  # fmt: skip
+    checked = refitwire(repo, "validate", *map(str, files))  # plain blobs: an old writer could write each
+    assert checked.returncode == 0 and checked.stdout.count("conforms to 1.0.0, 1.1.0, 1.2.0") == 3, (
+        checked.stdout
+    )
+    manifest = [json.loads(line) for line in (tmp_path / "w" / "witnesses.jsonl").read_text().splitlines()]
+    assert {m["rule"] for m in manifest} == {"PROPERTY_ADDED_REQUIRED"}
 
 
 # -- baseline --------------------------------------------------------------------------------------------
@@ -184,9 +195,15 @@ def test_write_witnesses(repo: Path, tmp_path: Path) -> None:
 
 def _entry(**changes: object) -> dict[str, object]:
     entry: dict[str, object] = {"rule": "PROPERTY_ADDED_REQUIRED", "pointer": "/properties/publisher_rank",
-                                "reason": "coordinated rollout", "link": "issue-12", "expires": "2999-01-01"}  # fmt: skip
+                                "change": "0" * 16, "reason": "coordinated rollout", "link": "issue-12",
+                                "expires": "2999-01-01"}  # fmt: skip
     entry.update(changes)
     return entry
+
+
+def _hash_of(repo: Path, rule: str) -> str:
+    report = run_gate(repo, "HEAD", matrix="never", witnesses=False)
+    return next(f.hash for f in report.findings if f.change.rule == rule)
 
 
 def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]):  # type: ignore[no-untyped-def]
@@ -197,7 +214,7 @@ def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]):  # 
 
 def test_matching_baseline_entry_suppresses(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _with_baseline(repo, tmp_path, _entry())
+    done = _with_baseline(repo, tmp_path, _entry(change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED")))
     assert done.returncode == EXIT_COMPATIBLE, done.stdout
     assert done.stdout.count("ACCEPTED PROPERTY_ADDED_REQUIRED") == 3
 
@@ -211,7 +228,9 @@ def test_stale_baseline_entry_fails(repo: Path, tmp_path: Path) -> None:
 
 def test_expired_baseline_entry_fails_and_suppresses_nothing(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _with_baseline(repo, tmp_path, _entry(expires="2000-01-01"))
+    done = _with_baseline(
+        repo, tmp_path, _entry(expires="2000-01-01", change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))
+    )
     assert done.returncode == EXIT_BREAKING
     assert "BASELINE_EXPIRED" in done.stdout and "BREAKING PROPERTY_ADDED_REQUIRED" in done.stdout
 
@@ -224,7 +243,7 @@ def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None
 def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     entry = Accepted(0, "PROPERTY_ADDED_REQUIRED", "/properties/publisher_rank", "r", "l",
-                     datetime.date(2030, 1, 1))  # fmt: skip
+                     datetime.date(2030, 1, 1), change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))  # fmt: skip
     before = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2029, 12, 31))
     after = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2030, 1, 2))
     assert before.exit_code == EXIT_COMPATIBLE and after.exit_code == EXIT_BREAKING
@@ -233,50 +252,130 @@ def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
 # -- the runtime matrix step ----------------------------------------------------------------------------
 
 
-def _fake_matrix(tmp_path: Path, required_failed: int | None, rc: int = 0) -> list[str]:
-    script = tmp_path / "fake_matrix.py"
-    footer = (
-        "" if required_failed is None else json.dumps({"type": "footer", "required_failed": required_failed})
-    )
-    script.write_text(
-        "import sys\n"
-        "assert '--schema-dir' in sys.argv and '--format' in sys.argv\n"
-        f'print(\'{{"type": "header"}}\')\nprint({footer!r})\nsys.exit({rc})\n'
-    )
-    return [sys.executable, str(script)]
+def _cell(
+    writer: str | None, reader: str | None, outcome: str = "failed", case: str = "gen-abc"
+) -> dict[str, object]:
+    return {"case": case, "outcome": outcome, "writer": writer, "reader": reader, "message": "rejected"}
 
 
 def test_matrix_passes_after_static_pass(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
-    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 0))
+    report = run_gate(
+        repo, "HEAD", matrix_command=fake_matrix(tmp_path, [_cell("reference@1.2.0", None, "passed")])
+    )
     assert report.matrix.status == "passed" and report.exit_code == EXIT_COMPATIBLE
+    assert report.matrix.seed == 7 and "modelexpress@0.7.0" in report.matrix.ran
 
 
-def test_rules_compatible_but_matrix_fails_is_a_disagreement(repo: Path, tmp_path: Path) -> None:
+def test_rules_compatible_but_matrix_fails_names_the_cells(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
-    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 2, rc=1))
+    cells = [
+        _cell("reference@1.2.0", "modelexpress@0.7.0", case="gen-1"),
+        _cell("reference@1.2.0", "modelexpress@0.7.0", case="gen-2"),
+    ]
+    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, cells))
     assert report.matrix.status == "failed" and report.exit_code == EXIT_BREAKING
     assert [f.change.rule for f in report.findings if f.failing] == ["MATRIX_DISAGREES"]
+    [cell] = report.matrix.failing
+    assert cell.startswith("reference@1.2.0 -> modelexpress@0.7.0: 2 case(s), first gen-1")
 
 
 def test_rules_breaking_but_matrix_passes_is_a_disagreement(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    report = run_gate(repo, "HEAD", matrix="always", matrix_command=_fake_matrix(tmp_path, 0))
+    report = run_gate(repo, "HEAD", matrix="always", matrix_command=fake_matrix(tmp_path, []))
     assert "MATRIX_DISAGREES" in {f.change.rule for f in report.findings}
     assert report.exit_code == EXIT_BREAKING
 
 
 def test_static_failure_skips_the_matrix_in_auto_mode(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, 0))
+    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, []))
     assert report.matrix.status == "not-run" and "static check failed" in report.matrix.detail
 
 
 def test_matrix_without_footer_is_an_error_not_a_pass(repo: Path, tmp_path: Path) -> None:
-    report = run_gate(repo, "HEAD", matrix_command=_fake_matrix(tmp_path, None, rc=3))
+    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, [], footer=False))
     assert report.matrix.status == "errored" and report.exit_code == EXIT_ERROR
 
 
 def test_require_matrix_turns_not_run_into_an_error(repo: Path) -> None:
     report = run_gate(repo, "HEAD", matrix="never", require_matrix=True)
     assert report.exit_code == EXIT_ERROR
+
+
+def test_a_released_reader_that_did_not_run_makes_the_step_incomplete(repo: Path, tmp_path: Path) -> None:
+    ran = [("reference@1.0.0", "1.0.0"), ("reference@1.1.0", "1.1.0"), ("reference@1.2.0", "1.2.0"),
+           ("modelexpress@0.6.0", "1.2.0")]  # fmt: skip
+    command = fake_matrix(tmp_path, [], participants=ran)
+    report = run_gate(repo, "HEAD", matrix_command=command)
+    assert (report.matrix.status, report.exit_code, report.verdict) == (
+        "incomplete",
+        EXIT_ERROR,
+        "incomplete",
+    )
+    assert report.matrix.missing == ("modelexpress@0.7.0",)
+    accepted = run_gate(repo, "HEAD", matrix_command=command, allow_missing=True)
+    assert (
+        accepted.exit_code == EXIT_COMPATIBLE
+        and "accepted as missing: modelexpress@0.7.0" in accepted.matrix.detail
+    )
+
+
+def test_accepted_break_scopes_what_the_matrix_may_fail(repo: Path, tmp_path: Path) -> None:
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
+    findings = run_gate(repo, "HEAD", matrix="never").findings
+    entries = [Accepted(i, f.change.rule, f.change.pointer, "r", "l", datetime.date(2999, 1, 1), change=f.hash)
+               for i, f in enumerate(findings) if f.failing]  # fmt: skip
+    participants = [("reference@1.2.0", "1.2.0"), ("candidate@1.3.0", "1.3.0")]
+    backward = [
+        _cell("reference@1.2.0", "candidate@1.3.0")
+    ]  # old writer, new reader: what the accepted break says
+    report = run_gate(repo, "HEAD", baseline=entries[:1], matrix_command=fake_matrix(tmp_path, backward, participants),
+                      allow_missing=True)  # fmt: skip
+    assert report.exit_code == EXIT_COMPATIBLE, report.matrix
+    assert report.matrix.expected == 1
+    forward = [_cell("candidate@1.3.0", "reference@1.2.0")]  # not what was accepted
+    report = run_gate(repo, "HEAD", baseline=entries[:1], matrix_command=fake_matrix(tmp_path, forward, participants),
+                      allow_missing=True)  # fmt: skip
+    assert report.exit_code == EXIT_BREAKING and report.matrix.status == "failed"
+
+
+def test_cells_across_major_lines_are_not_expected_to_work(repo: Path, tmp_path: Path) -> None:
+    participants = [("reference@1.2.0", "1.2.0"), ("candidate@2.0.0", "2.0.0")]
+    cells = [_cell("reference@1.2.0", "candidate@2.0.0"), _cell("candidate@2.0.0", "reference@1.2.0"),
+             _cell(None, "candidate@2.0.0", case="read:v-1")]  # fmt: skip
+    report = run_gate(
+        repo, "HEAD", matrix_command=fake_matrix(tmp_path, cells, participants), allow_missing=True
+    )
+    assert report.matrix.status == "passed" and report.matrix.expected == 3
+
+
+def test_a_baseline_entry_accepts_only_the_content_it_names(repo: Path, tmp_path: Path) -> None:
+    """An entry written for a typo fix in a released file does not also accept a later change to it."""
+    path = repo / "schema/rendezvous/1.1.0.json"
+    path.write_text(
+        path.read_text().replace("Name of the publisher's NIXL agent.", "Name of the publisher NIXL agent.")
+    )
+    typo = _entry(rule="RELEASED_FILE_MODIFIED", pointer="", change=_hash_of(repo, "RELEASED_FILE_MODIFIED"))
+    assert _with_baseline(repo, tmp_path, typo).returncode == EXIT_COMPATIBLE
+    path.write_text(path.read_text().replace('"maximum": 64', '"maximum": 16'))
+    done = _with_baseline(repo, tmp_path, typo)
+    assert done.returncode == EXIT_BREAKING
+    assert "BASELINE_STALE" in done.stdout and "BREAKING RELEASED_FILE_MODIFIED" in done.stdout
+
+
+def test_the_printed_pointer_and_entry_are_what_the_baseline_takes(repo: Path, tmp_path: Path) -> None:
+    (repo / "schema/rendezvous/1.0.0.json").write_text(
+        (repo / "schema/rendezvous/1.0.0.json").read_text() + " "
+    )
+    done = _gate(repo)
+    assert 'pointer ""' in done.stdout  # the root is "", as RFC 6901 writes it
+    printed = json.loads(next(line for line in done.stdout.splitlines() if line.startswith('    {"rule"')))
+    printed.update(reason="whitespace", link="issue-3", expires="2999-01-01")
+    assert _with_baseline(repo, tmp_path, printed).returncode == EXIT_COMPATIBLE
+
+
+def test_default_baseline_path_is_used(repo: Path) -> None:
+    (repo / "schema/gate-baseline.json").write_text(json.dumps({"accepted": [_entry()]}))
+    done = _gate(repo)
+    assert done.returncode == EXIT_BREAKING and "BASELINE_STALE" in done.stdout

@@ -1,37 +1,107 @@
-"""The gate's runtime step with the real compat matrix, a candidate 1.3.0 included."""
+"""The gate's runtime step with the real compat matrix and the released upstream readers.
+
+Each test is a throwaway clone with a proposed version; the matrix runs every released
+participant (the upstream environments must be built, as ``tox -e tests`` does) with few
+generated payloads, so the step stays short. One test points REFITWIRE_ENVS at an empty
+folder: the released readers are missing and the step must say so.
+"""
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-from _gate_helpers import candidate, make_repo, refitwire, write
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE
+import pytest
+from _gate_helpers import candidate, make_repo, write
+from refitwire.compat.upstream import envs
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
+from refitwire.gate._baseline import Accepted
 
+EXAMPLES = 4
 NEW_MEMBER = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0", "description": "Rank of the publisher."}
 
 
-def _gate(repo: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
-    done = refitwire(repo, "gate", "--against", "HEAD", "--format", "json", *args)
-    return done.returncode, json.loads(done.stdout.splitlines()[-1])
+@pytest.fixture(autouse=True)
+def _upstream_built() -> None:
+    missing = [v for v in envs.UPSTREAM_VERSIONS if envs.find_env(v) is None]
+    if missing:
+        pytest.skip(
+            f"upstream envs {missing} not built under {envs.cache_dir()} (python -m refitwire.compat.upstream.envs)"
+        )
 
 
-def test_an_optional_member_passes_the_real_matrix(tmp_path: Path) -> None:
+def _gate(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
+    argv = [sys.executable, "-m", "refitwire", "gate", "--against", "HEAD", "--format", "json"]
+    argv += ["--examples", str(EXAMPLES), "--seed", "3", *args]
+    done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300, env=env)
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _matrix(records: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(r for r in records if r["type"] == "matrix")
+
+
+def test_an_optional_member_passes_with_every_released_reader(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     write(
         repo / "schema/rendezvous/1.3.0.json",
         candidate("1.3.0", lambda s: s["properties"].update(publisher_rank=NEW_MEMBER)),
     )
-    code, summary = _gate(repo)
-    assert (code, summary["matrix"]) == (EXIT_COMPATIBLE, "passed"), summary
+    code, records = _gate(repo)
+    matrix = _matrix(records)
+    assert (code, matrix["status"]) == (EXIT_COMPATIBLE, "passed"), matrix
+    assert {"modelexpress@0.6.0", "modelexpress@0.7.0", "candidate@1.3.0"} <= set(matrix["ran"])
+    assert matrix["seed"] == 3
 
 
-def test_a_required_member_fails_the_real_matrix_too(tmp_path: Path) -> None:
-    def required(s: dict) -> None:  # type: ignore[type-arg]
-        s["properties"]["publisher_rank"] = NEW_MEMBER
-        s["required"].append("publisher_rank")
+def test_without_the_upstream_envs_the_step_is_incomplete_and_names_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(
+        repo / "schema/rendezvous/1.3.0.json",
+        candidate("1.3.0", lambda s: s["properties"].update(publisher_rank=NEW_MEMBER)),
+    )
+    (tmp_path / "no-envs").mkdir()
+    env = {**os.environ, "REFITWIRE_ENVS": str(tmp_path / "no-envs")}
+    code, records = _gate(repo, env=env)
+    matrix = _matrix(records)
+    assert (code, matrix["status"]) == (EXIT_ERROR, "incomplete")
+    assert matrix["missing"] == ["modelexpress@0.6.0", "modelexpress@0.7.0"]
+    code, records = _gate(repo, "--allow-missing-readers", env=env)
+    assert (code, _matrix(records)["status"]) == (EXIT_COMPATIBLE, "passed")
+
+
+def _widen_digest(s: dict[str, Any]) -> None:
+    s["$defs"]["shard"]["properties"]["digest"]["pattern"] = "^([0-9a-f]{32}|[0-9a-f]{64})$"
+
+
+def test_a_loosening_is_shown_to_the_released_readers_and_an_accepted_one_passes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _widen_digest))
+    failing = run_gate(repo, "HEAD", matrix="always", examples=EXAMPLES, seed=3)
+    assert failing.exit_code == EXIT_BREAKING and failing.matrix.status == "failed"
+    rejected = [
+        cell for cell in failing.matrix.failing if cell.startswith("candidate@1.3.0 -> reference@1.2.0")
+    ]
+    assert rejected and "does not match" in rejected[0]  # the old reader rejects the 64-hex form
+    entries = [Accepted(i, f.change.rule, f.change.pointer, "64-hex digests", "issue-7", datetime.date(2999, 1, 1),
+                        change=f.hash) for i, f in enumerate(failing.findings) if f.failing and f.witnesses]  # fmt: skip
+    accepted = run_gate(repo, "HEAD", baseline=entries, examples=EXAMPLES, seed=3)
+    assert accepted.exit_code == EXIT_COMPATIBLE, accepted.matrix
+    assert accepted.matrix.status == "passed" and accepted.matrix.expected > 0
+
+
+def test_a_new_major_runs_its_own_line(tmp_path: Path) -> None:
+    def v2(s: dict[str, Any]) -> None:  # a break (64-hex digests only) under a new wire id
+        s["$defs"]["shard"]["properties"]["digest"]["pattern"] = "^[0-9a-f]{64}$"
+        s["properties"]["schema"]["const"] = s["x-wire-id"] = "mx.reshard.shard_table.v2"
 
     repo = make_repo(tmp_path)
-    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", required))
-    code, summary = _gate(repo, "--matrix", "always")
-    assert (code, summary["matrix"]) == (EXIT_BREAKING, "failed"), summary
+    write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", v2))
+    report = run_gate(repo, "HEAD", examples=EXAMPLES, seed=3)
+    assert report.exit_code == EXIT_COMPATIBLE, report.matrix
+    assert "candidate@2.0.0" in report.matrix.ran and report.matrix.expected > 0  # the 1.x cells, not counted

@@ -1,0 +1,141 @@
+"""Schema documents: loading and checking one, resolving ``$ref`` and JSON pointers in it.
+
+References and pointers are resolved by ``referencing`` (the resolver jsonschema itself
+uses), against a registry holding the one document; RFC 6901 escaping lives here only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema_rs
+import referencing
+import referencing.exceptions
+from referencing.jsonschema import DRAFT202012
+from refitwire.gate._errors import GateError
+
+#: MAJOR.MINOR.PATCH with no leading zeros: the only version form a schema file may have.
+SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def escape(token: str) -> str:
+    """One reference token of a JSON pointer (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def tokens(pointer: str) -> list[str]:
+    """The unescaped tokens of a JSON pointer ("" is the root: no tokens)."""
+    return [unescape(t) for t in pointer.split("/")[1:]] if pointer else []
+
+
+def join(pointer: str, *more: str | int) -> str:
+    return pointer + "".join(f"/{escape(str(t))}" for t in more)
+
+
+def version_key(version: str) -> tuple[int, ...] | None:
+    """``1.2.0`` -> (1, 2, 0); None for anything that is not a three-part semantic version."""
+    match = SEMVER.match(version) if isinstance(version, str) else None
+    return tuple(int(p) for p in match.groups()) if match else None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A schema document and where it came from (a file name or ``REF:path``)."""
+
+    source: str
+    schema: dict[str, Any]
+    _registry: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def version(self) -> str | None:
+        stamp = self.schema.get("x-spec-version")
+        return stamp if isinstance(stamp, str) else None
+
+    @property
+    def wire_id(self) -> str | None:
+        stamp = self.schema.get("x-wire-id")
+        return stamp if isinstance(stamp, str) else None
+
+    @property
+    def kind(self) -> str | None:
+        """The document kind (``rendezvous``, ``shard-table``): from ``$id``, else its folder."""
+        schema_id = self.schema.get("$id")
+        if isinstance(schema_id, str) and schema_id.startswith("urn:refitwire:schema:"):
+            return schema_id.split(":")[3]
+        parts = self.source.rsplit(":", 1)[-1].split("/")
+        return parts[-2] if len(parts) >= 2 else None
+
+    def _resolver(self) -> Any:
+        registry = self._registry
+        if registry is None:
+            resource = referencing.Resource.from_contents(self.schema, default_specification=DRAFT202012)
+            registry = referencing.Registry().with_resource(_base_uri(self.schema), resource)
+            object.__setattr__(self, "_registry", registry)
+        return registry.resolver(base_uri=_base_uri(self.schema))
+
+    def resolve(self, ref: str, at: str) -> tuple[str, Any]:
+        """(pointer, node) that ``ref`` (found at pointer ``at``) names in this document."""
+        if not ref.startswith("#"):
+            raise GateError(
+                self.source, f"{ref!r} at {at}: only references within the document are supported"
+            )
+        try:
+            resolved = self._resolver().lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            raise GateError(self.source, f"{ref!r} at {at or '/'} does not resolve") from None
+        return ref[1:], resolved.contents
+
+    def at(self, pointer: str) -> Any:
+        """The node at ``pointer``; GateError when there is none."""
+        return self.resolve("#" + pointer, pointer)[1] if pointer else self.schema
+
+
+def _base_uri(schema: dict[str, Any]) -> str:
+    uri = schema.get("$id")
+    return uri if isinstance(uri, str) else "urn:refitwire:gate:document"
+
+
+def load_document(source: str, data: bytes) -> Document:
+    """Parse and check one schema document; GateError (a usage error) if it is not one."""
+    try:
+        schema = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GateError(source, f"not JSON: {exc}") from None
+    except RecursionError:
+        raise GateError(source, "nested too deep to be a schema document") from None
+    if not isinstance(schema, dict):
+        raise GateError(source, f"a schema document is a JSON object, not {type(schema).__name__}")
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        where = "/" + "/".join(str(p) for p in exc.instance_path)
+        raise GateError(source, f"not a valid JSON Schema at {where}: {exc.message}") from None
+    except jsonschema_rs.ReferencingError as exc:
+        raise GateError(source, f"cannot check against its meta-schema: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # jsonschema-rs bounds its own recursion
+        raise GateError(source, f"nested too deep to check: {exc}") from None
+    document = Document(source, schema)
+    try:
+        _check_refs(document, schema, "")
+    except RecursionError:
+        raise GateError(source, "nested too deep to be a schema document") from None
+    return document
+
+
+def _check_refs(document: Document, node: Any, at: str) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            document.resolve(ref, at)
+        for key, value in node.items():
+            _check_refs(document, value, join(at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _check_refs(document, value, join(at, i))

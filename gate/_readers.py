@@ -1,0 +1,70 @@
+"""The full reader of a schema document's version: its schema and the rules JSON Schema cannot say.
+
+A witness must be a blob an old writer could really produce, so both sides of it are
+judged by a whole reader, not by the schema alone:
+
+* a released version the installed kit knows, with the released schema: the reference
+  itself (``refitwire.violations``);
+* any other rendezvous version (a candidate, or a release newer than the installed kit):
+  its own schema, then the semantic rules of the newest released version below it;
+* anything else (a document of no known kind): its schema alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema_rs
+import refitwire
+from refitwire._spec import DOCUMENTS
+from refitwire.compat._candidate import Candidate
+from refitwire.gate._document import Document
+
+#: A reader: the first complaint about a blob, or None when it reads it.
+Reader = Callable[[Any], "str | None"]
+
+
+def reader(document: Document) -> Reader:
+    """The full reader of ``document``'s version."""
+    return _reader(document.kind or "", document.version or "", json.dumps(document.schema, sort_keys=True))
+
+
+@functools.cache
+def _reader(kind: str, version: str, schema_json: str) -> Reader:
+    schema = json.loads(schema_json)
+    if (
+        kind in DOCUMENTS
+        and version in refitwire.SPEC_VERSIONS
+        and schema == refitwire.schema_document(kind, version)
+    ):
+
+        def released(blob: Any) -> str | None:
+            try:
+                found = refitwire.violations(blob, kind, version)
+            except (TypeError, KeyError, AttributeError, ValueError) as exc:
+                return f"rejected ({exc})"
+            return _first(found)
+
+        return released
+    if kind in DOCUMENTS and version:
+        candidate = Candidate(schema, version)
+        return lambda blob: _first(candidate.violations(blob))
+    validator = jsonschema_rs.validator_for(schema)
+
+    def schema_only(blob: Any) -> str | None:
+        for error in validator.iter_errors(blob):
+            where = "/" + "/".join(str(p) for p in error.instance_path)
+            return f"{where}: {error.message}"
+        return None
+
+    return schema_only
+
+
+def _first(found: list[refitwire.Violation]) -> str | None:
+    if not found:
+        return None
+    v = found[0]
+    return f"{v.rule} at {v.pointer or '/'}: {v.detail}"

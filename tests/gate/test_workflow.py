@@ -1,0 +1,59 @@
+"""The CI workflow: valid against the GitHub workflow schema, and wired the way docs/gate.md says."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+from _gate_helpers import ROOT
+
+yaml = pytest.importorskip("yaml")
+WORKFLOW = ROOT / ".github/workflows/wire-gate.yml"
+
+
+def _workflow() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_the_workflow_passes_the_workflow_schema() -> None:
+    linter = shutil.which("check-jsonschema")
+    if linter is None:
+        pytest.skip("check-jsonschema is not installed (the test extra brings it)")
+    done = subprocess.run(
+        [linter, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_it_triggers_on_everything_that_can_change_a_verdict() -> None:
+    paths = set(_workflow()[True]["pull_request"]["paths"])  # YAML 1.1 reads the key "on" as True
+    assert {"schema/**", "reference/**", "compat/**", "gate/**", "pyproject.toml"} <= paths
+
+
+def test_the_base_branch_gate_judges_with_the_released_readers() -> None:
+    steps = _workflow()["jobs"]["gate"]["steps"]
+    text = "\n".join(str(s.get("run", "")) for s in steps)
+    assert 'git worktree add --detach .gate-base "origin/$BASE_REF"' in text
+    assert '"$RUNNER_TEMP/gate/bin/pip" install ./.gate-base' in text
+    assert '"$RUNNER_TEMP/gate/bin/refitwire" gate' in text and "--testee" in text
+    [cache] = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache")]
+    assert "hashFiles('.gate-base/compat/upstream/envs.py')" in cache["with"]["key"]
+    assert any("refitwire.compat.upstream.envs" in str(s.get("run", "")) for s in steps)
+
+
+def test_the_verdict_runs_even_when_the_sarif_upload_fails() -> None:
+    steps = _workflow()["jobs"]["gate"]["steps"]
+    [upload] = [s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif")]
+    assert upload["continue-on-error"] is True
+    [verdict] = [s for s in steps if s.get("name") == "Verdict"]
+    assert verdict["if"] == "always()" and "exit 100" in verdict["run"]
+
+
+def test_the_documented_baseline_path_is_the_default() -> None:
+    from refitwire.cli.gate import DEFAULT_BASELINE
+
+    assert DEFAULT_BASELINE in WORKFLOW.read_text(encoding="utf-8")
+    assert DEFAULT_BASELINE in (ROOT / "docs/gate.md").read_text(encoding="utf-8")
