@@ -76,31 +76,16 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
         testee = Testee(list(p.command), timeout_s=plan.timeout_s, check_messages=plan.check_messages)
         try:
             identity = testee.start()
+        except (ProtocolError, OSError) as exc:
+            tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
+            why, symptom = f"{exc}; stderr: {tail}", "handshake failed"
+        else:
             unknown = _unknown_version(identity.spec_version, plan.schema_dir)
             if unknown is None:
                 return Started(p, testee, identity)
-            testee.stop()
-            return Result(
-                "handshake",
-                REQUIRED,
-                Outcome.ERRORED,
-                p.label,
-                p.label,
-                unknown,
-                symptom="unknown spec version",
-            )
-        except (ProtocolError, OSError) as exc:
-            testee.stop()
-            tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
-            return Result(
-                "handshake",
-                REQUIRED,
-                Outcome.ERRORED,
-                p.label,
-                p.label,
-                f"{exc}; stderr: {tail}",
-                symptom="handshake failed",
-            )
+            why, symptom = unknown, "unknown spec version"
+        testee.stop()
+        return Result("handshake", REQUIRED, Outcome.ERRORED, p.label, p.label, why, symptom=symptom)
 
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(plan.participants)))) as pool:
         done = list(pool.map(start, plan.participants))
