@@ -17,7 +17,6 @@ its own line only).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from refitwire.compat._report import Report, ReportError, read_report
+from refitwire.compat._results import REQUIRED, Outcome
 
 MatrixStatus = Literal["passed", "failed", "not-run", "errored", "incomplete"]
 
@@ -47,27 +49,6 @@ class Scope:
 
     cells: frozenset[tuple[str, str]] = frozenset()
     readers: frozenset[str] = frozenset()  # candidate versions whose vector reads may fail
-
-
-def read_report(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    """(header, results, footer) of a matrix JSON-lines report; the footer is None when missing.
-
-    The one place the gate reads the matrix's report format."""
-    header: dict[str, Any] = {}
-    results, footer = [], None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        kind = record.get("type") if isinstance(record, dict) else None
-        if kind == "header":
-            header = record
-        elif kind == "result":
-            results.append(record)
-        elif kind == "footer":
-            footer = record
-    return header, results, footer
 
 
 def released_participants() -> tuple[str, ...]:
@@ -102,40 +83,40 @@ def run_matrix(
             done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return MatrixOutcome("errored", f"could not run the matrix: {exc}")
-        header, results, footer = read_report(report) if report.is_file() else ({}, [], None)
-    if footer is None or not isinstance(footer.get("required_failed"), int):
+        try:  # the matrix's own reader: the one place its report format is parsed
+            found = read_report(report) if report.is_file() else None
+            problem = "" if found is None or found.complete else "a report without its footer"
+        except ReportError as exc:
+            found, problem = None, f"an unreadable report ({exc})"
+    if found is None or problem:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         return MatrixOutcome(
             "errored",
-            f"matrix exited {done.returncode} without a report footer"
+            f"matrix exited {done.returncode} with {problem or 'no report'}"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    return judge(header, results, scope, allow_missing, schema_dir.name)
+    return judge(found, scope, allow_missing, schema_dir.name)
 
 
 def judge(
-    header: dict[str, Any],
-    results: list[dict[str, Any]],
-    scope: Scope,
-    allow_missing: bool = False,
-    schema_dir: str = "schema",
+    report: Report, scope: Scope, allow_missing: bool = False, schema_dir: str = "schema"
 ) -> MatrixOutcome:
-    versions = {p["label"]: p.get("spec_version", "") for p in header.get("participants", [])}
+    versions = {p["label"]: p.get("spec_version", "") for p in report.header.participants}
     ran = tuple(versions)
     missing = tuple(p for p in released_participants() if p not in versions)
-    seed = header.get("seed")
+    seed = report.header.seed
     cells: dict[str, list[str]] = {}
     expected = 0
-    for r in results:
-        if r.get("tier") != "required" or r.get("outcome") not in ("failed", "errored"):
+    for r in report.results:
+        if r.tier != REQUIRED or r.outcome not in (Outcome.FAILED, Outcome.ERRORED):
             continue
-        writer, reader = versions.get(r.get("writer") or ""), versions.get(r.get("reader") or "")
+        writer, reader = versions.get(r.writer or ""), versions.get(r.reader or "")
         if _expected_failure(writer, reader, scope):
             expected += 1
             continue
-        who = " -> ".join(x for x in (r.get("writer"), r.get("reader")) if x) or "(vectors)"
-        cells.setdefault(who, []).append(f"{r.get('case')}: {r.get('message', '')}"[:240])
-    examples = f" --examples {header['examples']}" if header.get("examples") else ""
+        who = " -> ".join(x for x in (r.writer, r.reader) if x) or "(vectors)"
+        cells.setdefault(who, []).append(f"{r.case}: {r.message}"[:240])
+    examples = f" --examples {report.header.examples}" if report.header.examples else ""
     note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir})"
     count = sum(map(len, cells.values()))
     common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected}

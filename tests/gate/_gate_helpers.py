@@ -79,12 +79,13 @@ def fake_matrix(tmp: Path, results: list[dict[str, Any]], participants: list[tup
         participants = [
             (p, p.split("@")[1] if p.startswith("reference@") else "1.2.0") for p in released_participants()
         ]
-    lines = [{"type": "header", "seed": 7, "participants": [{"label": p, "spec_version": v} for p, v in participants],
+    lines = [{"type": "header", "seed": 7, "examples": 5, "participants": [{"label": p, "spec_version": v} for p, v in participants],
               "unavailable": []}]  # fmt: skip
     lines += [{"type": "result", "tier": "required", **r} for r in results]
     if footer:
         failed = sum(r["outcome"] in ("failed", "errored") for r in results)
-        lines.append({"type": "footer", "required_failed": failed, "xpassed": 0})
+        lines.append({"type": "footer", "seconds": 0.1, "counts": {}, "required_failed": failed,
+                      "recommended_failed": 0, "xpassed": 0})  # fmt: skip
     script = tmp / "fake_matrix.py"
     script.write_text(
         "import sys\n"

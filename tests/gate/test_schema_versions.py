@@ -68,8 +68,10 @@ def test_gate_passes_testees_to_the_matrix(repo: Path, tmp_path: Path) -> None:
     script.write_text(
         "import json, sys\n"
         "assert sys.argv[sys.argv.index('--testee') + 1] == 'python my_testee.py', sys.argv\n"
-        "open(sys.argv[sys.argv.index('--output') + 1], 'w').write(json.dumps({'type': 'footer', "
-        "'required_failed': 0}))\n"
+        "header = {'type': 'header', 'seed': 1, 'examples': 1, 'participants': [], 'unavailable': []}\n"
+        "footer = {'type': 'footer', 'seconds': 0.1, 'counts': {}, 'required_failed': 0, "
+        "'recommended_failed': 0, 'xpassed': 0}\n"
+        "open(sys.argv[sys.argv.index('--output') + 1], 'w').write(json.dumps(header) + '\\n' + json.dumps(footer))\n"
     )
     report = run_gate(repo, "HEAD", matrix_command=[sys.executable, str(script)], testees=["python my_testee.py"],
                       allow_missing=True)  # fmt: skip
