@@ -38,6 +38,8 @@ def _upstream_built() -> None:
 def _gate(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
     argv = [sys.executable, "-m", "refitwire", "gate", "--against", "HEAD", "--format", "json"]
     argv += ["--examples", str(EXAMPLES), "--seed", "3", *args]
+    # The clone is its own checkout: point it at the envs this checkout built (as a CI cache would).
+    env = env or {**os.environ, envs.ENV_VAR: str(envs.cache_dir())}
     done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300, env=env)
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
 
