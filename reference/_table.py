@@ -16,8 +16,21 @@ __all__ = ["not_integer_literal", "table_rules"]
 
 _U64_LIMIT = 2**64
 
-_SHARD_FIELDS = frozenset(PublishedShard.model_fields)
-_TENSOR_FIELDS = frozenset(PublishedTensor.model_fields)
+
+class _SharedFields(frozenset[str]):
+    """The fields-set every model the reader fills shares (one per model costs a quarter of a
+    decode). pydantic copies it before it adds to it (``model_copy(update=...)``): a copy is
+    a plain set of the copy's own, so the shared one never changes."""
+
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
+        return set(self)
+
+
+_SHARD_FIELDS = _SharedFields(PublishedShard.model_fields)
+_TENSOR_FIELDS = _SharedFields(PublishedTensor.model_fields)
 
 
 def _slot_setter(name: str) -> Any:
@@ -105,7 +118,7 @@ def table_rules(
                     "shard_offset": offset if typed else tuple(offset), "shape": shape if typed else tuple(shape),
                     "digest": digest if with_digest else None,
                 })  # fmt: skip
-                set_fields_set(model, set(shard_set))  # its own: model_copy(update=...) adds to it
+                set_fields_set(model, shard_set)
                 set_extra(model, None)
                 set_private(model, None)
                 shards.append(model)
@@ -117,7 +130,7 @@ def table_rules(
                 "name": name, "dtype": dtype, "elsize": elsize,
                 "full_shape": full if typed else tuple(full), "shards": tuple(shards),
             })  # fmt: skip
-            set_fields_set(tensor, set(tensor_set))
+            set_fields_set(tensor, tensor_set)
             set_extra(tensor, None)
             set_private(tensor, None)
             out.append(tensor)

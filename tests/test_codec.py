@@ -126,3 +126,15 @@ def test_decoded_models_behave_like_constructed_ones(lazy: bool) -> None:
     renamed = decoded[0].model_copy(update={"name": "v"})
     assert renamed.name == "v" and decoded[0].name == "w"
     assert merge_shard_tables([decoded, decoded]) == [tensor(shard((0, 0)), shard((4, 0)))]
+
+
+def test_decoded_models_copy_pickle_and_compare_like_constructed_ones() -> None:
+    import copy
+
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0)))], 3)
+    decoded = unwrap_rendezvous_blob(blob).tensors[0]
+    for clone in (copy.copy(decoded), copy.deepcopy(decoded), pickle.loads(pickle.dumps(decoded))):
+        assert clone == decoded == tensor(shard((0, 0)))
+        again = clone.shards[0].model_copy(update={"device_id": 1})
+        assert again.device_id == 1 and decoded.shards[0].device_id == 0
+    assert decoded.shards[0].model_fields_set == set(PublishedShard.model_fields)
