@@ -13,15 +13,12 @@ from importlib import resources
 from typing import Any
 
 
-def parse_version(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     """``"1.10.0"`` -> ``(1, 10, 0)``: versions compare as tuples, never as strings."""
     try:
         return tuple(int(part) for part in version.split("."))
     except (AttributeError, ValueError):
         raise ValueError(f"not a spec version: {version!r}") from None
-
-
-version_key = parse_version  # the name the compat kit already uses
 
 
 def _load(relative_path: str) -> Any:
@@ -39,7 +36,7 @@ DOCUMENTS: tuple[str, ...] = tuple(_INDEX["documents"])
 #: Spec versions in release order; the last is what writers emit by default.
 SPEC_VERSIONS: tuple[str, ...] = tuple(
     sorted(
-        {entry["version"] for entries in _INDEX["documents"].values() for entry in entries}, key=parse_version
+        {entry["version"] for entries in _INDEX["documents"].values() for entry in entries}, key=version_key
     )
 )
 LATEST: str = SPEC_VERSIONS[-1]
@@ -62,14 +59,14 @@ def _members(node: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 def _added_in() -> dict[str, str]:
     added: dict[str, str] = {}
     for document, entries in _INDEX["documents"].items():
-        newest = max(entries, key=lambda e: parse_version(e["version"]))
+        newest = max(entries, key=lambda e: version_key(e["version"]))
         for name, member in _members(_load(newest["path"])):
             version = member.get("x-added-in", SPEC_VERSIONS[0])
             if version == SPEC_VERSIONS[0]:
                 continue
             if added.setdefault(name, version) != version:  # pragma: no cover - schema authoring error
                 raise RuntimeError(f"{document}: {name!r} is added in both {added[name]} and {version}")
-    return dict(sorted(added.items(), key=lambda item: (parse_version(item[1]), item[0])))
+    return dict(sorted(added.items(), key=lambda item: (version_key(item[1]), item[0])))
 
 
 #: Which optional member each version added, from the schemas' ``x-added-in`` (SPEC.md, "Versions").
@@ -93,7 +90,7 @@ DTYPE_SIZES = {
 
 def knows(version: str, member: str) -> bool:
     """Whether a reader or writer of ``version`` knows an optional ``member``."""
-    return parse_version(version) >= parse_version(ADDED_IN[member])
+    return version_key(version) >= version_key(ADDED_IN[member])
 
 
 def check_version(version: str) -> str:

@@ -22,7 +22,7 @@ from refitwire import (
     schema_document as schema,
 )
 from refitwire._registry import fast_validator
-from refitwire._spec import knows, parse_version
+from refitwire._spec import knows, version_key
 from strategies import payloads, tensors
 
 LATEST_SCHEMA = schema("rendezvous", SPEC_VERSIONS[-1])
@@ -107,7 +107,7 @@ def test_any_reader_reads_any_writer_and_sees_only_what_both_know(
     payload: dict[str, Any], reader: str, writer: str
 ) -> None:
     blob = wrap_rendezvous_blob(**payload, spec_version=writer)
-    both = min(reader, writer, key=parse_version)
+    both = min(reader, writer, key=version_key)
     step = payload["publisher_step"] if knows(both, "publisher_step") else None
     digests = knows(both, "digest")
     sent = RendezvousPayload(
