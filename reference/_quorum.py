@@ -4,30 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from refitwire._spec import MAX_BLOB_BYTES, WIRE_SCHEMA_ID, knows
 from refitwire._validate import canonical_base64, is_utf8
 
-try:  # optional: the count-only read falls back to the full read without it
-    import msgspec
-except ImportError:  # pragma: no cover - exercised where msgspec is absent
-    msgspec = None  # type: ignore[assignment]
 
-if msgspec is not None:
+class _Envelope(msgspec.Struct):
+    schema: str
+    agent_name: str
+    agent_meta_b64: str
+    tensors: list[msgspec.Raw]  # each entry is skipped (its JSON syntax checked), never built
+    metadata_endpoint: str | None = ""
 
-    class _Envelope(msgspec.Struct):
-        schema: str
-        agent_name: str
-        agent_meta_b64: str
-        tensors: list[msgspec.Raw]  # each entry is skipped (its JSON syntax checked), never built
-        metadata_endpoint: str | None = ""
 
-    class _StampedEnvelope(_Envelope):
-        publisher_step: int | None = None
+class _StampedEnvelope(_Envelope):
+    publisher_step: int | None = None
 
-    _ENVELOPES: dict[bool, Any] = {
-        False: msgspec.json.Decoder(_Envelope),
-        True: msgspec.json.Decoder(_StampedEnvelope),
-    }
+
+_ENVELOPES: dict[bool, Any] = {
+    False: msgspec.json.Decoder(_Envelope),
+    True: msgspec.json.Decoder(_StampedEnvelope),
+}
 
 _STEP_MAX = 2**63 - 1
 
@@ -36,7 +33,7 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
     """The envelope of a blob, checked, and its entry count, without reading the entries.
 
     Returns ``(agent_meta_b64, agent_name, metadata_endpoint, publisher_step, count)``, or
-    ``None`` when this fast path cannot vouch for the blob (or msgspec is not installed):
+    ``None`` when this fast path cannot vouch for the blob:
     the caller then runs the full read, which accepts or names the broken rule exactly.
 
     What it checks: the size limit; no BOM; the bytes are UTF-8; the document is
@@ -48,7 +45,7 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
     the reader's limits on numbers in unknown members (SPEC.md section 5): it may accept a
     blob with ``1e400`` in an unknown member that the full read refuses.
     """
-    if msgspec is None or not isinstance(blob, (bytes, bytearray, memoryview)):
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
         return None
     if len(blob) > MAX_BLOB_BYTES or blob[:3] == b"\xef\xbb\xbf":
         return None

@@ -19,13 +19,9 @@ import operator
 import re
 from typing import Annotated, Any, Literal, Optional
 
+import msgspec
 from refitwire._registry import cached_schema
 from refitwire._spec import MAX_BLOB_BYTES
-
-try:
-    import msgspec
-except ImportError:  # pragma: no cover - exercised where msgspec is absent
-    msgspec = None  # type: ignore[assignment]
 
 __all__ = ["typed_read"]
 
@@ -179,8 +175,6 @@ def _at_most(bound: int, values: list[int]) -> bool:
 
 @functools.cache
 def _compiled(kind: str, version: str) -> _Compiled | None:
-    if msgspec is None:
-        return None  # pragma: no cover
     try:
         return _Compiled(cached_schema(kind, version))
     except (_Unsupported, TypeError, ValueError):  # pragma: no cover - the released schemas all compile
