@@ -236,6 +236,8 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
         json.dumps({**document, "agent_name": "é"}, ensure_ascii=False).encode(),  # not ASCII
         json.dumps({**document, "schema": "other"}).encode(),
         blob.replace(b'"addr": 0', b'"addr": 18446744073709551616'),  # past what msgspec bounds
+        # ... and with no bytes, so that no table rule (ADDR_SPAN) fires: the residual bound alone refuses it
+        blob.replace(b'"addr": 0', b'"addr": 18446744073709551616').replace(b'"shape": [1]', b'"shape": [0]'),
         blob.replace(b'"addr": 0', b'"addr": 0.0'),
         blob.replace(b'"shape": [1]', b'"shape": [2]'),  # a table rule
     ]
