@@ -34,8 +34,9 @@ EXTRA_OF_MODULE = {
     "redis": "refit",
 }
 
-#: The extra a verb needs when the missing module is not named above (a native library that
-#: fails to load raises ImportError without a module name).
+#: The extra a verb needs when the ImportError names no module (a native library that fails
+#: to load). A named module that no extra brings (a core dependency, the standard library)
+#: is not blamed on an extra: it is re-raised.
 EXTRA_OF_VERB = {
     "matrix": "kit",
     "conformance": "kit",
@@ -133,8 +134,7 @@ def _load(verb: str) -> ModuleType | str:
 
 def _extra_for(verb: str, exc: ImportError) -> str:
     """'<module> (the <extra> extra)' for a missing optional module; anything else is a bug."""
-    top = (exc.name or "").split(".")[0]
-    extra = EXTRA_OF_MODULE.get(top) or (EXTRA_OF_VERB.get(verb) if not top.startswith("refitwire") else None)
+    extra = EXTRA_OF_MODULE.get(exc.name.split(".")[0]) if exc.name else EXTRA_OF_VERB.get(verb)
     if extra is None:
         raise exc
     return f"{exc.name or 'an optional package'}: pip install 'refitwire[{extra}]'"

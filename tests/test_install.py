@@ -114,3 +114,13 @@ def _padded(version: str) -> tuple[int, ...]:
     """2.6 and 2.6.0 are the same floor."""
     parts = [int(p) for p in version.split(".")]
     return tuple(parts + [0] * (3 - len(parts)))
+
+
+@pytest.mark.parametrize("missing", ["tomllib", "msgspec", "refitwire._gone"])
+def test_a_missing_module_no_extra_brings_is_not_blamed_on_an_extra(missing: str) -> None:
+    from refitwire.cli import _extra_for
+
+    assert _extra_for("matrix", ImportError(name="hypothesis")).endswith("pip install 'refitwire[kit]'")
+    assert _extra_for("refit", ImportError("libcuda.so.1: cannot open")).endswith("'refitwire[refit]'")
+    with pytest.raises(ImportError):  # a broken install or a bug, shown as such
+        _extra_for("matrix", ImportError(name=missing))
