@@ -34,6 +34,12 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _row(r: dict[str, Any], timings: tuple[str, ...], ratios: tuple[tuple[str, int], ...]) -> str:
+    """One size's line of a codec table: its timings, 20 wide, then its ratios at their widths."""
+    cells = [f"{_ms(r[key]):20}" for key in timings] + [f"{_x(r['ratios'][key]):{w}}" for key, w in ratios]
+    return f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  " + " ".join(cells)
+
+
 def render(result: dict[str, Any]) -> str:
     s = result["sections"]
     m = result["machine"]
@@ -47,14 +53,11 @@ def render(result: dict[str, Any]) -> str:
         "       orjson.loads         floor: orjson+schema typed decode        up/eager eager/orjson lazy/orjson",
     ]
     for r in s["decode"]["sizes"]:
-        ratios = r["ratios"]
-        out.append(
-            f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_unwrap']):20} "
-            f"{_ms(r['refitwire_unwrap_lazy']):20} {_ms(r['upstream_unwrap']):20} {_ms(r['orjson_loads']):20} "
-            f"{_ms(r['floor_orjson_and_schema']):20} {_ms(r['floor_typed_decode']):20} "
-            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['refitwire_over_orjson']):12} "
-            f"{_x(ratios['refitwire_lazy_over_orjson'])}"
-        )
+        out.append(_row(
+            r, ("refitwire_unwrap", "refitwire_unwrap_lazy", "upstream_unwrap", "orjson_loads",
+                "floor_orjson_and_schema", "floor_typed_decode"),
+            (("upstream_over_refitwire", 8), ("refitwire_over_orjson", 12), ("refitwire_lazy_over_orjson", 0)),
+        ))  # fmt: skip
     out.append("  medians, upstream over refitwire: " + ", ".join(
         f"{r['entries']}: eager {_x(r['ratios']['median_upstream_over_refitwire'])}"
         f" lazy {_x(r['ratios']['median_upstream_over_refitwire_lazy'])}"
@@ -77,13 +80,11 @@ def render(result: dict[str, Any]) -> str:
         "json.dumps prebuilt  up/rw    up/rw median  byte-identical",
     ]
     for r in s["encode"]["sizes"]:
-        ratios = r["ratios"]
-        out.append(
-            f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  {_ms(r['refitwire_wrap']):20} "
-            f"{_ms(r['upstream_wrap']):20} {_ms(r['json_dumps_prebuilt']):20} "
-            f"{_x(ratios['upstream_over_refitwire']):8} {_x(ratios['median_upstream_over_refitwire']):13} "
-            f"{r['byte_identical_to_upstream']}"
-        )
+        row = _row(
+            r, ("refitwire_wrap", "upstream_wrap", "json_dumps_prebuilt"),
+            (("upstream_over_refitwire", 8), ("median_upstream_over_refitwire", 13)),
+        )  # fmt: skip
+        out.append(f"{row} {r['byte_identical_to_upstream']}")
     out.append("  by CPU time, up/rw: " + ", ".join(
         f"{r['entries']}: {_x(r['cpu_ratios']['upstream_over_refitwire'])}" for r in s["encode"]["sizes"]
     ))  # fmt: skip
