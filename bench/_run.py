@@ -8,7 +8,6 @@ same bytes and inputs; its columns say "not available" when its environment is a
 
 from __future__ import annotations
 
-import base64
 import datetime
 import gc
 import importlib
@@ -27,12 +26,12 @@ from typing import Any
 
 import numpy as np
 import orjson
-from refitwire import tensor_digest, wrap_rendezvous_blob
+from refitwire import RendezvousPayload, tensor_digest, to_decoded, wrap_rendezvous_blob
 from refitwire._registry import fast_validator, schema
 from refitwire._spec import LATEST
 from refitwire.bench._codec import decode_section, encode_section, goal, quorum_section
 from refitwire.bench._nixl import KiB, MiB, nixl_section
-from refitwire.bench._table import ENTRIES, neutral, table_inputs
+from refitwire.bench._table import ENTRIES, table_inputs
 from refitwire.bench._timing import interleaved, timed
 
 __all__ = ["Settings", "run_bench"]
@@ -86,20 +85,17 @@ def run_bench(settings: Settings, log: Callable[[str], None] = lambda _m: None) 
 def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
     anchor = settings.sizes[len(settings.sizes) // 2]
     log("building tables")
-    blobs = {n: wrap_rendezvous_blob(**table_inputs(n)) for n in settings.sizes}
+    inputs = {n: table_inputs(n) for n in settings.sizes}
+    blobs = {n: wrap_rendezvous_blob(**args) for n, args in inputs.items()}
     paths = []
     for n, blob in blobs.items():
         paths.append(str(tmp / f"table-{n}.json"))
         Path(paths[-1]).write_bytes(blob)
-    inputs = {n: table_inputs(n) for n in settings.sizes}
     wraps = []
     for n, args in inputs.items():
         wrap_inputs, wrap_out = tmp / f"wrap-inputs-{n}.json", tmp / f"upstream-wrap-{n}.bin"
-        wrap_inputs.write_bytes(orjson.dumps({
-            "agent_meta_b64": base64.b64encode(args["agent_metadata"]).decode("ascii"),
-            "agent_name": args["agent_name"], "metadata_endpoint": args["metadata_endpoint"],
-            "publisher_step": args["publisher_step"], "tensors": neutral(args["tensors"]),
-        }))  # fmt: skip
+        # The upstream writer's inputs in the decoded form (plain JSON data, for another process).
+        wrap_inputs.write_bytes(orjson.dumps(to_decoded(RendezvousPayload(**args))))
         wraps.append({"inputs": str(wrap_inputs), "out": str(wrap_out)})
     digest_data = np.random.default_rng(7).integers(0, 256, size=settings.digest_bytes, dtype=np.uint8)
     digest_path = tmp / "digest.bin"

@@ -16,9 +16,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire import PublishedShard, PublishedTensor, RendezvousPayload, to_decoded
+from refitwire import PublishedShard, PublishedTensor
 
-__all__ = ["ENTRIES", "make_table", "neutral", "table_inputs"]
+__all__ = ["ENTRIES", "make_table", "table_inputs"]
 
 #: The entry count upstream quotes for Qwen3-30B-A3B.
 ENTRIES = 4922
@@ -104,9 +104,3 @@ def table_inputs(entries: int = ENTRIES, *, seed: int = 0) -> dict[str, Any]:
         "tensors": make_table(entries, seed=seed),
         "publisher_step": 1200,
     }
-
-
-def neutral(tensors: list[PublishedTensor]) -> list[dict[str, Any]]:
-    """The table as plain JSON data (the decoded form's tensors), for another process's writer."""
-    decoded: list[dict[str, Any]] = to_decoded(RendezvousPayload(b"", "", "", tensors))["tensors"]
-    return decoded
