@@ -55,6 +55,19 @@ def test_count_only_read_keeps_the_count() -> None:
     assert unwrap_rendezvous_blob(blob).entry_count() == 2
 
 
+def test_count_only_read_holds_the_step_to_the_schema_bounds() -> None:
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor()], 7)
+    for step in (0, 2**63 - 1):
+        counted = unwrap_rendezvous_blob(blob.replace(b'"publisher_step": 7', b'"publisher_step": %d' % step),
+                                         with_tensors=False)  # fmt: skip
+        assert (counted.publisher_step, counted.entry_count()) == (step, 1)
+    for step in (-1, 2**63, 2**64):
+        with pytest.raises(InvalidBlob) as caught:
+            unwrap_rendezvous_blob(blob.replace(b'"publisher_step": 7', b'"publisher_step": %d' % step),
+                                   with_tensors=False)  # fmt: skip
+        assert (caught.value.rule, caught.value.pointer) == ("STEP_RANGE", "/publisher_step")
+
+
 def test_merge_keeps_the_first_replica_and_every_distinct_box() -> None:
     rank0 = [tensor(shard((0, 0), "dp0", "a" * 32)), tensor(shard((0, 0), "dp0"), name="only0")]
     rank1 = [tensor(shard((0, 0), "dp1", "b" * 32), shard((4, 0), "dp1"))]
