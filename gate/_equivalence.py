@@ -58,7 +58,9 @@ def _canon(node: Any) -> Any:
 def pattern_form(pattern: str) -> Any:
     """A canonical form of ``pattern``; the pattern itself when it cannot be parsed."""
     try:
-        return _canon(_sre.parse(pattern))
+        parsed = _sre.parse(pattern)
+        # global inline flags ("(?i)", "(?x)", ...) live on the parse state, not in its items
+        return (parsed.state.flags, _canon(parsed))
     except (re.error, RecursionError, TypeError, ValueError, OverflowError):
         return ("text", pattern)
 
