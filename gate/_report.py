@@ -84,6 +84,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "directions": [{"direction": d, "text": DIRECTION_TEXT[d]} for d in change.directions],
         "witnesses": [w.as_json() for w in finding.witnesses],
         "no_witness": [{"direction": d, "text": "no witness found"} for d in finding.no_witness],
+        "witness_search": "done" if finding.searched else "skipped",
         "accepted": None
         if finding.accepted is None
         else {
@@ -142,6 +143,8 @@ def _text_finding(finding: Finding) -> list[str]:
         lines.append(f"    {_compact(w.blob)}")
     for d in finding.no_witness:
         lines.append(f"  no witness found ({d}, {DIRECTION_TEXT[d]})")
+    if not finding.searched and change.breaking and change.directions:
+        lines.append("  witness search skipped (--no-witness): no blob shows this break")
     if finding.failing and change.rule not in _NOT_ACCEPTABLE:
         lines.append(
             "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
@@ -280,6 +283,8 @@ def _sarif(report: GateReport, tool: str, root: Path) -> str:
         for w in finding.witnesses:
             message += f"\nwitness {w.direction}: {_compact(w.blob)} rejected by {w.reader}: {w.rejection}"
         message += "".join(f"\nno witness found ({d})" for d in finding.no_witness)
+        if not finding.searched and change.breaking and change.directions:
+            message += "\nwitness search skipped (--no-witness)"
         result: dict[str, Any] = {
             "ruleId": change.rule,
             "level": "error" if finding.failing else "note",
