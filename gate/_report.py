@@ -196,7 +196,9 @@ def _junit(report: GateReport, tool: str, root: Path) -> str:
                 name=f"{f.change.rule} {json.dumps(f.change.pointer)}",
                 classname=f.file,
                 status="failed" if f.failing else "passed",
-                message=f.change.detail if f.failing else "",
+                message=("UNPROVEN (no witness): " if f.unproven else "") + f.change.detail
+                if f.failing
+                else "",
                 type=f.change.rule if f.failing else "",
                 detail="\n".join(_text_finding(f)) if f.failing else "",
                 stdout="" if f.failing else "\n".join(_text_finding(f)),
@@ -237,7 +239,8 @@ def _github(report: GateReport, tool: str, root: Path) -> str:
     for finding in report.findings:
         level = "error" if finding.failing else "notice"
         message = "\n".join(_text_finding(finding)[1:])
-        title = finding.change.rule + (f" against {finding.against}" if finding.against else "")
+        title = ("UNPROVEN " if finding.unproven else "") + finding.change.rule
+        title += f" against {finding.against}" if finding.against else ""
         where = f"file={_escape_property(finding.file)},"
         position = locate(root, finding.file, finding.change.pointer)
         if position:

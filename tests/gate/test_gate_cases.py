@@ -93,6 +93,12 @@ def test_a_flagged_change_without_a_witness_is_unproven_not_breaking(repo: Path)
     text = render(report, "text", root=repo)
     assert "UNPROVEN PATTERN_CHANGED" in text and "0 failing, 2 unproven" in text
     assert "accept it in the baseline" in text
+    # every format a reviewer reads says so, not only the text one
+    annotations = [
+        x for x in render(report, "github", root=repo).splitlines() if x.startswith("::error file=")
+    ]
+    assert len(annotations) == 2 and all("title=UNPROVEN PATTERN_CHANGED" in x for x in annotations)
+    assert render(report, "junit", root=repo).count('message="UNPROVEN (no witness): ') == 2
 
 
 # -- report what this change introduces ----------------------------------------------------------------
