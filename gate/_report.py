@@ -146,11 +146,14 @@ def _text_finding(finding: Finding) -> list[str]:
     if not finding.searched and change.breaking and change.directions:
         lines.append("  witness search skipped (--no-witness): no blob shows this break")
     if finding.failing and change.rule not in _NOT_ACCEPTABLE:
-        lines.append(
-            "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
-            if finding.unproven
-            else "  to accept it, add to the baseline:"
-        )
+        hint = "  to accept it, add to the baseline:"
+        if finding.unproven:
+            hint = "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
+        if finding.unproven and not finding.searched:
+            hint = (
+                "  rerun without --no-witness to look for a blob that shows it, or accept it in the baseline:"
+            )
+        lines.append(hint)
         lines.append(f"    {_compact(finding.baseline_entry())}")
     if finding.accepted:
         a = finding.accepted

@@ -69,3 +69,5 @@ def test_no_witness_is_unproven_never_breaking(tmp_path: Path) -> None:
     assert finding["unproven"] and finding["witness_search"] == "skipped"
     [footer] = [x for x in lines if x["type"] == "footer"]
     assert footer["verdict"] == "unproven", footer
+    text = refitwire(ROOT, "diff", "schema/rendezvous/1.2.0.json", new, "--no-witness").stdout
+    assert "UNPROVEN REQUIRED_ADDED" in text and "witness search skipped (--no-witness)" in text
