@@ -112,6 +112,7 @@ def test_equivalent_forms_are_not_breaking(old: dict[str, Any], new: dict[str, A
     [({"pattern": "^[0-9a-f]+$"}, {"pattern": "^[0-9a-e]+$"}),
      ({"pattern": "^abc$"}, {"pattern": "(?i)^abc$"}),
      ({"pattern": "^a b$"}, {"pattern": "(?x)^a b$"}),
+     ({"pattern": "^a{,3}$"}, {"pattern": "^a{0,3}$"}),
      ({"type": "integer", "maximum": 64}, {"type": "integer", "exclusiveMaximum": 64}),
      ({"type": "number", "maximum": 64}, {"type": "number", "exclusiveMaximum": 65})],
 )  # fmt: skip
