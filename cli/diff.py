@@ -19,8 +19,6 @@ from refitwire.gate._git import read_source
 from refitwire.gate._matrix import MatrixOutcome
 from refitwire.gate._report import FORMATS, render
 
-USAGE_EXIT = 1  # the gate's contract: 1 for a usage error, so CI never reads it as compatible
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="the old schema document (file or REF:path)")

@@ -84,14 +84,15 @@ def _members(root: dict[str, Any], level: str) -> dict[str, Any]:
 class Candidate:
     """The reference's rules at a version only a schema file knows."""
 
-    def __init__(self, schema: dict[str, Any], version: str) -> None:
+    def __init__(self, schema: dict[str, Any], version: str, kind: str = "rendezvous") -> None:
         self.version = version
+        self.kind = kind  # the document whose released rules it keeps (the gate also reads shard tables)
         self.base = base_version(version)
         self.schema = schema
         self.validator = jsonschema_rs.validator_for(schema)
         wire = _members(schema, "").get("schema", {})
         self.wire_id = wire.get("const", schema.get("x-wire-id", WIRE_SCHEMA_ID))
-        old = released_schema("rendezvous", self.base) if self.base else {"$defs": {}}
+        old = released_schema(kind, self.base) if self.base else {"$defs": {}}
         self.added = {
             level: {k: v for k, v in _members(schema, level).items() if k not in _members(old, level)}
             for level in LEVELS
@@ -109,7 +110,7 @@ class Candidate:
         if found or self.base is None:
             return found
         try:
-            found = semantic_violations(document, self.base)
+            found = semantic_violations(document, self.base, self.kind)
         except (KeyError, TypeError, AttributeError, ValueError):  # a shape the base rules cannot read
             return []
         # "integers have no fraction" refines the base's type; a member whose type the candidate

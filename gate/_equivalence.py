@@ -16,6 +16,8 @@ import re
 import sys
 from typing import Any
 
+import jsonschema_rs
+
 # The regular-expression parser of the standard library (``sre_parse`` before 3.11).
 _sre: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
@@ -56,9 +58,13 @@ def _canon(node: Any) -> Any:
 
 @functools.cache
 def pattern_form(pattern: str) -> Any:
-    """A canonical form of ``pattern``; the pattern itself when it cannot be parsed."""
+    """A canonical form of ``pattern``; the pattern itself when it cannot be parsed, or when the
+    readers' regular-expression engine refuses it (Python reads ``a{,3}`` as ``a{0,3}``; it does not)."""
     try:
-        return _canon(_sre.parse(pattern))
+        jsonschema_rs.validator_for({"pattern": pattern})
+        parsed = _sre.parse(pattern)
+        # global inline flags ("(?i)", "(?x)", ...) live on the parse state, not in its items
+        return (parsed.state.flags, _canon(parsed))
     except (re.error, RecursionError, TypeError, ValueError, OverflowError):
         return ("text", pattern)
 

@@ -51,6 +51,7 @@ class Finding:
     witnesses: tuple[Witness, ...] = ()
     no_witness: tuple[Direction, ...] = ()
     accepted: Accepted | None = None
+    searched: bool = True  # False: the witness search was skipped (--no-witness)
 
     @property
     def failing(self) -> bool:
@@ -58,8 +59,9 @@ class Finding:
 
     @property
     def unproven(self) -> bool:
-        """The rules flag a blob-level break, and no witness was found in any direction."""
-        return self.failing and bool(self.no_witness) and not self.witnesses
+        """The rules flag a blob-level break, and no witness was found (or searched for) in any direction."""
+        skipped = not self.searched and bool(self.change.directions)
+        return self.failing and (bool(self.no_witness) or skipped) and not self.witnesses
 
     @property
     def hash(self) -> str:
@@ -129,7 +131,7 @@ def compare(
     out = []
     for change in diff(old, new) if changes is None else changes:
         found, missing = evidence(change, old, new) if witnesses else ((), ())
-        out.append(Finding(change, file, old.version, found, missing))
+        out.append(Finding(change, file, old.version, found, missing, searched=witnesses))
     return out
 
 

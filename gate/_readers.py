@@ -5,8 +5,9 @@ judged by a whole reader, not by the schema alone:
 
 * a released version the installed kit knows, with the released schema: the reference
   itself (``refitwire.violations``);
-* any other rendezvous version (a candidate, or a release newer than the installed kit):
-  its own schema, then the semantic rules of the newest released version below it;
+* any other version of a known document (a candidate, or a release newer than the installed
+  kit): its own schema, then that document's semantic rules at the newest released version
+  below it;
 * anything else (a document of no known kind): its schema alone.
 """
 
@@ -50,7 +51,7 @@ def _reader(kind: str, version: str, schema_json: str) -> Reader:
 
         return released
     if kind in DOCUMENTS and version:
-        candidate = Candidate(schema, version)
+        candidate = Candidate(schema, version, kind)
         return lambda blob: _first(candidate.violations(blob))
     validator = jsonschema_rs.validator_for(schema)
 

@@ -84,6 +84,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "directions": [{"direction": d, "text": DIRECTION_TEXT[d]} for d in change.directions],
         "witnesses": [w.as_json() for w in finding.witnesses],
         "no_witness": [{"direction": d, "text": "no witness found"} for d in finding.no_witness],
+        "witness_search": "done" if finding.searched else "skipped",
         "accepted": None
         if finding.accepted is None
         else {
@@ -142,12 +143,17 @@ def _text_finding(finding: Finding) -> list[str]:
         lines.append(f"    {_compact(w.blob)}")
     for d in finding.no_witness:
         lines.append(f"  no witness found ({d}, {DIRECTION_TEXT[d]})")
+    if not finding.searched and change.breaking and change.directions:
+        lines.append("  witness search skipped (--no-witness): no blob shows this break")
     if finding.failing and change.rule not in _NOT_ACCEPTABLE:
-        lines.append(
-            "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
-            if finding.unproven
-            else "  to accept it, add to the baseline:"
-        )
+        hint = "  to accept it, add to the baseline:"
+        if finding.unproven:
+            hint = "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"
+        if finding.unproven and not finding.searched:
+            hint = (
+                "  rerun without --no-witness to look for a blob that shows it, or accept it in the baseline:"
+            )
+        lines.append(hint)
         lines.append(f"    {_compact(finding.baseline_entry())}")
     if finding.accepted:
         a = finding.accepted
@@ -193,7 +199,9 @@ def _junit(report: GateReport, tool: str, root: Path) -> str:
                 name=f"{f.change.rule} {json.dumps(f.change.pointer)}",
                 classname=f.file,
                 status="failed" if f.failing else "passed",
-                message=f.change.detail if f.failing else "",
+                message=("UNPROVEN (no witness): " if f.unproven else "") + f.change.detail
+                if f.failing
+                else "",
                 type=f.change.rule if f.failing else "",
                 detail="\n".join(_text_finding(f)) if f.failing else "",
                 stdout="" if f.failing else "\n".join(_text_finding(f)),
@@ -234,7 +242,8 @@ def _github(report: GateReport, tool: str, root: Path) -> str:
     for finding in report.findings:
         level = "error" if finding.failing else "notice"
         message = "\n".join(_text_finding(finding)[1:])
-        title = finding.change.rule + (f" against {finding.against}" if finding.against else "")
+        title = ("UNPROVEN " if finding.unproven else "") + finding.change.rule
+        title += f" against {finding.against}" if finding.against else ""
         where = f"file={_escape_property(finding.file)},"
         position = locate(root, finding.file, finding.change.pointer)
         if position:
@@ -280,6 +289,8 @@ def _sarif(report: GateReport, tool: str, root: Path) -> str:
         for w in finding.witnesses:
             message += f"\nwitness {w.direction}: {_compact(w.blob)} rejected by {w.reader}: {w.rejection}"
         message += "".join(f"\nno witness found ({d})" for d in finding.no_witness)
+        if not finding.searched and change.breaking and change.directions:
+            message += "\nwitness search skipped (--no-witness)"
         result: dict[str, Any] = {
             "ruleId": change.rule,
             "level": "error" if finding.failing else "note",

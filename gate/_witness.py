@@ -30,7 +30,7 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire.gate._change import Change
-from refitwire.gate._document import Document, unescape
+from refitwire.gate._document import Document, tokens
 from refitwire.gate._readers import reader
 from refitwire.gate._rules import Direction
 from refitwire.gate._samples import deref, interesting, minimal_instance, quick_settings
@@ -158,7 +158,7 @@ def _picks(base: Any, steps: list[str]) -> int:
 
 def _steps(change: Change) -> list[str]:
     """The instance path of a change as unescaped tokens (``*``: any array index)."""
-    return [unescape(t) for t in change.path.split("/")[1:] if t] if change.path not in ("", "/") else []
+    return [t for t in tokens(change.path) if t]
 
 
 def _bases(writer: Document) -> Iterator[Any]:

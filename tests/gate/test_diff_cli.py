@@ -51,3 +51,23 @@ def test_gate_error_survives_pickle_and_copy() -> None:
     error = GateError("schema/rendezvous/next.json", "not a version")
     for clone in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error)):
         assert (clone.source, clone.detail, str(clone)) == (error.source, error.detail, str(error))
+
+
+def test_no_witness_is_unproven_never_breaking(tmp_path: Path) -> None:
+    """Skipping the witness search leaves a schema-only verdict: counted unproven, never breaking."""
+
+    def required(schema: dict) -> None:  # type: ignore[type-arg]
+        schema["required"].append("publisher_step")
+
+    write(tmp_path / "new.json", candidate("1.3.0", required))
+    new = str(tmp_path / "new.json")
+    done = refitwire(ROOT, "diff", "schema/rendezvous/1.2.0.json", new, "--format", "json", "--no-witness")
+    assert done.returncode == 100
+    lines = [json.loads(x) for x in done.stdout.splitlines()]
+    [finding] = [x for x in lines if x["type"] == "finding"]
+    assert finding["rule"] == "REQUIRED_ADDED" and not finding["witnesses"]
+    assert finding["unproven"] and finding["witness_search"] == "skipped"
+    [footer] = [x for x in lines if x["type"] == "footer"]
+    assert footer["verdict"] == "unproven", footer
+    text = refitwire(ROOT, "diff", "schema/rendezvous/1.2.0.json", new, "--no-witness").stdout
+    assert "UNPROVEN REQUIRED_ADDED" in text and "witness search skipped (--no-witness)" in text

@@ -105,3 +105,23 @@ def test_equivalent_forms_are_not_breaking(old: dict[str, Any], new: dict[str, A
 
     changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
     assert {c.rule for c in changes} <= {"EQUIVALENT_REWRITE"}, changes
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [({"pattern": "^[0-9a-f]+$"}, {"pattern": "^[0-9a-e]+$"}),
+     ({"pattern": "^abc$"}, {"pattern": "(?i)^abc$"}),
+     ({"pattern": "^a b$"}, {"pattern": "(?x)^a b$"}),
+     ({"pattern": "^a{,3}$"}, {"pattern": "^a{0,3}$"}),
+     ({"type": "integer", "maximum": 64}, {"type": "integer", "exclusiveMaximum": 64}),
+     ({"type": "number", "maximum": 64}, {"type": "number", "exclusiveMaximum": 65})],
+)  # fmt: skip
+def test_near_miss_forms_are_still_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A rewrite that looks equivalent but admits other values is never reported as equivalent."""
+
+    def wrap(node: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"v": {**node, "x-added-in": "1.0.0"}}}
+
+    changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
+    assert changes, "a change that admits other values was not reported"
+    assert "EQUIVALENT_REWRITE" not in {c.rule for c in changes}, changes

@@ -75,6 +75,20 @@ def _equivalent(s: dict[str, Any]) -> None:
     elsize["exclusiveMaximum"] = elsize.pop("maximum") + 1  # maximum 64 is exclusiveMaximum 65 for integers
 
 
+def test_a_shard_table_candidate_reads_with_the_shard_table_rules() -> None:
+    """A witness's reader is the document's own: a shard-table candidate ignores an unknown
+    member the rendezvous rules would check (agent_meta_b64 pad bits), as the released one does."""
+    from refitwire.gate._document import load_document
+    from refitwire.gate._readers import reader
+
+    schema = json.loads(json.dumps(refitwire.schema_document("shard-table", "1.2.0")))
+    schema.update({"x-spec-version": "1.3.0", "$id": schema["$id"].replace("1.2.0", "1.3.0")})
+    document = load_document("schema/shard-table/1.3.0.json", json.dumps(schema).encode())
+    blob = {"schema": refitwire.WIRE_SCHEMA_ID, "tensors": [], "agent_meta_b64": "AB=="}
+    assert refitwire.violations(blob, "shard-table", "1.2.0") == []
+    assert reader(document)(blob) is None
+
+
 def test_equivalent_rewrites_pass(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _equivalent))
     report = run_gate(repo, "HEAD", matrix="never")
@@ -93,6 +107,12 @@ def test_a_flagged_change_without_a_witness_is_unproven_not_breaking(repo: Path)
     text = render(report, "text", root=repo)
     assert "UNPROVEN PATTERN_CHANGED" in text and "0 failing, 2 unproven" in text
     assert "accept it in the baseline" in text
+    # every format a reviewer reads says so, not only the text one
+    annotations = [
+        x for x in render(report, "github", root=repo).splitlines() if x.startswith("::error file=")
+    ]
+    assert len(annotations) == 2 and all("title=UNPROVEN PATTERN_CHANGED" in x for x in annotations)
+    assert render(report, "junit", root=repo).count('message="UNPROVEN (no witness): ') == 2
 
 
 # -- report what this change introduces ----------------------------------------------------------------
