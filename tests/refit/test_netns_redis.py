@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("refitwire.refit._nixl")
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
 pytest.importorskip("redis")
 
 from _redis import RedisServer

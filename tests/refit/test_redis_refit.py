@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("refitwire.refit._nixl")
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
 torch = pytest.importorskip("torch")
 
 from _redis import RedisServer, free_port  # noqa: E402
