@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
 torch = pytest.importorskip("torch")
 
-from _redis import RedisServer, free_port  # noqa: E402
+from _redis import RedisServer, free_port, served  # noqa: E402
 from refitwire import wrap_rendezvous_blob  # noqa: E402
 from refitwire.refit import (  # noqa: E402
     DiscoveryTimeout,
@@ -68,9 +68,7 @@ class Publishers:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    s = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield s
-    s.stop()
+    yield from served(tmp_path_factory.mktemp("redis"))
 
 
 @pytest.fixture(scope="module")
