@@ -237,13 +237,13 @@ class Receiver:
                 if blob is None:
                     continue  # replaced or removed between list and read
                 readable += 1
-                if _decode(key, blob, with_tensors=False).entry_count() == 0:
+                if _decode(self.store, key, blob, with_tensors=False).entry_count() == 0:
                     empty += 1
                 else:
                     ready.append((key, blob))
             if len(ready) >= self.publishers:
                 decoding = time.monotonic()
-                found = [(key, _decode(key, blob, with_tensors=True)) for key, blob in ready]
+                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in ready]
                 self._discovery = (polls, time.monotonic() - decoding)
                 return found[: self.publishers]
             if time.monotonic() >= deadline:
@@ -319,11 +319,11 @@ class Receiver:
         )
 
 
-def _decode(key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
+def _decode(store: RendezvousStore, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
     try:
         return unwrap(blob, with_tensors=with_tensors)
-    except InvalidBlob as exc:
-        raise TableRejected(exc.rule, key, str(exc)) from None
+    except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
+        raise TableRejected(exc.rule, key, f"in {store}: {exc}") from None
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -171,6 +171,7 @@ def test_a_key_holding_garbage_is_rejected_naming_it(server: RedisServer, pubs: 
         result = r.refit(step)
         assert isinstance(result.error, TableRejected), result.error
         assert result.error.source == "rank-00001" and str(result.error).startswith("rank-00001: ")
+        assert str(result.error).startswith(f"rank-00001: in RedisStore('{server.url('garbage')}'): ")
         assert result.wire_bytes == 0 and not result.installed and r.weights == {}
     finally:
         r.close()
