@@ -252,10 +252,6 @@ class Receiver:
                 )
             time.sleep(self.poll_s)
 
-    def check(self, payloads: list[tuple[str, RendezvousPayload]]) -> ReadPlan:
-        """Every check that needs no transfer (see the module doc); the plan of whole shards to pull."""
-        return self._plan_for(payloads)[0]
-
     def raw_read(self, reps: int = 3) -> dict[str, Any]:
         """The anchor: the last plan's bytes read as plain NIXL READs (one request per peer), no digest."""
         if self._plan is None:
