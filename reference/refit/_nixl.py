@@ -1,7 +1,7 @@
 """A thin wrapper over NIXL for refit reads: one agent, UCX, DRAM (VRAM for CUDA tensors).
 
-Importing this module imports NIXL and raises ImportError when it is missing,
-so ``pytest.importorskip`` works on it.
+Importing this module imports NIXL and raises :class:`~._errors.NixlMissing` (an ImportError)
+when it is missing, so ``pytest.importorskip(..., exc_type=NixlMissing)`` works on it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import NixlMissing
 from ._options import PROGRESS_MODES
 from ._region import Region, region_of
 
@@ -35,7 +36,7 @@ def load_nixl() -> ModuleType:
             return importlib.import_module(name)
         except ImportError as exc:
             errors.append(f"{name}: {exc}")
-    raise ImportError(
+    raise NixlMissing(
         "NIXL is not installed; install the refit extra (nixl-cu12) after the CPU torch build. "
         + "; ".join(errors)
     )

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
-pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 torch = pytest.importorskip("torch")
 
 from _redis import RedisServer, free_port, served  # noqa: E402

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
-pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 pytest.importorskip("torch")
 
 import refitwire.refit._receiver as receiver_module
