@@ -243,9 +243,10 @@ class Receiver:
                     ready.append((key, blob))
             if len(ready) >= self.publishers:
                 decoding = time.monotonic()
-                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in ready]
+                quorum = ready[: self.publishers]  # a table past it is never decoded, so never refused
+                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in quorum]
                 self._discovery = (polls, time.monotonic() - decoding)
-                return found[: self.publishers]
+                return found
             if time.monotonic() >= deadline:
                 raise DiscoveryTimeout(
                     self.publishers, len(keys), readable, empty, self.discover_timeout_s, str(self.store)
