@@ -32,14 +32,13 @@ def main(nbytes: str, fd: str) -> None:
         }
         with os.fdopen(int(fd), "w") as out:
             out.write(json.dumps(hello) + "\n")
-        raw = agent._agent  # the wrapper has no public progress call; polling notifications progresses
         while True:
             ready, _, _ = select.select([sys.stdin], [], [], 0.002)
             if ready:
                 line = sys.stdin.readline()
                 if not line or line.strip() == "stop":
                     break
-            raw.get_new_notifs()
+            agent.progress()  # with the progress thread off, this is what serves the reader
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Refit over NIXL: stores, publishers, receivers, verdicts, and the read planner.
 
 Planning, the store, verdicts and errors are pure Python and always importable.
-What needs ``redis``, torch or NIXL (``RedisStore``, ``Agent``, ``Region``,
-``Publisher``, ``Receiver``, ``MODELS``, ``RunConfig``, ``run``) loads on first
-access, so importing this package never needs the ``refit`` extra. Modules
+What needs ``redis``, torch or NIXL (``RedisStore``, ``Agent``, ``Publisher``,
+``Receiver``, ``MODELS``, ``RunConfig``, ``run``) loads on first access, as does
+``Region``, so importing this package never needs the ``refit`` extra. Modules
 starting with ``_`` are private.
 """
 
@@ -64,7 +64,7 @@ __all__ = [
 _LAZY = {
     "RedisStore": "_redis_store",
     "Agent": "_nixl",
-    "Region": "_nixl",
+    "Region": "_region",
     "MODELS": "_model",
     "Publisher": "_publisher",
     "Receiver": "_receiver",

@@ -6,7 +6,7 @@ process reaches the parent whole.
 
 from __future__ import annotations
 
-__all__ = ["DiscoveryTimeout", "RefitError", "TableRejected", "TransferFailed"]
+__all__ = ["DiscoveryTimeout", "NixlMissing", "RefitError", "TableRejected", "TransferFailed"]
 
 
 class RefitError(Exception):
@@ -65,3 +65,8 @@ class TransferFailed(RefitError):
 
     def __reduce__(self) -> tuple[type[TransferFailed], tuple[list[str], str]]:
         return type(self), (self.agents, self.detail)
+
+
+class NixlMissing(ImportError):
+    """NIXL itself is not installed (``_nixl`` raises it on import). Tests skip on exactly this,
+    so a broken import of our own code fails them instead of skipping them."""

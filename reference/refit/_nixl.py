@@ -1,7 +1,7 @@
 """A thin wrapper over NIXL for refit reads: one agent, UCX, DRAM (VRAM for CUDA tensors).
 
-Importing this module imports NIXL and raises ImportError when it is missing,
-so ``pytest.importorskip`` works on it.
+Importing this module imports NIXL and raises :class:`~._errors.NixlMissing` (an ImportError)
+when it is missing, so ``pytest.importorskip(..., exc_type=NixlMissing)`` works on it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import NixlMissing
 from ._options import PROGRESS_MODES
+from ._region import Region, region_of
 
 __all__ = ["PROGRESS_MODES", "Agent", "PeerError", "PeerTimeout", "PendingRead", "Region", "Run", "load_nixl"]
 
@@ -34,7 +36,7 @@ def load_nixl() -> ModuleType:
             return importlib.import_module(name)
         except ImportError as exc:
             errors.append(f"{name}: {exc}")
-    raise ImportError(
+    raise NixlMissing(
         "NIXL is not installed; install the refit extra (nixl-cu12) after the CPU torch build. "
         + "; ".join(errors)
     )
@@ -64,38 +66,6 @@ class PeerTimeout(TimeoutError):
     def __init__(self, peers: list[str], message: str) -> None:
         self.peers = peers
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class Region:
-    """A registered memory region."""
-
-    addr: int
-    nbytes: int
-    mem_type: str  # "DRAM" or "VRAM"
-    device_id: int
-
-    def holds(self, addr: int, nbytes: int) -> bool:
-        return self.addr <= addr and addr + nbytes <= self.addr + self.nbytes
-
-
-def _region(buf: Any) -> Region:
-    if isinstance(buf, np.ndarray):
-        if not buf.flags.c_contiguous:
-            raise ValueError("a numpy buffer must be C-contiguous to register")
-        return Region(buf.ctypes.data, buf.nbytes, "DRAM", 0)
-    torch = sys.modules.get("torch")  # no torch import unless the caller already has it
-    if torch is not None and isinstance(buf, torch.Tensor):
-        if not buf.is_contiguous():
-            raise ValueError("a tensor must be contiguous to register")
-        if buf.device.type == "cuda":
-            return Region(buf.data_ptr(), buf.nbytes, "VRAM", buf.device.index or 0)
-        if buf.device.type != "cpu":
-            raise ValueError(f"cannot register a tensor on {buf.device}")
-        return Region(buf.data_ptr(), buf.nbytes, "DRAM", 0)
-    if isinstance(buf, tuple) and len(buf) == 2:
-        return Region(int(buf[0]), int(buf[1]), "DRAM", 0)
-    raise TypeError(f"cannot register {type(buf).__name__}: want ndarray, tensor or (addr, nbytes)")
 
 
 class Agent:
@@ -150,7 +120,7 @@ class Agent:
         Fetch :meth:`metadata` after this: it carries the registrations.
         """
         buffers = list(buffers)
-        regions = [_region(b) for b in buffers]
+        regions = [region_of(b) for b in buffers]
         if any(r.nbytes <= 0 for r in regions):
             raise ValueError("cannot register an empty region")
         for mem_type in sorted({r.mem_type for r in regions}):
@@ -216,7 +186,7 @@ class Agent:
             else:
                 kept.append((descs, group))
         self._regs = kept
-        self._keep = [b for b in self._keep if _region(b) not in wanted]
+        self._keep = [b for b in self._keep if region_of(b) not in wanted]
 
     def read(self, peer: str, runs: Sequence[Run], *, timeout_s: float) -> None:
         """Read ``runs`` from one peer; see :meth:`read_many`."""
@@ -384,7 +354,7 @@ class PendingRead:
 def _new_agent(name: str, config: Any, delay_us: int) -> Any:
     # The Python wrapper hard-codes the progress thread's delay to 0 (a busy poll);
     # set ours on the config on its way to the bound constructor.
-    bind = getattr(sys.modules[_nixl.nixl_agent.__module__], "nixlBind", None)
+    bind = _bind
     if not delay_us or bind is None:
         return _nixl.nixl_agent(name, config)
     real = bind.nixlAgent

@@ -237,24 +237,21 @@ class Receiver:
                 if blob is None:
                     continue  # replaced or removed between list and read
                 readable += 1
-                if _decode(key, blob, with_tensors=False).entry_count() == 0:
+                if _decode(self.store, key, blob, with_tensors=False).entry_count() == 0:
                     empty += 1
                 else:
                     ready.append((key, blob))
             if len(ready) >= self.publishers:
                 decoding = time.monotonic()
-                found = [(key, _decode(key, blob, with_tensors=True)) for key, blob in ready]
+                quorum = ready[: self.publishers]  # a table past it is never decoded, so never refused
+                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in quorum]
                 self._discovery = (polls, time.monotonic() - decoding)
-                return found[: self.publishers]
+                return found
             if time.monotonic() >= deadline:
                 raise DiscoveryTimeout(
                     self.publishers, len(keys), readable, empty, self.discover_timeout_s, str(self.store)
                 )
             time.sleep(self.poll_s)
-
-    def check(self, payloads: list[tuple[str, RendezvousPayload]]) -> ReadPlan:
-        """Every check that needs no transfer (see the module doc); the plan of whole shards to pull."""
-        return self._plan_for(payloads)[0]
 
     def raw_read(self, reps: int = 3) -> dict[str, Any]:
         """The anchor: the last plan's bytes read as plain NIXL READs (one request per peer), no digest."""
@@ -319,11 +316,11 @@ class Receiver:
         )
 
 
-def _decode(key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
+def _decode(store: RendezvousStore, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
     try:
         return unwrap(blob, with_tensors=with_tensors)
-    except InvalidBlob as exc:
-        raise TableRejected(exc.rule, key, str(exc)) from None
+    except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
+        raise TableRejected(exc.rule, key, f"in {store}: {exc}") from None
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

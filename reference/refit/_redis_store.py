@@ -36,7 +36,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from ._store import RunStore, StoreCorrupt, StoreUnavailable, check_key
+from ._store import _URL_SCHEMES, RunStore, StoreCorrupt, StoreUnavailable, check_key
 
 __all__ = ["KEY_PREFIX", "PASSWORD_ENV", "RedisSpec", "RedisStore", "parse_redis_spec", "run_redis_store"]
 
@@ -92,7 +92,7 @@ def parse_redis_spec(url: str, *, namespace: str | None = None) -> RedisSpec:
     ``namespace`` replaces the URL's own (a run's fresh one)."""
     parts = urlsplit(url)
     password = unquote(parts.password) if parts.password else None
-    if parts.scheme not in ("redis", "rediss"):
+    if parts.scheme not in _URL_SCHEMES:
         raise ValueError(f"not a Redis URL: scheme {parts.scheme!r}")
     host = parts.hostname or ""
     try:
@@ -182,8 +182,7 @@ class RedisStore:
         self.spec = parse_redis_spec(url)
         if password is not None:
             self.spec = dataclasses.replace(self.spec, password=password)
-        self.namespace = self.spec.namespace
-        self.hash_key = KEY_PREFIX + self.namespace
+        self.hash_key = KEY_PREFIX + self.spec.namespace
         self.client: redis.Redis = redis.Redis.from_url(
             self.spec.client_url,
             password=self.spec.password,

@@ -76,7 +76,7 @@ class StepVerifier:
             self.jobs.append(self.worker.submit(self._digest, s, s.digested_rows, rows))
             s.digested_rows = rows
         slices = s.frontier // s.row_bytes if s.row_bytes and s.left else (s.read.shape or (1,))[0]
-        if slices > s.placed_slices:
+        if slices > s.placed_slices and s.read.tensor not in self.plan.whole:  # a whole shard stays put
             self.jobs.append(
                 self.worker.submit(self.slot.place, self.plan, s.read, (s.placed_slices, slices))
             )

@@ -10,7 +10,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -103,3 +103,10 @@ class RedisServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+def served(workdir: Path) -> Iterator[RedisServer]:
+    """The body of a fixture of any scope: ``yield from served(path)`` starts one, kills it after."""
+    server = RedisServer(workdir)
+    yield server
+    server.stop()

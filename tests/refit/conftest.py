@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _redis import RedisServer
+from _redis import RedisServer, served
 
 
 @pytest.fixture(autouse=True)
@@ -21,9 +21,7 @@ def hang_guard() -> Iterator[None]:
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A real redis-server on a free loopback port, killed afterwards (``_redis.py``)."""
-    server = RedisServer(tmp_path / "redis")
-    yield server
-    server.stop()
+    yield from served(tmp_path / "redis")
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
 # NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
-pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 
 from refitwire.refit._run import RunConfig, run
 

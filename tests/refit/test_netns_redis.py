@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
-pytest.importorskip("refitwire.refit._nixl")
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 pytest.importorskip("redis")
 
 from _redis import RedisServer

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from refitwire.refit._errors import NixlMissing
 
 # NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
 _nixl = pytest.importorskip(
-    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError
+    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing
 )
 
 from refitwire.refit import ReadRun, SourceShard, plan_reads  # noqa: E402

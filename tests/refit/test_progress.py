@@ -6,9 +6,10 @@ import resource
 import time
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
 _nixl = pytest.importorskip(
-    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError
+    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing
 )
 
 pytestmark = pytest.mark.nixl

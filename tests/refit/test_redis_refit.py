@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
-pytest.importorskip("refitwire.refit._nixl")
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 torch = pytest.importorskip("torch")
 
-from _redis import RedisServer, free_port  # noqa: E402
+from _redis import RedisServer, free_port, served  # noqa: E402
 from refitwire import wrap_rendezvous_blob  # noqa: E402
 from refitwire.refit import (  # noqa: E402
     DiscoveryTimeout,
@@ -68,9 +69,7 @@ class Publishers:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    s = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield s
-    s.stop()
+    yield from served(tmp_path_factory.mktemp("redis"))
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +172,7 @@ def test_a_key_holding_garbage_is_rejected_naming_it(server: RedisServer, pubs: 
         result = r.refit(step)
         assert isinstance(result.error, TableRejected), result.error
         assert result.error.source == "rank-00001" and str(result.error).startswith("rank-00001: ")
+        assert str(result.error).startswith(f"rank-00001: in RedisStore('{server.url('garbage')}'): ")
         assert result.wire_bytes == 0 and not result.installed and r.weights == {}
     finally:
         r.close()

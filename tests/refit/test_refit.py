@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
 # NIXL raises a plain ImportError when missing; pytest 9 skips only on ModuleNotFoundError unless told.
 _nixl = pytest.importorskip(
-    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError
+    "refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing
 )
 torch = pytest.importorskip("torch")
 

@@ -8,16 +8,19 @@ and decodes each blob once; each shard is verified as soon as it lands.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.refit._errors import NixlMissing
 
-pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=ImportError)
+pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 pytest.importorskip("torch")
 
 import refitwire.refit._receiver as receiver_module
 from _fleet import Publishers, make_receiver
+from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
 
 pytestmark = pytest.mark.nixl
@@ -145,5 +148,28 @@ def test_a_box_that_is_one_published_shard_is_installed_in_place(pubs: Publisher
         norm = r.weights["norm.weight"]
         start = staged.data_ptr()
         assert start <= norm.data_ptr() < start + staged.numel()  # a view of staging, not a copy
+    finally:
+        r.close()
+
+
+def test_a_table_past_the_quorum_is_not_decoded(pubs: Publishers, tmp_path: Path) -> None:
+    step = next(_steps)
+    pubs.publish(step)
+    source, store = DirectoryStore(pubs.store), DirectoryStore(tmp_path)
+    for key in ("rank-00000", "rank-00001"):
+        blob = source.read(key)
+        assert blob is not None
+        store.publish(key, blob)
+    doc = json.loads(source.read("rank-00001") or b"")
+    doc["tensors"][0]["dtype"] = "not-a-dtype"  # the envelope and its count hold; the entries do not
+    bad = json.dumps(doc).encode()
+    with pytest.raises(InvalidBlob):
+        unwrap_rendezvous_blob(bad)
+    assert unwrap_rendezvous_blob(bad, with_tensors=False).entry_count() > 0
+    store.publish("rank-00002", bad)  # a third non-empty table, after the first two in key order
+    r = make_receiver(tmp_path, 0)
+    try:
+        result = r.refit(step)
+        assert result.installed and r.matches_truth(), result.error  # the quorum is the first two
     finally:
         r.close()
