@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
-from refitwire.compat import _cases, _report
+from refitwire.compat import _cases, _render, _report
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schema" / "report" / "1.json").read_text())
@@ -55,6 +55,10 @@ def test_the_text_report_groups_and_counts(tmp_path: Path) -> None:
     assert "FAILED recommended x" in out and "wrong rule: named JSON" in out and "at fault" in out
     assert "CONFORMANCE PASSED:" in out and "expected failures, 0 unexpected failures" in out
     assert "None" not in out and "b'" not in out
+    # the verdict says whose it is: the testee as it named itself, and what it met
+    (who,) = [line for line in out.splitlines() if line.startswith("ran: ")]
+    assert who.startswith("ran: testee: python faulty_testee.py = ") and "spec 1.2.0" in who
+    assert "; against " in who and "other participants" in who
 
 
 def test_one_case_alone_shows_every_answer(tmp_path: Path) -> None:
@@ -112,3 +116,12 @@ def test_the_released_upstream_versions_run_both_ways(tmp_path: Path) -> None:
         assert any(r.writer == me and r.reader == p.label for r in report.results), (
             p.label
         )  # ours, read by them
+
+
+def test_the_summary_names_a_testee_that_did_not_start() -> None:
+    started = {"label": "reference@1.2.0", "kind": "reference", "name": "refitwire", "version": "0.1.0",
+               "language": "python", "spec_version": "1.2.0", "roles": ["reader"], "command": ["x"]}  # fmt: skip
+    head = {"type": "header", "seed": 1, "examples": 0, "participants": [started],
+            "focus": ["testee: broken"], "unavailable": [], "upstream": "not asked"}  # fmt: skip
+    lines = _render.summary(_report.read_report([json.dumps(head)]))
+    assert "ran: testee: broken (did not start); against 1 other participant" in lines
