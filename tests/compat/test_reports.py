@@ -125,3 +125,30 @@ def test_the_summary_names_a_testee_that_did_not_start() -> None:
             "focus": ["testee: broken"], "unavailable": [], "upstream": "not asked"}  # fmt: skip
     lines = _render.summary(_report.read_report([json.dumps(head)]))
     assert "ran: testee: broken (did not start); against 1 other participant" in lines
+
+
+def test_a_testee_cannot_excuse_its_failures_by_the_name_it_gives(tmp_path: Path) -> None:
+    """The released 0.7.0 adapter, run as a third-party testee, names itself ``modelexpress``;
+    the cases listed for the released package still count as its failures."""
+    from refitwire import compat
+    from refitwire.compat import _expected
+    from refitwire.compat.upstream import ADAPTER_SCRIPT
+
+    found, _ = compat.upstream()
+    if not found:
+        import pytest
+
+        pytest.skip(
+            "the released modelexpress environments are not built (python -m refitwire.compat.upstream.envs)"
+        )
+    python = found[-1].command[0]
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "conformance", "--testee", f"{python} {ADAPTER_SCRIPT}",
+         "--seed", "3", "--examples", "0", "--no-size-limit", "--no-upstream", "--output", str(tmp_path / "r.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    report = _report.read_report(tmp_path / "r.jsonl")
+    listed = {case for name, _, case in _expected.load() if name == "modelexpress"}
+    mine = [r for r in report.results if r.case in listed and "testee: " in f"{r.writer} {r.reader}"]
+    assert mine and not [r for r in mine if r.outcome.value in ("xfailed", "xpassed")]
+    assert any(r.outcome.value == "failed" for r in mine), done.stdout[-2000:]
