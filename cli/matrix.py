@@ -13,7 +13,7 @@ import contextlib
 import secrets
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from refitwire.compat import _participants as parts
 from refitwire.compat import _render, _report, _rerun
@@ -138,4 +138,4 @@ def _json_lines(lines: list[dict[str, Any]]) -> list[str]:
     return [json.dumps(line) for line in lines]
 
 
-__all__ = ["IO", "add_arguments", "add_common", "finish", "plan_options", "run"]
+__all__ = ["add_arguments", "add_common", "finish", "plan_options", "run", "upstream_participants"]

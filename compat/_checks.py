@@ -261,7 +261,7 @@ def written_problem(
         return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}"
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
-        diff = _cases.first_difference(_cases.project(projected, version), decoded)
+        diff = _cases.first_difference(projected, decoded)
         if diff:
             return (
                 f"blob does not carry the payload: {diff[0]}",
@@ -287,8 +287,9 @@ def refusal(w: Any, case: RefusalCase) -> Result:
     return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
 
 
-def cross(w: Any, r: Any, cid: str, payload: dict[str, Any], blob: bytes) -> Result:
-    """``r`` reads the blob ``w`` wrote (already checked valid): a failure is the reader's."""
+def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Result:
+    """``r`` reads the blob ``w`` wrote (already checked valid) and must decode ``expected``
+    (:func:`_cases.expected_read`): a failure is the reader's."""
     base = {"case": cid, "tier": REQUIRED, "writer": w.label, "reader": r.label}
     reply = ask_read(r, blob)
     if isinstance(reply, Rejected):
@@ -300,4 +301,4 @@ def cross(w: Any, r: Any, cid: str, payload: dict[str, Any], blob: bytes) -> Res
         )
     if not isinstance(reply, Decoded):
         return _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
-    return decoded_result(base, _cases.expected_read(payload, w.version, r.version), reply.payload)
+    return decoded_result(base, expected, reply.payload)

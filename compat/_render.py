@@ -9,9 +9,10 @@ from __future__ import annotations
 import collections
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from refitwire.compat import _junit
-from refitwire.compat._report import Report
+from refitwire.compat._report import Header, Report
 from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
 
 VECTORS = "(vectors)"
@@ -123,6 +124,7 @@ def summary(report: Report, enforce_recommended: bool = False) -> list[str]:
         f"seed {head.seed}, {head.examples} generated payloads, {len(results)} cases"
         + (f" in {foot.seconds} s" if foot else "")
     ]
+    out.append(ran(head))
     out.append(f"released upstream readers and writers: {head.upstream}")
     out += [f"not run: {note}" for note in head.unavailable]
     out += failure_lines(results)
@@ -142,6 +144,22 @@ def summary(report: Report, enforce_recommended: bool = False) -> list[str]:
         + (f" ({tolerated} recommended failures not enforced)" if tolerated else "")
     )
     return out
+
+
+def ran(head: Header) -> str:
+    """Who ran, as each participant named itself in its handshake (a verdict says whose it is)."""
+    focus = set(head.raw.get("focus") or ())
+
+    def who(p: dict[str, Any]) -> str:
+        return f"{p['label']} = {p['name']} {p['version']} ({p['language']}, spec {p['spec_version']})"
+
+    named = [who(p) for p in head.participants if not focus or p["label"] in focus]
+    started = {p["label"] for p in head.participants}
+    named += [f"{label} (did not start)" for label in sorted(focus - started)]
+    if not focus:
+        return f"ran: {len(named)} participants: " + ", ".join(named)
+    others = len(started - focus)
+    return "ran: " + ", ".join(named) + f"; against {others} other participant{'s' * (others != 1)}"
 
 
 # -- JUnit -----------------------------------------------------------------------------------

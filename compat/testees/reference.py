@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._validate import parse
+from refitwire._validate import canonical_base64, parse
 
 if TYPE_CHECKING:
     from refitwire.compat._candidate import Candidate
@@ -65,16 +65,12 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
 
 def _refuse_noncanonical(payload: dict[str, Any]) -> None:
     """The decoded form carries canonical base64; re-encoding another spelling would write a
-    blob that does not carry the payload, so the writer refuses it (AGENT_META_BASE64)."""
+    blob that does not carry the payload, so the writer refuses it (AGENT_META_BASE64).
+
+    Here because ``from_decoded`` re-encodes any base64 it can decode; once it checks the
+    spelling itself this goes."""
     encoded = payload.get("agent_meta_b64")
-    try:
-        canonical = (
-            isinstance(encoded, str)
-            and base64.b64encode(base64.b64decode(encoded, validate=True)).decode() == encoded
-        )
-    except ValueError:
-        canonical = False
-    if not canonical:
+    if not (isinstance(encoded, str) and canonical_base64(encoded)):
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )

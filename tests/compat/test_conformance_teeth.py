@@ -133,6 +133,22 @@ def test_a_broken_testee_is_caught_by_the_named_case(bank: _report.Report, fault
     assert not re.search(r"(expected|got) None|b'|code None", hit.message)  # the report speaks JSON
 
 
+# The faults caught by any case of a kind: the hit must still say what went wrong.
+DIAGNOSIS = {
+    "hangs-on-read": (Outcome.ERRORED, "no reply within"),
+    "wrong-seq": (Outcome.ERRORED, "reply has seq"),
+    "garbage-output": (Outcome.ERRORED, "reply is not JSON"),
+    "never-refuses": (Outcome.FAILED, "a writer must refuse it"),
+}
+
+
+@pytest.mark.parametrize("fault", list(DIAGNOSIS))
+def test_a_fault_caught_by_any_case_is_named_for_what_it_did(bank: _report.Report, fault: str) -> None:
+    outcome, words = DIAGNOSIS[fault]
+    hit = caught(bank, fault, CATCHES[fault])
+    assert hit.outcome == outcome and words in hit.message, hit
+
+
 @pytest.mark.parametrize("fault", list(LIMIT_CATCHES))
 def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
     caught(limit_bank, fault, LIMIT_CATCHES[fault])

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
-from refitwire.compat import _cases, _report
+from refitwire.compat import _cases, _render, _report
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schema" / "report" / "1.json").read_text())
@@ -55,6 +55,10 @@ def test_the_text_report_groups_and_counts(tmp_path: Path) -> None:
     assert "FAILED recommended x" in out and "wrong rule: named JSON" in out and "at fault" in out
     assert "CONFORMANCE PASSED:" in out and "expected failures, 0 unexpected failures" in out
     assert "None" not in out and "b'" not in out
+    # the verdict says whose it is: the testee as it named itself, and what it met
+    (who,) = [line for line in out.splitlines() if line.startswith("ran: ")]
+    assert who.startswith("ran: testee: python faulty_testee.py = ") and "spec 1.2.0" in who
+    assert "; against " in who and "other participants" in who
 
 
 def test_one_case_alone_shows_every_answer(tmp_path: Path) -> None:
@@ -112,3 +116,39 @@ def test_the_released_upstream_versions_run_both_ways(tmp_path: Path) -> None:
         assert any(r.writer == me and r.reader == p.label for r in report.results), (
             p.label
         )  # ours, read by them
+
+
+def test_the_summary_names_a_testee_that_did_not_start() -> None:
+    started = {"label": "reference@1.2.0", "kind": "reference", "name": "refitwire", "version": "0.1.0",
+               "language": "python", "spec_version": "1.2.0", "roles": ["reader"], "command": ["x"]}  # fmt: skip
+    head = {"type": "header", "seed": 1, "examples": 0, "participants": [started],
+            "focus": ["testee: broken"], "unavailable": [], "upstream": "not asked"}  # fmt: skip
+    lines = _render.summary(_report.read_report([json.dumps(head)]))
+    assert "ran: testee: broken (did not start); against 1 other participant" in lines
+
+
+def test_a_testee_cannot_excuse_its_failures_by_the_name_it_gives(tmp_path: Path) -> None:
+    """The released 0.7.0 adapter, run as a third-party testee, names itself ``modelexpress``;
+    the cases listed for the released package still count as its failures."""
+    from refitwire import compat
+    from refitwire.compat import _expected
+    from refitwire.compat.upstream import ADAPTER_SCRIPT
+
+    found, _ = compat.upstream()
+    if not found:
+        import pytest
+
+        pytest.skip(
+            "the released modelexpress environments are not built (python -m refitwire.compat.upstream.envs)"
+        )
+    python = found[-1].command[0]
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "conformance", "--testee", f"{python} {ADAPTER_SCRIPT}",
+         "--seed", "3", "--examples", "0", "--no-size-limit", "--no-upstream", "--output", str(tmp_path / "r.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    report = _report.read_report(tmp_path / "r.jsonl")
+    listed = {case for name, _, case in _expected.load() if name == "modelexpress"}
+    mine = [r for r in report.results if r.case in listed and "testee: " in f"{r.writer} {r.reader}"]
+    assert mine and not [r for r in mine if r.outcome.value in ("xfailed", "xpassed")]
+    assert any(r.outcome.value == "failed" for r in mine), done.stdout[-2000:]
