@@ -8,12 +8,12 @@ version knows (``digest`` from 1.1.0, ``publisher_step`` from 1.2.0).
 from __future__ import annotations
 
 import base64
-import binascii
 from typing import Any
 
 from refitwire._errors import InvalidBlob
 from refitwire._models import PublishedTensor, RendezvousPayload, as_model
 from refitwire._spec import LATEST, knows
+from refitwire._validate import canonical_base64
 
 
 def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[str, Any]:
@@ -52,14 +52,19 @@ def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
     """The payload a writer is asked to write; ``null`` or a missing optional means absent.
 
     A tensor that is not one raises InvalidBlob naming the rule and its pointer
-    (``/tensors/<i>/shards/<j>/addr``); a document that is not a decoded form at all is
-    rule DECODED_FORM.
+    (``/tensors/<i>/shards/<j>/addr``), and so does agent metadata that is not canonical
+    padded base64 (AGENT_META_BASE64: another spelling would be re-encoded, and the blob would
+    not carry the payload); a document that is not a decoded form at all is DECODED_FORM.
     """
     try:
-        meta = base64.b64decode(decoded["agent_meta_b64"], validate=True)
-        entries = list(decoded["tensors"])
-    except (KeyError, TypeError, binascii.Error) as exc:
+        encoded, entries = decoded["agent_meta_b64"], list(decoded["tensors"])
+    except (KeyError, TypeError) as exc:
         raise InvalidBlob.single("DECODED_FORM", "", decoded, f"not a decoded payload: {exc!r}") from None
+    if not (isinstance(encoded, str) and canonical_base64(encoded)):
+        raise InvalidBlob.single(
+            "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
+        )
+    meta = base64.b64decode(encoded)
     return RendezvousPayload(
         agent_metadata=meta,
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written

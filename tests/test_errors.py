@@ -136,6 +136,19 @@ def test_a_bad_decoded_tensor_is_named_with_its_index() -> None:
     assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/1/shards/1/addr")
 
 
+@pytest.mark.parametrize("encoded", ["bWV0YR==", "bWV0YQ", "bWV0*YQ==", None])
+def test_decoded_metadata_that_is_not_canonical_base64_is_refused_not_reencoded(encoded: object) -> None:
+    """``bWV0YR==`` decodes (its pad bits are not zero) but would be written as ``bWV0YQ==``:
+    the blob would not carry the payload, so the writer refuses it like a reader would."""
+    with pytest.raises(InvalidBlob) as caught:
+        from_decoded({"agent_name": "a", "agent_meta_b64": encoded, "tensors": []})
+    assert (caught.value.rule, caught.value.pointer) == ("AGENT_META_BASE64", "/agent_meta_b64")
+    assert (
+        from_decoded({"agent_name": "a", "agent_meta_b64": "bWV0YQ==", "tensors": []}).agent_metadata
+        == b"meta"
+    )
+
+
 def _error_kinds() -> list[BaseException]:
     from refitwire.compat.upstream.envs import EnvBuildError
     from refitwire.gate._errors import GateError

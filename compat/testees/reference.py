@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._validate import canonical_base64, parse
+from refitwire._validate import parse
 
 if TYPE_CHECKING:
     from refitwire.compat._candidate import Candidate
@@ -54,26 +54,12 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
             if candidate is not None:
                 blob = candidate.write(request["payload"])
             else:
-                _refuse_noncanonical(request["payload"])
                 p = from_decoded(request["payload"])
                 blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
         except (KeyError, InvalidBlob) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
-
-
-def _refuse_noncanonical(payload: dict[str, Any]) -> None:
-    """The decoded form carries canonical base64; re-encoding another spelling would write a
-    blob that does not carry the payload, so the writer refuses it (AGENT_META_BASE64).
-
-    Here because ``from_decoded`` re-encodes any base64 it can decode; once it checks the
-    spelling itself this goes."""
-    encoded = payload.get("agent_meta_b64")
-    if not (isinstance(encoded, str) and canonical_base64(encoded)):
-        raise InvalidBlob.single(
-            "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
-        )
 
 
 def refitwire_version() -> str:
