@@ -7,18 +7,20 @@ import json
 
 from refitwire import (
     LATEST,
-    SPEC_VERSIONS,
     InvalidBlob,
     RendezvousPayload,
     to_decoded,
     unwrap_rendezvous_blob,
 )
 from refitwire.cli._io import fail, read_input
+from refitwire.wire import known_versions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="blob file ('-' for stdin)")
-    parser.add_argument("--spec-version", choices=SPEC_VERSIONS, default=LATEST, help="read as this version")
+    parser.add_argument(
+        "--spec-version", choices=known_versions(), default=LATEST, help="read as this version"
+    )
     parser.add_argument("--json", action="store_true", help="print the decoded form the vectors use")
 
 

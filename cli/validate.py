@@ -12,15 +12,16 @@ import json
 import math
 from typing import Any
 
-from refitwire import LATEST, SPEC_VERSIONS, InvalidBlob
+from refitwire import LATEST, InvalidBlob
 from refitwire._validate import parse, violations
 from refitwire.cli._io import fail, read_input
+from refitwire.wire import known_versions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="blob files ('-' for stdin)")
     parser.add_argument("--document", choices=("rendezvous", "shard-table"), default="rendezvous")
-    parser.add_argument("--spec-version", choices=SPEC_VERSIONS, default=LATEST)
+    parser.add_argument("--spec-version", choices=known_versions(), default=LATEST)
     parser.add_argument("--json", action="store_true", help="one JSON object per file")
 
 
@@ -49,8 +50,8 @@ def check_file(blob: bytes, document: str) -> dict[str, list[Any]]:
     try:
         parsed = parse(blob)
     except InvalidBlob as exc:
-        return {v: list(exc.violations) for v in SPEC_VERSIONS}
-    return {v: violations(parsed, document, v) for v in SPEC_VERSIONS}
+        return {v: list(exc.violations) for v in known_versions(document)}
+    return {v: violations(parsed, document, v) for v in known_versions(document)}
 
 
 def _as_text(name: str, report: dict[str, list[Any]]) -> str:

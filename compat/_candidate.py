@@ -17,23 +17,17 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire._errors import InvalidBlob, Violation, pointer
-from refitwire._registry import schema as released_schema
-from refitwire._spec import SPEC_VERSIONS, WIRE_SCHEMA_ID, version_key
-from refitwire._validate import semantic_violations, writer_violations
-
-LEVELS = ("", "tensor", "shard")
-#: The members of the neutral decoded form, per level, in the writer's order.
-DECODED = {
-    "": ("agent_name", "metadata_endpoint", "agent_meta_b64"),
-    "tensor": ("name", "dtype", "elsize", "full_shape"),
-    "shard": ("agent_name", "device_id", "addr", "shard_offset", "shape", "digest"),
-}
-_OPTIONAL_TOP = ("publisher_step",)
+from refitwire._errors import InvalidBlob, Violation
+from refitwire._spec import SPEC_VERSIONS, WIRE_SCHEMA_ID
+from refitwire._validate import schema_errors, semantic_violations, writer_violations
+from refitwire.compat._cases import register_candidate
+from refitwire.compat._forms import decoded_document, objects_at, written_document
+from refitwire.wire import Member, compile_model, parse_version, tokens, version_key, wire_model
 
 
 class UnknownVersion(ValueError):
@@ -43,20 +37,13 @@ class UnknownVersion(ValueError):
 def candidate_versions(schema_dir: Path) -> list[str]:
     """Rendezvous versions in ``schema_dir`` that are not released."""
     found = [p.stem for p in (schema_dir / "rendezvous").glob("*.json")]
-    return sorted((v for v in found if v not in SPEC_VERSIONS and _key(v)), key=version_key)
+    return sorted((v for v in found if v not in SPEC_VERSIONS and parse_version(v)), key=version_key)
 
 
 def base_version(version: str) -> str | None:
     """The newest released version at or below ``version`` (whose semantic rules the candidate keeps)."""
-    below = [v for v in SPEC_VERSIONS if version_key(v) <= (_key(version) or ())]
+    below = [v for v in SPEC_VERSIONS if version_key(v) <= (parse_version(version) or (0, 0, 0))]
     return below[-1] if below else None
-
-
-def _key(version: str) -> tuple[int, ...] | None:
-    try:
-        return version_key(version)
-    except ValueError:
-        return None
 
 
 @functools.cache
@@ -68,45 +55,29 @@ def load(schema_dir: Path, version: str) -> Candidate:
             f"spec version {version!r} is not released (known: {', '.join(SPEC_VERSIONS)}) "
             f"and {schema_dir} has no candidate schema rendezvous/{version}.json"
         )
-    return Candidate(json.loads(path.read_text(encoding="utf-8")), version)
-
-
-def _node(root: dict[str, Any], level: str) -> dict[str, Any]:
-    node: dict[str, Any] = root if level == "" else root.get("$defs", {}).get(level, {})
-    return node
-
-
-def _members(root: dict[str, Any], level: str) -> dict[str, Any]:
-    members: dict[str, Any] = _node(root, level).get("properties", {})
-    return members
+    candidate = Candidate(json.loads(path.read_text(encoding="utf-8")), version)
+    register_candidate(candidate.model)
+    return candidate
 
 
 class Candidate:
-    """The reference's rules at a version only a schema file knows."""
+    """The reference's rules at a version only a schema file knows, read from its wire model."""
 
     def __init__(self, schema: dict[str, Any], version: str, kind: str = "rendezvous") -> None:
         self.version = version
         self.kind = kind  # the document whose released rules it keeps (the gate also reads shard tables)
         self.base = base_version(version)
         self.schema = schema
+        self.model = compile_model(schema, kind)
         self.validator = jsonschema_rs.validator_for(schema)
-        wire = _members(schema, "").get("schema", {})
-        self.wire_id = wire.get("const", schema.get("x-wire-id", WIRE_SCHEMA_ID))
-        old = released_schema(kind, self.base) if self.base else {"$defs": {}}
-        self.added = {
-            level: {k: v for k, v in _members(schema, level).items() if k not in _members(old, level)}
-            for level in LEVELS
-        }
-        self._old = old
+        self.wire_id = self.model.wire_id or WIRE_SCHEMA_ID
+        self._old = wire_model(kind, self.base) if self.base else None
 
     # -- reading ------------------------------------------------------------------------------
 
     def violations(self, document: Any) -> list[Violation]:
         """The candidate schema's verdict, then the base version's semantic rules."""
-        found = [
-            Violation(_rule(self.schema, e), pointer(*e.instance_path), e.instance, e.message)
-            for e in self.validator.iter_errors(document)
-        ]
+        found = list(schema_errors(self.validator.iter_errors(document), self.model))
         if found or self.base is None:
             return found
         try:
@@ -115,19 +86,12 @@ class Candidate:
             return []
         # "integers have no fraction" refines the base's type; a member whose type the candidate
         # redefined (integer -> number) is the candidate's to say
-        return [
-            v for v in found if not (v.rule == "INTEGER_LITERAL" and _member_at(v.pointer) in self._retyped)
-        ]
+        return [v for v in found if not (v.rule == "INTEGER_LITERAL" and self._retyped(v.pointer))]
 
-    @functools.cached_property
-    def _retyped(self) -> set[tuple[str, str]]:
-        return {
-            (level, member)
-            for level in LEVELS
-            for member, new in _members(self.schema, level).items()
-            if member in _members(self._old, level)
-            and new.get("type") != _members(self._old, level)[member].get("type")
-        }
+    def _retyped(self, at: str) -> bool:
+        place = [int(t) if t.isdigit() else t for t in tokens(at)]
+        new, old = self.model.at(place), self._old.at(place) if self._old else None
+        return new is not None and old is not None and new.types != old.types
 
     def check(self, document: Any) -> None:
         found = self.violations(document)
@@ -135,48 +99,19 @@ class Candidate:
             raise InvalidBlob(found)
 
     def decoded(self, document: dict[str, Any]) -> dict[str, Any]:
-        """The neutral decoded form of a checked blob (absent optionals as null)."""
-        out = {k: document.get(k) for k in DECODED[""]}
-        out["metadata_endpoint"] = out["metadata_endpoint"] or ""  # absent or null reads as empty
-        for member in _OPTIONAL_TOP:
-            if member in _members(self.schema, ""):
-                out[member] = document.get(member)
-        declared = set(_members(self.schema, "shard"))
-        out["tensors"] = [
-            {
-                **{k: t.get(k) for k in DECODED["tensor"]},
-                "shards": [
-                    {k: s.get(k) for k in DECODED["shard"] if k in declared} for s in t.get("shards", [])
-                ],
-            }
-            for t in document.get("tensors", [])
-        ]
-        return out
+        """The neutral decoded form of a checked blob: every member the candidate declares."""
+        return decoded_document(document, self.model)
 
     def writer_violations(self, document: dict[str, Any]) -> list[Violation]:
         """WRITE_KNOWN_MEMBERS and WRITE_OMIT_ABSENT against the candidate's own members."""
-        return writer_violations(document, self.version, self.schema)
+        return writer_violations(document, self.version, self.model)
 
     # -- writing ------------------------------------------------------------------------------
 
     def document(self, decoded: dict[str, Any]) -> dict[str, Any]:
-        """The blob's JSON object for ``decoded``: the writer's member order, absent optionals omitted."""
-        top = {"schema": self.wire_id, **{k: decoded.get(k) for k in DECODED[""]}}
-        top["tensors"] = [
-            {
-                **{k: t.get(k) for k in DECODED["tensor"]},
-                "shards": [{k: s[k] for k in DECODED["shard"] if s.get(k) is not None} for s in t["shards"]],
-            }
-            for t in decoded["tensors"]
-        ]
-        for member in _OPTIONAL_TOP:
-            if decoded.get(member) is not None:
-                top[member] = decoded[member]
-        for level, obj in _walk(top):
-            for member, subschema in self.added[level].items():
-                if member not in obj and member not in _OPTIONAL_TOP and member not in DECODED[level]:
-                    obj[member] = self._sample(member, subschema)
-        return top
+        """The blob's JSON object for ``decoded``: the writer's member order, absent optionals
+        omitted; a required member the payload lacks gets the simplest value the schema allows."""
+        return written_document(decoded, self.model, fill=self._sample)
 
     def write(self, decoded: dict[str, Any]) -> bytes:
         document = self.document(decoded)
@@ -191,7 +126,7 @@ class Candidate:
         for level, member, value in self._changed_members:
             for first_only in (False, True):
                 trial = copy.deepcopy(out)
-                for n, obj in enumerate(o for lv, o in _walk(trial) if lv == level):
+                for n, obj in enumerate(objects_at(trial, self.model, level)):
                     if n == 0 or not first_only:
                         obj[member] = copy.deepcopy(value)
                 try:
@@ -203,65 +138,33 @@ class Candidate:
         return out
 
     @functools.cached_property
-    def _changed_members(self) -> list[tuple[str, str, Any]]:
+    def _changed_members(self) -> list[tuple[tuple[str, ...], str, Any]]:
         found = []
-        for level in LEVELS:
-            members = (*DECODED[level], *(_OPTIONAL_TOP if level == "" else ()))
-            for member in members:
-                new, old = _members(self.schema, level).get(member), _members(self._old, level).get(member)
-                if new is None or old is None or _bare(new) == _bare(old):
+        for path, level in self.model.levels.items():
+            old_level = self._old.levels.get(path) if self._old else None
+            for member in level.members:
+                if member.child is not None or old_level is None or member.name not in old_level:
                     continue
-                value = _only_in(
-                    json.dumps(self._with_defs(new), sort_keys=True),
-                    json.dumps({**_bare(old), "$defs": self._old.get("$defs", {})}, sort_keys=True),
-                )
+                new, old = _bare(member.schema), _bare(old_level[member.name].schema)
+                if new == old:
+                    continue
+                value = _only_in(json.dumps(new, sort_keys=True), json.dumps(old, sort_keys=True))
                 if value is not _NOTHING:
-                    found.append((level, member, value))
+                    found.append((path, member.name, value))
         return found
 
-    def _with_defs(self, subschema: dict[str, Any]) -> dict[str, Any]:
-        return {**_bare(subschema), "$defs": self.schema.get("$defs", {})}
-
-    def _sample(self, member: str, subschema: dict[str, Any]) -> Any:
-        return _sample(json.dumps(self._with_defs(subschema), sort_keys=True))
+    def _sample(self, member: Member) -> Any:
+        return _sample(json.dumps(_bare(member.schema), sort_keys=True))
 
 
-def _walk(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every object of a blob with its level: the top, each tensor, each shard."""
-    tensors = document.get("tensors") or []
-    return [
-        ("", document),
-        *(("tensor", t) for t in tensors),
-        *(("shard", s) for t in tensors for s in t.get("shards") or []),
-    ]
-
-
-def _member_at(at: str) -> tuple[str, str]:
-    """(level, member) of a violation's pointer: ``/x``, ``/tensors/0/x``, ``/tensors/0/shards/1/x``."""
-    parts = at.split("/")[1:]
-    depth = min((len(parts) - 1) // 2, 2)  # 0: top, 1: a tensor, 2: a shard (an item index may follow)
-    return LEVELS[depth], parts[2 * depth] if len(parts) > 2 * depth else ""
-
-
-def _bare(subschema: dict[str, Any]) -> dict[str, Any]:
+def _bare(subschema: Any) -> Any:
     """A subschema without annotations (``x-*``, descriptions), which change no verdict."""
     skip = {"description", "title", "examples", "$comment"}
-    return {k: v for k, v in subschema.items() if not k.startswith("x-") and k not in skip}
-
-
-def _rule(root: dict[str, Any], error: Any) -> str:
-    keyword = str(error.schema_path[-1]) if error.schema_path else ""
-    if keyword in ("required", "type"):
-        return keyword.upper()
-    rule, node = "SCHEMA", root
-    for step in error.schema_path:
-        try:
-            node = node[step] if isinstance(node, dict) else node[int(step)]
-        except (KeyError, IndexError, ValueError, TypeError):
-            break
-        if isinstance(node, dict) and "x-rule" in node:
-            rule = node["x-rule"]
-    return rule
+    if isinstance(subschema, list):
+        return [_bare(item) for item in subschema]
+    if not isinstance(subschema, Mapping):
+        return subschema
+    return {k: _bare(v) for k, v in subschema.items() if not k.startswith("x-") and k not in skip}
 
 
 _NOTHING = object()

@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
-from refitwire._spec import DTYPE_SIZES, knows, version_key
+from refitwire import wire
+from refitwire._spec import DTYPE_SIZES, version_key
+from refitwire.compat import _forms
 from refitwire.compat._hypothesis import HealthCheck, Phase, given, hypothesis_seed, outside_cwd, settings, st
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general, show_pointer
+from refitwire.wire import WireModel
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 
@@ -82,25 +85,23 @@ def write_cases() -> tuple[WriteCase, ...]:
 # -- decoded-form arithmetic -----------------------------------------------------------------
 
 
+_CANDIDATES: dict[str, WireModel] = {}
+
+
+def register_candidate(model: WireModel) -> None:
+    """Make a candidate version's model known to this run (``_candidate.load`` does it)."""
+    _CANDIDATES[model.version] = model
+
+
+def model_of(version: str) -> WireModel:
+    """The wire model of a released version, or of a candidate this run loaded."""
+    found = _CANDIDATES.get(version)
+    return found if found is not None else wire.wire_model("rendezvous", version)
+
+
 def project(payload: dict[str, Any], version: str) -> dict[str, Any]:
     """The payload as a ``version`` reader or writer sees it: unknown optionals dropped, known ones present (null if absent)."""
-    out = {k: payload[k] for k in ("agent_name", "metadata_endpoint", "agent_meta_b64")}
-    if knows(version, "publisher_step"):
-        out["publisher_step"] = payload.get("publisher_step")
-    out["tensors"] = [
-        {
-            **{k: t[k] for k in ("name", "dtype", "elsize", "full_shape")},
-            "shards": [
-                {
-                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
-                    **({"digest": s.get("digest")} if knows(version, "digest") else {}),
-                }
-                for s in t["shards"]
-            ],
-        }
-        for t in payload["tensors"]
-    ]
-    return out
+    return _forms.project(payload, model_of(version))
 
 
 def expected_read(payload: dict[str, Any], writer: str, reader: str) -> dict[str, Any]:
@@ -151,6 +152,50 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
         f"value differs at {general(at)}",
         f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}",
     )
+
+
+def conform(payload: dict[str, Any], version: str, ordinal: int) -> dict[str, Any]:
+    """``payload`` as a writer of ``version`` is asked to write it: each member the version's
+    schema declares that the generators do not draw gets a value the schema allows (always
+    when it is required, in most payloads when optional, so both its presence and its absence
+    are written), at its bounds and in between, in turn by the payload's ``ordinal`` in the run.
+
+    A payload that already has every member (any released version's) is returned as it is.
+    """
+    model = model_of(version)
+    out: dict[str, Any] | None = None
+    for path, level in model.levels.items():
+        for member in level.members:
+            if member.const is not _forms.NO_CONST or member.child is not None:
+                continue
+            for n, obj in enumerate(_forms.objects_at(out or payload, model, path)):
+                missing = member.name not in obj or (member.required and obj[member.name] is None)
+                if not missing:
+                    continue
+                if out is None:  # copy on the first change only: most payloads stay shared
+                    out = json.loads(json.dumps(payload))
+                    obj = _forms.objects_at(out, model, path)[n]
+                values = member_values(json.dumps(dict(member.schema), sort_keys=True))
+                choice = (ordinal + n) % (len(values) + (0 if member.required else 1))
+                if choice < len(values):
+                    obj[member.name] = values[choice]
+    return payload if out is None else out
+
+
+@functools.cache
+def member_values(schema_json: str) -> tuple[Any, ...]:
+    """Values ``schema`` allows, for payloads that exercise a member: its bounds, then the
+    simplest other value Hypothesis finds (deterministic)."""
+    from hypothesis import find
+    from hypothesis_jsonschema import from_schema
+
+    schema = json.loads(schema_json)
+    found: list[Any] = [schema[b] for b in ("minimum", "maximum") if type(schema.get(b)) is int]
+    quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
+                     derandomize=True)  # fmt: skip
+    with outside_cwd():
+        found.append(find(from_schema(schema), lambda v: v is not None and v not in found, settings=quiet))
+    return tuple(found)
 
 
 def case_id(prefix: str, payload: Any) -> str:

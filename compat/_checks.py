@@ -104,7 +104,10 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
             )
             return
         assert isinstance(reply, Decoded)
-        yield decoded_result(base, expect["decoded"], reply.payload, case.description)
+        wanted = expect["decoded"]
+        if r.version not in case.expect:  # a later version: it also reports its own members, absent (null)
+            wanted = _cases.project(wanted, r.version)
+        yield decoded_result(base, wanted, reply.payload, case.description)
         return
     assert isinstance(reply, Rejected)
     yield Result(**base, outcome=Outcome.PASSED)

@@ -49,9 +49,11 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
                 yield f"{s.label} reads it: {_reply_text(_ask(s, read(0, base64.b64encode(blob).decode())))}"
         return
     blobs: dict[str, bytes] = {}
+    generated = list(_cases.generated_payloads(plan.seed, plan.examples))
+    ordinal = generated.index(_run.bare(case_id)) if _run.bare(case_id) in generated else 0
     for s in shown:
         if "writer" in s.identity.roles:
-            reply = _ask(s, write(0, _cases.project(payload, s.version)))
+            reply = _ask(s, write(0, _cases.project(_cases.conform(payload, s.version, ordinal), s.version)))
             yield f"{s.label} writes: {_reply_text(reply)}"
             written = _blob(reply)
             if written is not None:

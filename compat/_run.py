@@ -111,6 +111,7 @@ def _unknown_version(version: str, schema_dir: Path | None) -> str | None:
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
     payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
+    ordinals = {cid: n for n, cid in enumerate(payloads)}  # before --case narrows them: reruns agree
     if plan.only is not None:
         payloads = {cid: p for cid, p in payloads.items() if _asks(plan.only, cid)}
     writers = [s for s in started if "writer" in s.identity.roles]
@@ -141,9 +142,11 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         blobs[w.label] = {}
         candidate = _candidate(plan, w.version)
         if w.version not in asked:
-            # A candidate's payloads carry, in each member it changed, a value only it allows.
+            # Payloads follow the writer's schema (its required and new members carried); a
+            # candidate's carry, in each member it changed, a value only it allows.
+            conformed = {cid: _cases.conform(p, w.version, ordinals[cid]) for cid, p in payloads.items()}
             asked[w.version] = (
-                {cid: candidate.exercise(p) for cid, p in payloads.items()} if candidate else payloads
+                {cid: candidate.exercise(p) for cid, p in conformed.items()} if candidate else conformed
             )
         if alone(w):
             yield from settle(

@@ -14,11 +14,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import orjson
-from refitwire._errors import InvalidBlob, pointer
-from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model
+from refitwire import wire
+from refitwire._errors import InvalidBlob
+from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
 from refitwire._quorum import quorum_envelope
-from refitwire._spec import LATEST, WIRE_SCHEMA_ID, check_version, knows
+from refitwire._spec import LATEST, check_version
+from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read, table_models
+from refitwire.wire import NO_CONST, pointer
 
 __all__ = [
     "decode_shard_table",
@@ -41,16 +44,19 @@ def wrap_rendezvous_blob(
     publisher_step: int | None = None,
     *,
     spec_version: str = LATEST,
+    **members: Any,
 ) -> bytes:
     """The blob a publisher posts. ``spec_version`` writes what an older writer would have.
 
     ``tensors`` are models (a mapping with a model's fields is converted, or refused with
-    InvalidBlob). What is written is checked first by the reader's own rules; a table a
-    reader would refuse raises InvalidBlob and is never written.
+    InvalidBlob). ``members``: other optional top-level members by name (those a later
+    schema added); like ``publisher_step``, one the version does not declare is left out,
+    and ``None`` is absent. What is written is checked first by the reader's own rules; a
+    table a reader would refuse raises InvalidBlob and is never written.
     """
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
-        return _written(_document(*args, checked=False), "rendezvous", spec_version)
+        return _written(_document(*args, members, checked=False), "rendezvous", spec_version)
 
 
 def rendezvous_document(
@@ -60,10 +66,11 @@ def rendezvous_document(
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None = None,
     spec_version: str = LATEST,
+    **members: Any,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
-    return _document(*args, mutable=True)
+    return _document(*args, members, mutable=True)
 
 
 def _document(
@@ -73,6 +80,7 @@ def _document(
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None,
     spec_version: str,
+    members: dict[str, Any],
     *,
     mutable: bool = False,
     checked: bool = True,
@@ -80,15 +88,25 @@ def _document(
     check_version(spec_version)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", agent_metadata, "agent metadata is bytes")
-    document: dict[str, Any] = {
-        "schema": WIRE_SCHEMA_ID,
+    unheard = [name for name in members if not any(name in wire.wire_model("rendezvous", v).top
+                                                     for v in wire.known_versions())]  # fmt: skip
+    if unheard:
+        raise TypeError(f"no spec version declares the member(s) {', '.join(map(repr, unheard))}")
+    values = {
+        **members,
         "agent_name": agent_name,
         "metadata_endpoint": metadata_endpoint,
         "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-        "tensors": _entries(tensors, spec_version, mutable),
+        "publisher_step": publisher_step,
     }
-    if publisher_step is not None and knows(spec_version, "publisher_step"):
-        document["publisher_step"] = publisher_step
+    document: dict[str, Any] = {}
+    for member in wire.wire_model("rendezvous", spec_version).top.members:  # the writer's order
+        if member.const is not NO_CONST:
+            document[member.name] = member.const
+        elif member.child is not None:
+            document[member.name] = _entries(tensors, spec_version, mutable)
+        elif values.get(member.name) is not None:
+            document[member.name] = values[member.name]
     if checked:
         check(document, "rendezvous", spec_version)  # never hand out what a reader would refuse
     return document
@@ -98,7 +116,12 @@ def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str 
     """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
     check_version(spec_version)
     with no_gc():
-        document = {"schema": WIRE_SCHEMA_ID, "tensors": _entries(tensors, spec_version, False)}
+        top = wire.wire_model("shard-table", spec_version).top
+        document = {
+            m.name: m.const if m.const is not NO_CONST else _entries(tensors, spec_version, False)
+            for m in top.members
+            if m.required
+        }
         return _written(document, "shard-table", spec_version)
 
 
@@ -117,7 +140,9 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
     orjson and ``json.dumps`` all take a tuple as an array) unless ``mutable`` asks for
     copies with lists.
     """
-    with_digest = knows(version, "digest")
+    shape = table_shape("rendezvous", version)
+    drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
+    drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
     entries = []
     for t, tensor in enumerate(tensors):
         if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
@@ -128,19 +153,28 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
             if type(shard) is not PublishedShard:
                 shard = as_model(PublishedShard, shard, ("tensors", t, "shards", s))
             entry = shard.__dict__
-            if mutable or not with_digest or entry["digest"] is None:
-                entry = dict(entry)
-                if not with_digest or entry["digest"] is None:
-                    del entry["digest"]
+            if mutable or drop_shard or any(entry[name] is None for name in optional_shard):
+                entry = _omitted(entry, drop_shard, optional_shard)
                 if mutable:
                     entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
             shards.append(entry)
-        entry = dict(fields)
+        entry = _omitted(fields, drop_tensor, optional_tensor)
         entry["shards"] = shards
         if mutable:
             entry["full_shape"] = list(entry["full_shape"])
         entries.append(entry)
     return entries
+
+
+def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of a model's fields without what the version does not know or what is absent."""
+    entry = dict(fields)
+    for name in unknown:
+        del entry[name]
+    for name in optional:
+        if entry[name] is None:
+            del entry[name]
+    return entry
 
 
 def _dump(document: dict[str, Any]) -> bytes:
@@ -163,6 +197,21 @@ def _dump(document: dict[str, Any]) -> bytes:
 _UNSAFE = (",", ":", '"', "\\")
 
 
+def _free_text() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The string members of a tensor and of a shard that no pattern or constant pins down."""
+    model = wire.newest_model()
+    tensor, shard = (model.level(*level) for level in table_levels(model))
+    return tuple(
+        tuple(
+            m.name for m in level.members if "string" in m.types and m.pattern is None and m.const is NO_CONST
+        )
+        for level in (tensor, shard)
+    )  # type: ignore[return-value]
+
+
+_FREE_TEXT = _free_text()
+
+
 def _compact_table(entries: list[Any]) -> bytes | None:
     """The ``tensors`` array in exactly ``json.dumps``'s bytes, or None when that is not sure.
 
@@ -174,8 +223,10 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     which the writer has already checked. Anything else takes the plain ``json.dumps`` path.
     """
     try:
-        names = "".join([entry["name"] for entry in entries])
-        agents = "".join({shard["agent_name"] for entry in entries for shard in entry["shards"]})
+        names = "".join([entry[m] for entry in entries for m in _FREE_TEXT[0] if m in entry])
+        agents = "".join(
+            {shard[m] for entry in entries for shard in entry["shards"] for m in _FREE_TEXT[1] if m in shard}
+        )
         for joined in (names, agents):
             if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in _UNSAFE):
                 return None
@@ -207,26 +258,32 @@ def unwrap_rendezvous_blob(
     if not with_tensors:
         envelope = quorum_envelope(blob, spec_version)
         if envelope is not None:
-            meta, agent_name, endpoint, step, count = envelope
-            return RendezvousPayload(
-                agent_metadata=base64.b64decode(meta),
-                agent_name=agent_name,
-                metadata_endpoint=endpoint or "",
-                tensors=[],
-                publisher_step=step,
-                tensor_count=count,
-            )
+            return _payload(envelope[0], spec_version, [], envelope[1])
     with no_gc():
         got = read(blob, "rendezvous", spec_version, build=with_tensors and not lazy)
-    members = got.members
     lazily = with_tensors and lazy
+    tensors = LazyTable(got.entries, spec_version, typed=got.typed) if lazily else got.tensors
+    return _payload(got.members, spec_version, tensors, None if with_tensors else len(got.entries))
+
+
+def _payload(
+    members: Any, version: str, tensors: Sequence[PublishedTensor], count: int | None
+) -> RendezvousPayload:
+    """The payload of a checked blob's top-level ``members``: what ``version`` declares, absent as None."""
+    top = wire.wire_model("rendezvous", version).top
+    declared = {m.name: members.get(m.name) for m in top.members if m.child is None}
     return RendezvousPayload(
-        agent_metadata=base64.b64decode(members["agent_meta_b64"]),
-        agent_name=members["agent_name"],
-        metadata_endpoint=members.get("metadata_endpoint") or "",
-        tensors=LazyTable(got.entries, spec_version, typed=got.typed) if lazily else got.tensors,
-        publisher_step=members.get("publisher_step") if knows(spec_version, "publisher_step") else None,
-        tensor_count=None if with_tensors else len(got.entries),
+        agent_metadata=base64.b64decode(declared["agent_meta_b64"]),
+        agent_name=declared["agent_name"],
+        metadata_endpoint=declared.get("metadata_endpoint") or "",  # absent or null reads as ""
+        tensors=tensors,
+        publisher_step=declared.get("publisher_step"),
+        tensor_count=count,
+        optional_members={
+            name: value
+            for name, value in declared.items()
+            if value is not None and name not in RendezvousPayload._fields and not top[name].required
+        },
     )
 
 

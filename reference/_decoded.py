@@ -1,8 +1,8 @@
-"""The neutral decoded form shared by the golden vectors and the testee protocol.
+"""The neutral decoded form shared by the golden vectors and the testee protocol (SPEC.md section 6).
 
-``{"agent_name", "metadata_endpoint", "agent_meta_b64", "publisher_step", "tensors": [...]}``
-with ``null`` for an absent optional member, and only the members the given spec
-version knows (``digest`` from 1.1.0, ``publisher_step`` from 1.2.0).
+Every member the given spec version declares, at every level, except constants (``schema``):
+``null`` for an absent optional member, arrays as lists, the agent metadata as base64. Read
+from the wire model, so a member added to a schema file is in the decoded form with no edit.
 """
 
 from __future__ import annotations
@@ -10,42 +10,49 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from refitwire import wire
 from refitwire._errors import InvalidBlob
-from refitwire._models import PublishedTensor, RendezvousPayload, as_model
-from refitwire._spec import LATEST, knows
+from refitwire._models import PublishedTensor, RendezvousPayload, as_model, table_levels
+from refitwire._spec import LATEST
 from refitwire._validate import canonical_base64
+from refitwire.wire import NO_CONST, Level
+
+__all__ = ["decoded_members", "from_decoded", "to_decoded"]
+
+#: The payload fields that stand for top-level members under another name or form.
+_PAYLOAD_FIELDS = {"agent_meta_b64": "agent_metadata"}
+
+
+def decoded_members(level: Level) -> list[str]:
+    """The members of ``level`` the decoded form holds, in the schema's order (constants left out)."""
+    return [m.name for m in level.members if m.const is NO_CONST]
 
 
 def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[str, Any]:
-    with_digest = knows(spec_version, "digest")
-    decoded: dict[str, Any] = {
-        "agent_name": payload.agent_name,
-        "metadata_endpoint": payload.metadata_endpoint,
-        "agent_meta_b64": base64.b64encode(payload.agent_metadata).decode("ascii"),
-    }
-    if knows(spec_version, "publisher_step"):
-        decoded["publisher_step"] = payload.publisher_step
-    decoded["tensors"] = [
-        {
-            "name": t.name,
-            "dtype": t.dtype,
-            "elsize": t.elsize,
-            "full_shape": list(t.full_shape),
-            "shards": [
-                {
-                    "agent_name": s.agent_name,
-                    "device_id": s.device_id,
-                    "addr": s.addr,
-                    "shard_offset": list(s.shard_offset),
-                    "shape": list(s.shape),
-                    **({"digest": s.digest} if with_digest else {}),
-                }
-                for s in t.shards
-            ],
-        }
-        for t in payload.tensors
-    ]
+    model = wire.wire_model("rendezvous", spec_version)
+    decoded: dict[str, Any] = {}
+    for name in decoded_members(model.top):
+        if name == "agent_meta_b64":
+            decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
+        elif (child := model.top[name].child) is not None:
+            decoded[name] = [_plain(t, model.level(*child), model) for t in payload.tensors]
+        else:
+            decoded[name] = getattr(payload, name)
     return decoded
+
+
+def _plain(obj: Any, level: Level, model: wire.WireModel) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in decoded_members(level):
+        value = getattr(obj, name)
+        child = level[name].child
+        if child is not None:
+            out[name] = [_plain(item, model.level(*child), model) for item in value]
+        elif isinstance(value, tuple):
+            out[name] = list(value)
+        else:
+            out[name] = value
+    return out
 
 
 def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
@@ -64,11 +71,19 @@ def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )
-    meta = base64.b64decode(encoded)
+    top = wire.newest_model().top
+    named = set(RendezvousPayload._fields) | set(_PAYLOAD_FIELDS)
+    tensor_level, _ = table_levels(wire.newest_model())
+    more = {
+        m.name: decoded[m.name]
+        for m in top.optional
+        if m.name not in named and m.child is None and decoded.get(m.name) is not None
+    }
     return RendezvousPayload(
-        agent_metadata=meta,
+        agent_metadata=base64.b64decode(encoded),
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written
         metadata_endpoint=decoded.get("metadata_endpoint") or "",
-        tensors=[as_model(PublishedTensor, t, ("tensors", i)) for i, t in enumerate(entries)],
+        tensors=[as_model(PublishedTensor, t, (*tensor_level, i)) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
+        optional_members=more,
     )

@@ -1,57 +1,118 @@
-"""Typed, immutable views of the wire objects.
+"""Typed, immutable views of the wire objects, generated from the wire model.
 
-Field constraints mirror the schema of the latest spec version; a property test
-(tests/test_models.py) proves the two agree in both directions.
+The fields of :class:`PublishedTensor` and :class:`PublishedShard` are the members of the
+table's two levels in the newest schema the library knows (``refitwire.wire``), with the
+schema's types, bounds and patterns: a member added to a schema file is a field here with
+no code edit. Scalars are strict (no ``"12"``, no ``1.0``, no ``True``); arrays are tuples
+(lists or tuples accepted). tests/test_models.py proves models and schema agree both ways.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, NamedTuple, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
-from refitwire._errors import InvalidBlob, Violation, pointer
-from refitwire._registry import cached_schema
-from refitwire._spec import LATEST
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError, create_model
+from refitwire import wire
+from refitwire._errors import InvalidBlob, Violation
+from refitwire.wire import Member, WireModel
 
-# Scalars are strict (no "12", no 1.0, no True); sequences accept lists or tuples.
-U64 = Annotated[int, Strict(), Field(ge=0, le=2**64 - 1)]
-Extent = Annotated[int, Strict(), Field(ge=0, le=2**63 - 1)]
-Text = Annotated[str, Strict()]
-Digest = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-f]{32}$")]
-DtypeLabel = Annotated[str, Strict(), StringConstraints(pattern=r"^(torch\.)?[a-z][a-z0-9_]*$")]
+__all__ = ["PublishedShard", "PublishedTensor", "RendezvousPayload", "as_model", "table_levels"]
 
 
 class _Wire(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class PublishedShard(_Wire):
-    """One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``."""
-
-    agent_name: Text
-    device_id: Annotated[int, Strict(), Field(ge=0, le=2**31 - 1)]
-    addr: U64
-    shard_offset: tuple[Extent, ...]
-    shape: tuple[Extent, ...]
-    digest: Digest | None = None  # added in 1.1.0
+def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The levels of a table entry and of its shards: the top's array of objects, and the entry's."""
+    tensor = next(m.child for m in model.top.members if m.child is not None)
+    shard = next(m.child for m in model.level(*tensor).members if m.child is not None)
+    return tensor, shard
 
 
-class PublishedTensor(_Wire):
-    """One source tensor and the shards of it that a publisher holds."""
+_NEWEST = wire.newest_model()
+_TENSOR_LEVEL, _SHARD_LEVEL = table_levels(_NEWEST)
+_SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+_TUPLE: Any = tuple  # subscripted with types known only at run time
+_ANNOTATED: Any = Annotated
 
-    name: Text
-    dtype: DtypeLabel
-    elsize: Annotated[int, Strict(), Field(ge=1, le=64)]
-    full_shape: tuple[Extent, ...]
-    shards: tuple[PublishedShard, ...]
 
+def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]]) -> Any:
+    if member.child is not None:
+        return _TUPLE[models[member.child], ...]
+    if member.types == ("array",) and member.items is not None:
+        return _TUPLE[_annotation(member.items, models), ...]
+    if len(member.types) != 1 or member.types[0] not in _SCALARS:
+        return Any
+    constraints: list[Any] = [Strict()]
+    low, high = member.bounds
+    if low is not None or high is not None:
+        constraints.append(Field(ge=low, le=high))
+    if member.pattern is not None:
+        constraints.append(StringConstraints(pattern=member.pattern))
+    args = (_SCALARS[member.types[0]], *constraints)
+    return _ANNOTATED[args]
+
+
+def _build(
+    level: tuple[str, ...], name: str, doc: str, models: dict[tuple[str, ...], type[BaseModel]]
+) -> Any:
+    fields: dict[str, Any] = {}
+    for member in _NEWEST.level(*level).members:
+        annotation = _annotation(member, models)
+        if member.required and not member.nullable:
+            fields[member.name] = (annotation, ...)
+        else:  # absent and null are one thing to a model: None
+            fields[member.name] = (annotation | None, None)
+    built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
+    models[level] = built
+    return built
+
+
+if TYPE_CHECKING:  # what static checkers see; tests/test_models.py holds it to the generated fields
+
+    class PublishedShard(_Wire):
+        agent_name: str
+        device_id: int
+        addr: int
+        shard_offset: tuple[int, ...]
+        shape: tuple[int, ...]
+        digest: str | None = None
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    class PublishedTensor(_Wire):
+        name: str
+        dtype: str
+        elsize: int
+        full_shape: tuple[int, ...]
+        shards: tuple[PublishedShard, ...]
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    _MODELS: dict[tuple[str, ...], type[BaseModel]] = {}
+    PublishedShard = _build(
+        _SHARD_LEVEL, "PublishedShard",
+        "One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``.", _MODELS,
+    )  # fmt: skip
+    PublishedTensor = _build(
+        _TENSOR_LEVEL,
+        "PublishedTensor",
+        "One source tensor and the shards of it that a publisher holds.",
+        _MODELS,
+    )
 
 M = TypeVar("M", PublishedShard, PublishedTensor)
 
 
 class RendezvousPayload(NamedTuple):
-    """What ``unwrap_rendezvous_blob`` returns. Positions 0-3 never move; new fields are appended."""
+    """What ``unwrap_rendezvous_blob`` returns. Positions 0-3 never move; new fields are appended.
+
+    Top-level optional members other than ``publisher_step`` (members a later schema added)
+    are in ``optional_members`` and read as attributes too (``payload.publisher_rank``).
+    """
 
     agent_metadata: bytes
     agent_name: str
@@ -59,9 +120,15 @@ class RendezvousPayload(NamedTuple):
     tensors: Sequence[PublishedTensor]  # a list, or a LazyTable with unwrap(..., lazy=True)
     publisher_step: int | None = None  # None means unknown, never step 0
     tensor_count: int | None = None  # set when the table was counted, not decoded
+    optional_members: Mapping[str, Any] = {}
 
     def entry_count(self) -> int:
         return len(self.tensors) if self.tensor_count is None else self.tensor_count
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _NEWEST.top and not name.startswith("_"):
+            return self.optional_members.get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def as_model(model: type[M], obj: Any, at: tuple[str | int, ...]) -> M:
@@ -78,15 +145,15 @@ def as_model(model: type[M], obj: Any, at: tuple[str | int, ...]) -> M:
     try:
         return model.model_validate(obj, from_attributes=True)
     except ValidationError as exc:
-        level = "tensor" if model is PublishedTensor else "shard"
+        level = _TENSOR_LEVEL if model is PublishedTensor else _SHARD_LEVEL
         found = []
         for e in exc.errors():
             place = e["loc"][:-1] if e["type"] == "missing" else e["loc"]  # REQUIRED names the object
-            found.append(Violation(_rule_of(e, level), pointer(*at, *place), e.get("input"), e["msg"]))
+            found.append(Violation(_rule_of(e, level), wire.pointer(*at, *place), e.get("input"), e["msg"]))
         raise InvalidBlob(found) from None
 
 
-def _rule_of(error: Any, level: str) -> str:
+def _rule_of(error: Any, level: tuple[str, ...]) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "missing":
         return "REQUIRED"
@@ -96,10 +163,8 @@ def _rule_of(error: Any, level: str) -> str:
         return "INTEGER_LITERAL"
     if kind.endswith("_type") or kind in ("is_instance_of", "model_attributes_type"):
         return "TYPE"
-    root = cached_schema("rendezvous", LATEST)
-    node: Any = root["$defs"][level]
-    for part in error["loc"]:
-        node = node.get("properties", {}).get(part, {}) if isinstance(part, str) else node.get("items", {})
-        if "$ref" in node:
-            node = root["$defs"][node["$ref"].rsplit("/", 1)[1]]
-    return str(node.get("x-rule", "TYPE"))
+    # the level's path with an index per array, then the place inside the object
+    path: list[str | int] = []
+    for step in level:
+        path += [step, 0]
+    return _NEWEST.rule_at("", [*path, *error["loc"]])

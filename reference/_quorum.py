@@ -2,55 +2,58 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
+import jsonschema_rs
 import msgspec
-from refitwire._registry import cached_schema
-from refitwire._spec import MAX_BLOB_BYTES, WIRE_SCHEMA_ID, knows
-from refitwire._validate import canonical_base64, is_utf8
+import orjson
+from refitwire import wire
+from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._validate import is_utf8, top_level_violations
+
+__all__ = ["quorum_envelope"]
 
 
-class _Envelope(msgspec.Struct):
-    schema: str
-    agent_name: str
-    agent_meta_b64: str
-    tensors: list[msgspec.Raw]  # each entry is skipped (its JSON syntax checked), never built
-    metadata_endpoint: str | None = ""
+class _Envelope:
+    """One version's envelope reader, compiled from its model: a Struct that keeps each top-level
+    member's raw JSON and skips the table's entries, and a validator for the top level alone."""
 
-
-class _StampedEnvelope(_Envelope):
-    publisher_step: int | None = None
-
-
-_ENVELOPES: dict[bool, Any] = {
-    False: msgspec.json.Decoder(_Envelope),
-    True: msgspec.json.Decoder(_StampedEnvelope),
-}
+    def __init__(self, version: str) -> None:
+        model = wire.wire_model("rendezvous", version)
+        self.table = next(m.name for m in model.top.members if m.child is not None)
+        fields: list[Any] = []
+        for m in model.top.members:
+            kind = list[msgspec.Raw] if m.child is not None else msgspec.Raw
+            fields.append((m.name, kind) if m.required else (m.name, kind | None, None))
+        self.decoder = msgspec.json.Decoder(msgspec.defstruct("Envelope", fields, kw_only=True))
+        top = copy.deepcopy(dict(model.resolved))
+        top["properties"][self.table] = {"type": "array"}  # the entries are checked when the table is read
+        self.validator = jsonschema_rs.validator_for(top)
+        self.names = [m.name for m in model.top.members if m.child is None]
 
 
 @functools.cache
-def _step_bounds(version: str) -> tuple[int, int]:
-    """``publisher_step``'s bounds, as the schema of ``version`` gives them (rule STEP_RANGE)."""
-    step = cached_schema("rendezvous", version)["properties"]["publisher_step"]
-    return step["minimum"], step["maximum"]
+def _envelope(version: str) -> _Envelope:
+    return _Envelope(version)
 
 
-def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int | None, int] | None:
+def quorum_envelope(blob: Any, version: str) -> tuple[dict[str, Any], int] | None:
     """The envelope of a blob, checked, and its entry count, without reading the entries.
 
-    Returns ``(agent_meta_b64, agent_name, metadata_endpoint, publisher_step, count)``, or
-    ``None`` when this fast path cannot vouch for the blob: the caller then runs the full
-    read, which accepts or names the broken rule exactly.
+    Returns ``(members, count)``: the top-level members the version declares (the table
+    left out), or ``None`` when this fast path cannot vouch for the blob: the caller then
+    runs the full read, which accepts or names the broken rule exactly.
 
     What it checks: the size limit; no BOM; the bytes are UTF-8; the document is
-    well-formed JSON whose top level is an object; ``schema`` is the wire id;
-    ``agent_name`` is a string; ``metadata_endpoint`` is a string or null;
-    ``agent_meta_b64`` is canonical padded base64; ``publisher_step`` (for a reader that
-    knows it) is null or an integer literal within the schema's bounds; ``tensors`` is an array.
-    What it leaves to the read of the table: every rule about the entries themselves, and
-    the reader's limits on numbers in unknown members (SPEC.md section 5): it may accept a
-    blob with ``1e400`` in an unknown member that the full read refuses.
+    well-formed JSON whose top level is an object; every top-level member the version's
+    schema declares, against that schema (the wire id, types, bounds, patterns, required
+    members), and the top-level rules beyond it (canonical base64, integer literals); that
+    the table is an array. What it leaves to the read of the table: every rule about the
+    entries themselves, and the reader's limits on numbers in unknown members (SPEC.md
+    section 5): it may accept a blob with ``1e400`` in an unknown member that the full
+    read refuses.
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         return None
@@ -59,17 +62,16 @@ def quorum_envelope(blob: Any, version: str) -> tuple[str, str, str | None, int 
     data = bytes(blob)
     if not data.isascii() and not is_utf8(data):
         return None
-    stamped = knows(version, "publisher_step")
+    reader = _envelope(version)
     try:
-        envelope = _ENVELOPES[stamped].decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        envelope = reader.decoder.decode(data)
+        members = {
+            name: orjson.loads(raw) for name in reader.names if (raw := getattr(envelope, name)) is not None
+        }
+    except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError):
         return None  # the full read names the rule (or accepts what msgspec could not nest into)
-    if envelope.schema != WIRE_SCHEMA_ID or not canonical_base64(envelope.agent_meta_b64):
+    if not reader.validator.is_valid({**members, reader.table: []}):
         return None
-    step = envelope.publisher_step if stamped else None
-    if step is not None:
-        low, high = _step_bounds(version)
-        if not low <= step <= high:
-            return None
-    count = len(envelope.tensors)
-    return envelope.agent_meta_b64, envelope.agent_name, envelope.metadata_endpoint, step, count
+    if next(top_level_violations(members, "rendezvous", version), None) is not None:
+        return None
+    return members, len(getattr(envelope, reader.table))

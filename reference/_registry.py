@@ -5,15 +5,10 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from importlib import resources
 from typing import Any
 
 import jsonschema_rs
-from refitwire._spec import DOCUMENTS, check_version
-
-
-def _schema_files() -> Any:
-    return resources.files("refitwire.schema")
+from refitwire import wire
 
 
 def schema(document: str, version: str) -> dict[str, Any]:
@@ -24,26 +19,19 @@ def schema(document: str, version: str) -> dict[str, Any]:
     return copy.deepcopy(cached_schema(document, version))
 
 
-@functools.cache
 def cached_schema(document: str, version: str) -> dict[str, Any]:
     """The loaded schema the reader's own rules use. Never hand it out, never change it."""
-    if document not in DOCUMENTS:
-        raise ValueError(f"unknown document {document!r} (known: {', '.join(DOCUMENTS)})")
-    check_version(version)
-    loaded: dict[str, Any] = json.loads(schema_bytes(f"{document}/{version}.json"))
-    return loaded
+    return wire.load_schema(document, version)
 
 
 def schema_bytes(relative_path: str) -> bytes:
     """The exact bytes of a file under schema/, e.g. ``rendezvous/1.2.0.json``."""
-    return _schema_files().joinpath(relative_path).read_bytes()  # type: ignore[no-any-return]
+    return (wire.schema_root() / relative_path).read_bytes()
 
 
-@functools.cache
 def released() -> dict[str, Any]:
     """schema/index.json: every released schema file with its sha256."""
-    index: dict[str, Any] = json.loads(schema_bytes("index.json"))
-    return index
+    return wire.index()
 
 
 @functools.cache

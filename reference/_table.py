@@ -3,16 +3,20 @@ also fills the table's models: the engine's table half (see ``refitwire._validat
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from refitwire._errors import Violation, pointer
-from refitwire._models import PublishedShard, PublishedTensor
+from refitwire import wire
+from refitwire._errors import Violation
+from refitwire._models import PublishedShard, PublishedTensor, table_levels
 from refitwire._spec import DTYPE_SIZES
+from refitwire.wire import pointer
 
-__all__ = ["not_integer_literal", "table_rules"]
+__all__ = ["TableShape", "not_integer_literal", "table_rules", "table_shape"]
 
 _U64_LIMIT = 2**64
 
@@ -48,8 +52,47 @@ _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE = map(
 )
 
 
+@dataclass(frozen=True)
+class TableShape:
+    """What the table pass needs of one version's model beyond the members its rules read.
+
+    The rules of section 2.3 name the members they are about; every other member (optional
+    ones, and members a later schema adds) is carried into the models generically: a member
+    the version declares is copied, one it does not is ``None``.
+    """
+
+    shard_known: tuple[str, ...]
+    shard_unknown: tuple[str, ...]
+    tensor_known: tuple[str, ...]
+    tensor_unknown: tuple[str, ...]
+    integers: tuple[tuple[str, ...], tuple[str, ...]]  # members holding integers: (tensor, shard)
+
+
+#: The members the rules of section 2.3 read, per level (the rest are carried generically).
+_TENSOR_RULED = ("name", "dtype", "elsize", "full_shape", "shards")
+_SHARD_RULED = ("agent_name", "device_id", "addr", "shard_offset", "shape")
+
+
+@functools.cache
+def table_shape(document: str, version: str) -> TableShape:
+    model = wire.wire_model(document, version)
+    tensor_level, shard_level = table_levels(model)
+    shapes = []  # (known, unknown) for the tensor level, then the shard level
+    for level, fields, ruled in ((tensor_level, PublishedTensor.model_fields, _TENSOR_RULED),
+                                 (shard_level, PublishedShard.model_fields, _SHARD_RULED)):  # fmt: skip
+        declared = model.level(*level)
+        rest = [name for name in fields if name not in ruled]
+        shapes.append((tuple(n for n in rest if n in declared), tuple(n for n in rest if n not in declared)))
+    integers = tuple(
+        tuple(m.name for m in model.level(*level).members if m.holds_integers)
+        for level in (tensor_level, shard_level)
+    )
+    (tensor_known, tensor_unknown), (shard_known, shard_unknown) = shapes
+    return TableShape(shard_known, shard_unknown, tensor_known, tensor_unknown, integers)  # type: ignore[arg-type]
+
+
 def table_rules(
-    entries: Sequence[Any], with_digest: bool, out: list[PublishedTensor] | None, typed: bool = False
+    entries: Sequence[Any], shape: TableShape, out: list[PublishedTensor] | None, typed: bool = False
 ) -> Iterator[Violation]:
     """The rules of section 2.3 and INTEGER_LITERAL over a schema-valid table, entry by entry.
 
@@ -59,7 +102,7 @@ def table_rules(
     ``out``, each entry's models are appended as it is checked, filled the way
     ``model_construct`` fills them (the caller drops them if anything is yielded).
     ``typed``: the entries are the fast path's Structs (``_typed``), read by attribute,
-    not parsed dicts; the code is the same.
+    not parsed dicts; the code is the same. ``shape``: :func:`table_shape` of the version.
     """
     new, limit = object.__new__, _U64_LIMIT
     set_dict, set_fields_set, set_extra, set_private = _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE
@@ -68,10 +111,12 @@ def table_rules(
     literals = not typed  # the typed decode takes no 4096.0 for an integer: nothing to sum
     get = operator.attrgetter if typed else operator.itemgetter
     tensor_fields = get("full_shape", "elsize", "dtype", "shards", "name")
-    shard_fields: Callable[[Any], tuple[Any, ...]] = _dict_shard_fields
-    if typed:  # a Struct has the members its version knows; without digest, the sixth is unused
-        shard_fields = get("shard_offset", "shape", "addr", "device_id", "agent_name",
-                           "digest" if with_digest else "agent_name")  # fmt: skip
+    shard_fields = get("shard_offset", "shape", "addr", "device_id", "agent_name")
+    shard_known, tensor_known = shape.shard_known, shape.tensor_known
+    shard_absent, tensor_absent = dict.fromkeys(shape.shard_unknown), dict.fromkeys(shape.tensor_unknown)
+    # the integers of members beyond the rules' own count towards the INTEGER_LITERAL sum too
+    tensor_counted = [m for m in shape.integers[0] if m not in _TENSOR_RULED]
+    shard_counted = [m for m in shape.integers[1] if m not in _SHARD_RULED]
     sized: dict[tuple[str, int], int] = {}  # (dtype, elsize) -> the size it should be, 0 if right
     t = -1
     for entry in entries:
@@ -87,58 +132,73 @@ def table_rules(
             )
         rank = len(full)
         total = elsize + sum(full) if literals else 0
+        for member in tensor_counted if literals else ():
+            total += _number(entry.get(member))
         shards = []
         s = -1
         for shard in entry_shards:
             s += 1
-            offset, shape, addr, device_id, agent_name, digest = shard_fields(shard)
+            offset, shape_, addr, device_id, agent_name = shard_fields(shard)
             if literals:
-                total += device_id + addr + sum(offset) + sum(shape)
-            if len(offset) != rank or len(shape) != rank:
+                total += device_id + addr + sum(offset) + sum(shape_)
+                for member in shard_counted:
+                    total += _number(shard.get(member))
+            if len(offset) != rank or len(shape_) != rank:
                 yield Violation(
-                    "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape), rank],
-                    f"shard_offset has {len(offset)} dims, shape {len(shape)}, full_shape {rank}",
+                    "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape_), rank],
+                    f"shard_offset has {len(offset)} dims, shape {len(shape_)}, full_shape {rank}",
                 )  # fmt: skip
                 continue
             if rank == 2:  # most weights: the same tests, unrolled
-                (o0, o1), (e0, e1) = offset, shape
+                (o0, o1), (e0, e1) = offset, shape_
                 if o0 + e0 > full[0] or o1 + e1 > full[1]:
-                    yield from _boxes_out_of_bounds(offset, shape, full, t, s)
+                    yield from _boxes_out_of_bounds(offset, shape_, full, t, s)
                 if addr + elsize * e0 * e1 > limit:
                     yield _addr_span(addr, elsize * e0 * e1, t, s)
             else:
-                if not all(map(le, map(add, offset, shape), full)):
-                    yield from _boxes_out_of_bounds(offset, shape, full, t, s)
-                if addr + elsize * prod(shape) > limit:
-                    yield _addr_span(addr, elsize * prod(shape), t, s)
+                if not all(map(le, map(add, offset, shape_), full)):
+                    yield from _boxes_out_of_bounds(offset, shape_, full, t, s)
+                if addr + elsize * prod(shape_) > limit:
+                    yield _addr_span(addr, elsize * prod(shape_), t, s)
             if out is not None:
                 model = new(PublishedShard)
-                set_dict(model, {
+                fields = {
                     "agent_name": agent_name, "device_id": device_id, "addr": addr,
-                    "shard_offset": offset if typed else tuple(offset), "shape": shape if typed else tuple(shape),
-                    "digest": digest if with_digest else None,
-                })  # fmt: skip
+                    "shard_offset": offset if typed else tuple(offset), "shape": shape_ if typed else tuple(shape_),
+                }  # fmt: skip
+                for member in shard_known:
+                    fields[member] = getattr(shard, member) if typed else shard.get(member)
+                if shard_absent:
+                    fields.update(shard_absent)
+                set_dict(model, fields)
                 set_fields_set(model, shard_set)
                 set_extra(model, None)
                 set_private(model, None)
                 shards.append(model)
         if type(total) is float:
-            yield from _integer_literals(entry, t)
+            yield from _integer_literals(entry, t, shape.integers)
         if out is not None:
             tensor = new(PublishedTensor)
-            set_dict(tensor, {
+            fields = {
                 "name": name, "dtype": dtype, "elsize": elsize,
                 "full_shape": full if typed else tuple(full), "shards": tuple(shards),
-            })  # fmt: skip
+            }  # fmt: skip
+            for member in tensor_known:
+                fields[member] = getattr(entry, member) if typed else entry.get(member)
+            if tensor_absent:
+                fields.update(tensor_absent)
+            set_dict(tensor, fields)
             set_fields_set(tensor, tensor_set)
             set_extra(tensor, None)
             set_private(tensor, None)
             out.append(tensor)
 
 
-def _dict_shard_fields(shard: dict[str, Any]) -> tuple[Any, ...]:
-    return (shard["shard_offset"], shard["shape"], shard["addr"], shard["device_id"], shard["agent_name"],
-            shard.get("digest"))  # fmt: skip
+def _number(value: Any) -> Any:
+    """An optional integer member's contribution to the sum: 0 when absent, the items' sum for an array."""
+    if value is None:
+        return 0
+    return sum(value) if type(value) is list or type(value) is tuple else value
 
 
 def _boxes_out_of_bounds(
@@ -159,17 +219,17 @@ def _addr_span(addr: int, nbytes: int, t: int, s: int) -> Violation:
     )  # fmt: skip
 
 
-def _integer_literals(entry: dict[str, Any], t: int) -> Iterator[Violation]:
+def _integer_literals(
+    entry: Any, t: int, integers: tuple[tuple[str, ...], tuple[str, ...]]
+) -> Iterator[Violation]:
     """Where an entry writes an integer with a fraction or exponent (rule INTEGER_LITERAL)."""
+    tensor_members, shard_members = integers
     for obj, at, members in [
-        (entry, ("tensors", t), ("elsize", "full_shape")),
-        *[
-            (shard, ("tensors", t, "shards", s), ("device_id", "addr", "shard_offset", "shape"))
-            for s, shard in enumerate(entry["shards"])
-        ],
+        (entry, ("tensors", t), tensor_members),
+        *[(shard, ("tensors", t, "shards", s), shard_members) for s, shard in enumerate(entry["shards"])],
     ]:
         for member in members:
-            value = obj[member]
+            value = obj.get(member)
             if type(value) is float:
                 yield not_integer_literal(value, *at, member)
             elif type(value) is list or type(value) is tuple:  # a writer's own document holds tuples

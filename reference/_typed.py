@@ -20,7 +20,7 @@ import re
 from typing import Annotated, Any, Literal, Optional
 
 import msgspec
-from refitwire._registry import cached_schema
+from refitwire import wire
 from refitwire._spec import MAX_BLOB_BYTES
 
 __all__ = ["typed_read"]
@@ -40,19 +40,13 @@ class _Unsupported(Exception):
 class _Compiled:
     """One document kind at one version: its msgspec decoder and its residual checks."""
 
-    def __init__(self, root: dict[str, Any]) -> None:
+    def __init__(self, root: Any) -> None:
         self.root = root
         self.structs: dict[str, Any] = {}
         self.residuals: list[tuple[tuple[str, ...], Any]] = []  # (path, check over the values there)
         self.decoder = msgspec.json.Decoder(self._type(root, (), "Document"))
 
     def _type(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
-        if "$ref" in node:
-            ref = node["$ref"]
-            if set(node) - _ANNOTATIONS - {"$ref"} or not ref.startswith("#/$defs/"):
-                raise _Unsupported(ref)
-            target = ref.rsplit("/", 1)[1]
-            return self._type(self.root["$defs"][target], path, target.title())
         unknown = set(node) - _ANNOTATIONS - {"type", "const", "pattern", "minimum", "maximum", "items",
                                               "properties", "required"}  # fmt: skip
         if unknown:
@@ -106,8 +100,9 @@ class _Compiled:
         return tuple[item, ...]  # type: ignore[valid-type]
 
     def _object(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
-        if name in self.structs:
-            return self.structs[name]
+        name = "_".join(("Document", *path)).replace(
+            "*", "item"
+        )  # one Struct per place (references are inlined)
         required = set(node.get("required", ()))
         fields: list[Any] = []
         for member, sub in node.get("properties", {}).items():
@@ -176,7 +171,7 @@ def _at_most(bound: int, values: list[int]) -> bool:
 @functools.cache
 def _compiled(kind: str, version: str) -> _Compiled | None:
     try:
-        return _Compiled(cached_schema(kind, version))
+        return _Compiled(wire.wire_model(kind, version).resolved)
     except (_Unsupported, TypeError, ValueError):  # pragma: no cover - the released schemas all compile
         return None  # msgspec refused a type built from it: the exact path reads everything
 

@@ -23,12 +23,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import orjson
-from refitwire._errors import InvalidBlob, Violation, pointer
+from refitwire import wire
+from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import PublishedTensor
-from refitwire._registry import cached_schema, fast_validator
-from refitwire._spec import MAX_BLOB_BYTES, knows
-from refitwire._table import not_integer_literal, table_rules
+from refitwire._registry import fast_validator
+from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._table import not_integer_literal, table_rules, table_shape
 from refitwire._typed import typed_read
+from refitwire.wire import WireModel, pointer
 
 __all__ = [
     "check",
@@ -40,13 +42,10 @@ __all__ = [
     "parse",
     "read",
     "table_models",
+    "top_level_violations",
     "violations",
     "writer_violations",
 ]
-
-
-# Keywords whose failure is named by the keyword itself rather than by the member's rule.
-_KEYWORD_RULES = {"required": "REQUIRED", "type": "TYPE"}
 
 
 @contextlib.contextmanager
@@ -140,7 +139,7 @@ def table_models(entries: Sequence[Any], version: str, *, typed: bool) -> list[P
     """Models of already-checked table entries (as :class:`Read` gives them), filled by the checking pass."""
     out: list[PublishedTensor] = []
     for violation in table_rules(
-        entries, knows(version, "digest"), out, typed
+        entries, table_shape("rendezvous", version), out, typed
     ):  # pragma: no cover - checked before
         raise InvalidBlob([violation])
     return out
@@ -178,7 +177,8 @@ def fast_read(blob: Any, kind: str, version: str, *, build: bool) -> Read | None
     out: list[PublishedTensor] | None = [] if build else None
     members = {name: getattr(typed, name) for name in typed.__struct_fields__}
     found = itertools.chain(
-        _top_level(members, kind, version), table_rules(typed.tensors, knows(version, "digest"), out, True)
+        top_level_violations(members, kind, version),
+        table_rules(typed.tensors, table_shape(kind, version), out, True),
     )
     if next(found, None) is not None:
         return None
@@ -205,8 +205,8 @@ def semantic_violations(document: Any, version: str, kind: str = "rendezvous") -
 def _semantic_violations(
     document: Any, kind: str, version: str, out: list[PublishedTensor] | None
 ) -> Iterator[Violation]:
-    yield from _top_level(document, kind, version)
-    yield from table_rules(document["tensors"], knows(version, "digest"), out)
+    yield from top_level_violations(document, kind, version)
+    yield from table_rules(document["tensors"], table_shape(kind, version), out)
 
 
 def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:
@@ -218,30 +218,31 @@ def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Viola
     except ValueError as exc:  # jsonschema-rs bounds its own recursion, below the parser's depth limit
         yield Violation("JSON", "", None, f"nesting too deep to check: {exc}")
         return
-    root = cached_schema(kind, version)
+    yield from schema_errors(errors, wire.wire_model(kind, version))
+
+
+def schema_errors(errors: Iterable[Any], model: WireModel) -> Iterator[Violation]:
+    """jsonschema-rs errors as violations, each named by the rule the model gives its place."""
     for error in errors:
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
-        rule = _KEYWORD_RULES.get(keyword) or _rule_along(root, error.schema_path)
-        yield Violation(rule, pointer(*error.instance_path), error.instance, error.message)
+        path = list(error.instance_path)
+        yield Violation(model.rule_at(keyword, path), pointer(*path), error.instance, error.message)
 
 
-def _rule_along(root: dict[str, Any], schema_path: Any) -> str:
-    """The deepest ``x-rule`` annotation on the way to the failing keyword."""
-    rule, node = "SCHEMA", root
-    for step in schema_path:
-        node = node[step] if isinstance(node, dict) else node[int(step)]
-        if isinstance(node, dict) and "x-rule" in node:
-            rule = node["x-rule"]
-    return rule
-
-
-def _top_level(members: Mapping[str, Any], kind: str, version: str) -> Iterator[Violation]:
-    known = cached_schema(kind, version)["properties"]  # unknown members are never checked
+def top_level_violations(members: Mapping[str, Any], kind: str, version: str) -> Iterator[Violation]:
+    top = wire.wire_model(kind, version).top  # unknown members are never checked
     encoded = members.get("agent_meta_b64")
-    if "agent_meta_b64" in known and isinstance(encoded, str) and not canonical_base64(encoded):
+    if "agent_meta_b64" in top and isinstance(encoded, str) and not canonical_base64(encoded):
         yield Violation("AGENT_META_BASE64", "/agent_meta_b64", encoded, "pad bits are not zero")
-    if "publisher_step" in known and type(members.get("publisher_step")) is float:
-        yield not_integer_literal(members["publisher_step"], "publisher_step")
+    for member in top.members:
+        if member.child is None and member.holds_integers:
+            value = members.get(member.name)
+            if type(value) is float:
+                yield not_integer_literal(value, member.name)
+            elif type(value) is list or type(value) is tuple:
+                for i, item in enumerate(value):
+                    if type(item) is float:
+                        yield not_integer_literal(item, member.name, i)
 
 
 def canonical_base64(encoded: str) -> bool:
@@ -286,8 +287,7 @@ _AT_ONE_VALUE = {"REQUIRED": 0, "TYPE": 1}
 
 def _position(document: Any, at: str) -> tuple[int, ...]:
     node, place = document, []
-    for token in at.split("/")[1:] if at else ():
-        token = token.replace("~1", "/").replace("~0", "~")
+    for token in wire.tokens(at):
         if isinstance(node, dict):
             members = list(node)
             place.append(members.index(token) if token in node else len(members))
@@ -306,32 +306,28 @@ def _position(document: Any, at: str) -> tuple[int, ...]:
 
 
 def writer_violations(
-    document: dict[str, Any], version: str, root: dict[str, Any] | None = None
+    document: dict[str, Any], version: str, model: WireModel | None = None
 ) -> list[Violation]:
     """What a conforming writer of ``version`` must not emit, beyond an invalid blob:
     ``null`` for an absent optional (WRITE_OMIT_ABSENT) and members it does not know
-    (WRITE_KNOWN_MEMBERS). ``document`` must already be a valid blob; ``root`` is the
-    version's schema (default: the released one). In document order."""
-    root = root or cached_schema("rendezvous", version)
-    known = {
-        "": set(root["properties"]),
-        "tensor": set(root["$defs"]["tensor"]["properties"]),
-        "shard": set(root["$defs"]["shard"]["properties"]),
-    }
-    found = []
+    (WRITE_KNOWN_MEMBERS), at every level of the wire. ``document`` must already be a valid
+    blob; ``model`` is the version's (default: the one of the schema files). In document order."""
+    model = model or wire.wire_model("rendezvous", version)
+    found: list[Violation] = []
 
-    def visit(obj: dict[str, Any], level: str, *at: str | int) -> None:
-        for member, value in obj.items():
-            if member not in known[level]:
-                detail = f"a {version} writer does not know {member!r}"
-                found.append(Violation("WRITE_KNOWN_MEMBERS", pointer(*at, member), value, detail))
-            elif value is None:
+    def visit(obj: Any, level: tuple[str, ...], at: tuple[str | int, ...]) -> None:
+        declared = model.levels[level]
+        for name, value in obj.items():
+            if name not in declared:
+                detail = f"a {version} writer does not know {name!r}"
+                found.append(Violation("WRITE_KNOWN_MEMBERS", pointer(*at, name), value, detail))
+            elif value is None and not declared[name].required:
                 detail = "an absent optional member is omitted, not null"
-                found.append(Violation("WRITE_OMIT_ABSENT", pointer(*at, member), None, detail))
+                found.append(Violation("WRITE_OMIT_ABSENT", pointer(*at, name), None, detail))
+            elif (child := declared[name].child) is not None and isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if isinstance(item, dict):
+                        visit(item, child, (*at, name, i))
 
-    visit(document, "")
-    for t, tensor in enumerate(document["tensors"]):
-        visit(tensor, "tensor", "tensors", t)
-        for s, shard in enumerate(tensor["shards"]):
-            visit(shard, "shard", "tensors", t, "shards", s)
+    visit(document, (), ())
     return in_document_order(document, found)

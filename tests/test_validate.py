@@ -249,8 +249,9 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
 def test_the_compiler_refuses_a_keyword_it_does_not_translate() -> None:
     from refitwire import schema_document
     from refitwire._typed import _Compiled, _Unsupported
+    from refitwire.wire import resolve_refs
 
-    root = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    root = resolve_refs(schema_document("rendezvous", SPEC_VERSIONS[-1]))
     _Compiled(root)
     root["properties"]["agent_name"]["minLength"] = 1
     with pytest.raises(_Unsupported):

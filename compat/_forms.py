@@ -1,0 +1,72 @@
+"""Decoded-form arithmetic over a wire model: what a reader reports, what a writer writes, and
+the payload as a version sees it. Generic in the levels and members of the model, so a
+candidate's new members are carried to and from every participant with no edit here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from refitwire.wire import NO_CONST, Member, WireModel
+
+__all__ = ["NO_CONST", "decoded_document", "objects_at", "project", "written_document"]
+
+#: A top-level member that reads as "" when absent or null (SPEC.md section 1), not as null.
+EMPTY_WHEN_ABSENT = "metadata_endpoint"
+
+
+def _members(model: WireModel, level: tuple[str, ...]) -> Iterator[Member]:
+    """The members of ``level`` the decoded form holds (constants such as ``schema`` left out)."""
+    return (m for m in model.levels[level].members if m.const is NO_CONST)
+
+
+def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The payload as a reader or writer of ``model`` sees it: what it does not declare dropped,
+    what it declares present (``null`` when absent)."""
+    out: dict[str, Any] = {}
+    for member in _members(model, level):
+        value = payload.get(member.name)
+        if member.child is not None:
+            out[member.name] = [project(item, model, member.child) for item in value or []]
+        else:
+            out[member.name] = value
+    return out
+
+
+def decoded_document(document: dict[str, Any], model: WireModel) -> dict[str, Any]:
+    """The decoded form of a checked blob's JSON object (what a reader of ``model`` reports)."""
+    out = project(document, model)
+    if EMPTY_WHEN_ABSENT in out:
+        out[EMPTY_WHEN_ABSENT] = out[EMPTY_WHEN_ABSENT] or ""
+    return out
+
+
+def written_document(
+    decoded: dict[str, Any],
+    model: WireModel,
+    fill: Callable[[Member], Any],
+    level: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The JSON object a writer of ``model`` writes for ``decoded``: the schema's member order,
+    constants in place, absent optionals omitted, and ``fill(member)`` for a required member the
+    payload lacks."""
+    out: dict[str, Any] = {}
+    for member in model.levels[level].members:
+        value = decoded.get(member.name)
+        if member.const is not NO_CONST:
+            out[member.name] = member.const
+        elif member.child is not None:
+            out[member.name] = [written_document(item, model, fill, member.child) for item in value or []]
+        elif value is not None:
+            out[member.name] = value
+        elif member.required:  # required: null where the schema allows it, else the simplest value
+            out[member.name] = None if member.nullable else fill(member)
+    return out
+
+
+def objects_at(document: dict[str, Any], model: WireModel, level: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every object of ``level`` in a document or payload, in document order."""
+    found = [document]
+    for depth in range(len(level)):
+        found = [item for obj in found for item in obj.get(level[depth]) or [] if isinstance(item, dict)]
+    return found

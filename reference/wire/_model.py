@@ -1,0 +1,231 @@
+"""The wire, compiled from one schema file: its levels, members, types, bounds, order and versions.
+
+A *level* is a kind of object on the wire, named by the array members that lead to it from
+the top: ``()`` is the document, ``("tensors",)`` a tensor, ``("tensors", "shards")`` a
+shard. A *member* is one property of a level, in the order the schema lists it (the
+writer's order). Everything is read from the schema with every ``$ref`` resolved, so the
+model is the same however the file is laid out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from refitwire.wire._basics import resolve_refs, version_key
+
+__all__ = ["NO_CONST", "Level", "Member", "WireModel", "compile_model"]
+
+NO_CONST: Any = type("NoConst", (), {"__repr__": lambda self: "NO_CONST"})()
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of one level, or (``name == "*"``) the items of an array member."""
+
+    name: str
+    level: tuple[str, ...]
+    required: bool
+    types: tuple[str, ...]  # JSON types, "null" left out (see ``nullable``)
+    nullable: bool
+    rule: str | None  # the SPEC rule the schema names for this value (``x-rule``)
+    added_in: str
+    schema: Mapping[str, Any] = field(repr=False)  # the member's subschema, references resolved
+    items: Member | None = None  # for an array: what each item is
+    child: tuple[str, ...] | None = None  # for an array of objects: the level of its items
+
+    @property
+    def const(self) -> Any:
+        return self.schema.get("const", NO_CONST)
+
+    @property
+    def pattern(self) -> str | None:
+        pattern = self.schema.get("pattern")
+        return pattern if isinstance(pattern, str) else None
+
+    @property
+    def bounds(self) -> tuple[int | None, int | None]:
+        return self.schema.get("minimum"), self.schema.get("maximum")
+
+    @property
+    def holds_integers(self) -> bool:
+        """An integer, or an array of integers: where INTEGER_LITERAL applies."""
+        if self.types == ("integer",):
+            return True
+        return self.items is not None and self.items.types == ("integer",)
+
+    def item_rule(self) -> str | None:
+        """The rule of an item of this array, else of the member."""
+        return (self.items.rule if self.items is not None else None) or self.rule
+
+
+@dataclass(frozen=True)
+class Level:
+    path: tuple[str, ...]
+    members: tuple[Member, ...]
+
+    def __getitem__(self, name: str) -> Member:
+        for member in self.members:
+            if member.name == name:
+                return member
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(m.name == name for m in self.members)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.members)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.members if m.required)
+
+    @property
+    def optional(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if not m.required)
+
+
+@dataclass(frozen=True)
+class WireModel:
+    """One document at one spec version, as its schema describes it."""
+
+    document: str
+    version: str
+    wire_id: str | None
+    levels: Mapping[tuple[str, ...], Level]
+    schema: Mapping[str, Any] = field(repr=False)  # the file as written
+    resolved: Mapping[str, Any] = field(repr=False)  # every reference inlined
+
+    @property
+    def top(self) -> Level:
+        return self.levels[()]
+
+    def level(self, *path: str) -> Level:
+        return self.levels[path]
+
+    def knows(self, name: str, *level: str) -> bool:
+        """Whether this version declares ``name`` at ``level`` (default: the top)."""
+        found = self.levels.get(level)
+        return found is not None and name in found
+
+    def members(self) -> Iterator[Member]:
+        """Every member of every level, levels top first."""
+        for level in self.levels.values():
+            yield from level.members
+
+    def at(self, path: Sequence[str | int]) -> Member | None:
+        """The member (or array items) an instance path points into: ``("tensors", 3, "shards",
+        0, "shape", 1)`` is an item of ``shape`` at level ``("tensors", "shards")``."""
+        level: tuple[str, ...] = ()
+        member: Member | None = None
+        for step in path:
+            if isinstance(step, int) or (isinstance(step, str) and step.isdigit() and member is not None):
+                if member is None or member.items is None:
+                    return member
+                if member.child is not None:
+                    level, member = member.child, None
+                else:
+                    member = member.items
+                continue
+            found = self.levels.get(level)
+            if found is None or member is not None or step not in found:
+                return member
+            member = found[step]
+        return member
+
+    def rule_at(self, keyword: str, path: Sequence[str | int]) -> str:
+        """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2),
+        any other by the ``x-rule`` of the value it is about, else the nearest enclosing one."""
+        if keyword == "required":
+            return "REQUIRED"
+        if keyword == "type":
+            return "TYPE"
+        for end in range(len(path), -1, -1):
+            member = self.at(path[:end])
+            if member is not None and member.rule:
+                return member.rule
+        return "SCHEMA"
+
+
+def compile_model(schema: Mapping[str, Any], document: str, first_version: str = "1.0.0") -> WireModel:
+    """The model of ``schema`` (a rendezvous or shard-table schema of one version)."""
+    resolved = resolve_refs(schema)
+    version = str(schema.get("x-spec-version", first_version))
+    levels: dict[tuple[str, ...], Level] = {}
+    _walk(resolved, (), levels, first_version)
+    levels = dict(sorted(levels.items(), key=lambda item: len(item[0])))  # the top first
+    top = levels.get((), Level((), ()))
+    wire = top["schema"].const if "schema" in top else NO_CONST
+    wire_id = wire if isinstance(wire, str) else schema.get("x-wire-id")
+    return WireModel(
+        document, version, wire_id if isinstance(wire_id, str) else None, levels, schema, resolved
+    )
+
+
+def _types(node: Mapping[str, Any]) -> tuple[str, ...]:
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return (declared,)
+    if isinstance(declared, list):
+        return tuple(str(t) for t in declared)
+    if "const" in node:
+        return (_json_type(node["const"]),)
+    return ()
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {str: "string", float: "number", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _walk(
+    node: Mapping[str, Any], path: tuple[str, ...], levels: dict[tuple[str, ...], Level], first: str
+) -> None:
+    required = set(node.get("required", ()))
+    members = []
+    for name, sub in node.get("properties", {}).items():
+        if not isinstance(sub, Mapping):
+            continue
+        members.append(_member(name, sub, path, name in required, levels, first))
+    levels[path] = Level(path, tuple(members))
+
+
+def _member(
+    name: str,
+    sub: Mapping[str, Any],
+    level: tuple[str, ...],
+    required: bool,
+    levels: dict[tuple[str, ...], Level],
+    first: str,
+) -> Member:
+    types = _types(sub)
+    added = sub.get("x-added-in", first)
+    items, child = None, None
+    item_schema = sub.get("items")
+    if "array" in types and isinstance(item_schema, Mapping):
+        item_types = _types(item_schema)
+        if "object" in item_types:
+            child = (*level, name)
+            _walk(item_schema, child, levels, first)
+        items = Member("*", level, True, tuple(t for t in item_types if t != "null"), "null" in item_types,
+                       item_schema.get("x-rule"), added, item_schema)  # fmt: skip
+    version_key(added)  # a malformed x-added-in is an authoring error, reported here
+    return Member(
+        name=name,
+        level=level,
+        required=required,
+        types=tuple(t for t in types if t != "null"),
+        nullable="null" in types,
+        rule=sub.get("x-rule"),
+        added_in=added,
+        schema=sub,
+        items=items,
+        child=child,
+    )

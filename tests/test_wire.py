@@ -1,0 +1,133 @@
+"""refitwire.wire: the model compiled from the schema files, and the shared pointer, version and $ref helpers."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from refitwire import SPEC_VERSIONS, PublishedShard, PublishedTensor, schema_document, wire
+from refitwire.wire import RefError, compile_model, parse_version, pointer, resolve_refs, tokens, version_key
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [((), ""), (("tensors", 0, "addr"), "/tensors/0/addr"), (("a/b", "m~n"), "/a~1b/m~0n"), (("",), "/")],
+)
+def test_pointers_follow_rfc_6901_and_the_root_is_empty(parts: tuple[Any, ...], text: str) -> None:
+    assert pointer(*parts) == text
+    assert tokens(text) == [str(p) for p in parts]
+
+
+def test_versions_compare_as_numbers() -> None:
+    assert version_key("1.10.0") > version_key("1.9.0")
+    assert parse_version("1.2") is None and parse_version("01.2.0") is None and parse_version(None) is None
+    with pytest.raises(ValueError, match="not a spec version"):
+        version_key("v1")
+
+
+def _levels(model: wire.WireModel) -> dict[tuple[str, ...], list[tuple[Any, ...]]]:
+    return {
+        path: [(m.name, m.required, m.types, m.nullable, m.rule, m.added_in, m.item_rule(), m.bounds, m.pattern)
+               for m in level.members]
+        for path, level in model.levels.items()
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("version", SPEC_VERSIONS)
+def test_the_model_reads_the_schema_not_its_layout(version: str) -> None:
+    """Moving ``$defs`` or inlining them is the same wire: the same model."""
+    original = schema_document("rendezvous", version)
+    moved = copy.deepcopy(original)
+    moved["$defs"]["box"] = moved["$defs"].pop("shard")
+    moved["$defs"]["tensor"]["properties"]["shards"]["items"]["$ref"] = "#/$defs/box"
+    inlined = resolve_refs(original)
+    assert "$defs" not in json.dumps(inlined) and "$ref" not in json.dumps(inlined)
+    expected = _levels(compile_model(original, "rendezvous"))
+    assert (
+        _levels(compile_model(moved, "rendezvous"))
+        == expected
+        == _levels(compile_model(inlined, "rendezvous"))
+    )
+
+
+def test_the_model_of_the_latest_release() -> None:
+    model = wire.wire_model("rendezvous", SPEC_VERSIONS[-1])
+    assert list(model.levels) == [(), ("tensors",), ("tensors", "shards")]
+    assert model.top.names[0] == "schema" and model.wire_id == "mx.reshard.shard_table.v1"
+    step = model.top["publisher_step"]
+    assert (step.required, step.nullable, step.bounds, step.rule) == (
+        False,
+        True,
+        (0, 2**63 - 1),
+        "STEP_RANGE",
+    )
+    shard = model.level("tensors", "shards")
+    assert shard["digest"].added_in == "1.1.0" and shard["shape"].item_rule() == "SIZE_RANGE"
+    assert model.rule_at("minimum", ("tensors", 3, "shards", 0, "shape", 1)) == "SIZE_RANGE"
+    assert model.rule_at("type", ("tensors", 3, "shards", 0, "addr")) == "TYPE"
+    assert model.rule_at("const", ("schema",)) == "SCHEMA_ID"
+    assert not wire.wire_model("rendezvous", "1.0.0").knows("digest", "tensors", "shards")
+
+
+def test_a_reference_that_does_not_resolve_is_an_error() -> None:
+    with pytest.raises(RefError, match="does not resolve"):
+        resolve_refs({"properties": {"a": {"$ref": "#/$defs/missing"}}})
+    with pytest.raises(RefError, match="cycle"):
+        resolve_refs({"$defs": {"n": {"properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"})
+
+
+def test_the_models_fields_are_the_schemas_members() -> None:
+    """The generated models follow the newest schema, and the declarations static checkers see
+    (the ``TYPE_CHECKING`` block of ``_models.py``) list exactly those fields."""
+    model = wire.newest_model()
+    assert list(PublishedTensor.model_fields) == list(model.level("tensors").names)
+    assert list(PublishedShard.model_fields) == list(model.level("tensors", "shards").names)
+    tree = ast.parse((ROOT / "reference" / "_models.py").read_text(encoding="utf-8"))
+    declared = {
+        node.name: [
+            a.target.id for a in node.body if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name)
+        ]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name in ("PublishedShard", "PublishedTensor")
+    }
+    released = wire.wire_model("rendezvous", SPEC_VERSIONS[-1])
+    assert declared == {
+        "PublishedTensor": list(released.level("tensors").names),
+        "PublishedShard": list(released.level("tensors", "shards").names),
+    }
+
+
+def test_a_schema_file_added_after_install_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schemas are read from the package's real folder (or $REFITWIRE_SCHEMA_DIR), so a
+    version scaffolded after an editable install is known without reinstalling."""
+    assert (wire.schema_root() / "index.json").is_file()
+    folder = tmp_path / "schema"
+    for document in ("rendezvous", "shard-table"):
+        (folder / document).mkdir(parents=True)
+        for version in SPEC_VERSIONS:
+            (folder / document / f"{version}.json").write_bytes(
+                (wire.schema_root() / document / f"{version}.json").read_bytes()
+            )
+    (folder / "index.json").write_bytes((wire.schema_root() / "index.json").read_bytes())
+    later = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    later["x-spec-version"] = "1.9.0"
+    (folder / "rendezvous" / "1.9.0.json").write_text(json.dumps(later), encoding="utf-8")
+    monkeypatch.setenv(wire.ENV_VAR, str(folder))
+    for cached in (wire.schema_root, wire.index, wire.released_versions, wire.candidate_versions, wire.load_schema,
+                   wire.wire_model):  # fmt: skip
+        cached.cache_clear()
+    try:
+        assert wire.known_versions() == (*SPEC_VERSIONS, "1.9.0")
+        assert wire.released_versions() == SPEC_VERSIONS
+        assert wire.wire_model("rendezvous", "1.9.0").version == "1.9.0"
+    finally:
+        monkeypatch.delenv(wire.ENV_VAR)
+        for cached in (wire.schema_root, wire.index, wire.released_versions, wire.candidate_versions,
+                       wire.load_schema, wire.wire_model):  # fmt: skip
+            cached.cache_clear()
