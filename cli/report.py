@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
         lines = Path(args.report).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         return fail(f"report: cannot read {args.report}: {exc}")
-    gate = _gate_records(lines)
+    try:
+        gate = _gate_records(lines)
+    except ValueError as exc:
+        return fail(f"report: {args.report}: {exc}")
     if gate is not None:
         return _gate(args, gate)
     try:
@@ -68,7 +71,14 @@ def _gate_records(lines: list[str]) -> list[dict[str, Any]] | None:
         return None
     if not (isinstance(head, dict) and str(head.get("tool", "")).startswith("refitwire ")):
         return None
-    return [json.loads(line) for line in lines if line.strip()]
+    records = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise ValueError(f"line {number}: not JSON") from None
+    return records
 
 
 def _gate(args: argparse.Namespace, records: list[dict[str, Any]]) -> int:
@@ -88,7 +98,7 @@ def _gate(args: argparse.Namespace, records: list[dict[str, Any]]) -> int:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text + "\n", encoding="utf-8")
     print(f"refitwire report: wrote {path}", file=sys.stderr)
 
 

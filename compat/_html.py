@@ -43,11 +43,23 @@ def gate_page(records: Sequence[dict[str, Any]]) -> str:
         "title": title,
         "verdict": "incomplete" if foot is None else foot["verdict"],
         "header": head,
-        "findings": [r for r in records if r.get("type") == "finding"],
+        "findings": [_texts(r) for r in records if r.get("type") == "finding"],
         "matrix": next((r for r in records if r.get("type") == "matrix"), None),
         "footer": foot,
     }
     return assemble(title, data)
+
+
+def _texts(finding: dict[str, Any]) -> dict[str, Any]:
+    """A finding with its witness blobs and baseline entry as JSON text, made here: the page's
+    script reads numbers as doubles, and a witness's 2^63 must be copied exactly."""
+    witnesses = [{**w, "blob_text": _compact(w.get("blob"))} for w in finding.get("witnesses", [])]
+    entry = finding.get("baseline_entry")
+    return {**finding, "witnesses": witnesses, "baseline_text": _compact(entry) if entry else None}
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def assemble(title: str, data: dict[str, Any]) -> str:
@@ -66,7 +78,7 @@ def assemble(title: str, data: dict[str, Any]) -> str:
         "<noscript>This page shows its report with a script; the JSON-lines report reads without one."
         "</noscript>\n<main id=app></main>\n"
         f"<script id=report-data type=application/json>{inline}</script>\n"
-        f"<script>\n{script}</script>\n</body>\n</html>\n"
+        f"<script>\n{script}</script>\n</body>\n</html>"
     )
 
 

@@ -155,10 +155,10 @@
       out += `<div class=mono>pointer ${esc(JSON.stringify(x.pointer))} · path ${esc(x.path)} · change ${esc(x.change)}</div><p>${esc(x.detail)}</p>`;
       if (x.directions.length) out += `<div>breaks: ${esc(x.directions.map((d) => d.text + " (" + d.direction + ")").join(", "))}</div>`;
       for (const w of x.witnesses) {
-        out += `<div class="witness"><div>witness (${esc(w.direction)}): accepted by ${esc(w.accepted_by)}; rejected by ${esc(w.rejected_by)}: ${esc(w.rejection)}</div>${copyable(JSON.stringify(w.blob))}</div>`;
+        out += `<div class="witness"><div>witness (${esc(w.direction)}): accepted by ${esc(w.accepted_by)}; rejected by ${esc(w.rejected_by)}: ${esc(w.rejection)}</div>${copyable(w.blob_text)}</div>`;
       }
       for (const d of x.no_witness) out += `<div class=muted>no witness found (${esc(d.direction)})</div>`;
-      if (x.baseline_entry) out += `<div class="baseline"><div>to accept it, add to the baseline:</div>${copyable(JSON.stringify(x.baseline_entry))}</div>`;
+      if (x.baseline_text) out += `<div class="baseline"><div>to accept it, add to the baseline:</div>${copyable(x.baseline_text)}</div>`;
       if (x.accepted) out += `<div>accepted until ${esc(x.accepted.expires)}: ${esc(x.accepted.reason)} (${esc(x.accepted.link)})</div>`;
       out += "</div>";
     }
