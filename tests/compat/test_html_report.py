@@ -94,7 +94,9 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "c.jsonl"
 
 
-def test_a_passing_matrix_renders_every_pair_from_the_report_alone(driver: Path, matrix: tuple[Path, Path]) -> None:
+def test_a_passing_matrix_renders_every_pair_from_the_report_alone(
+    driver: Path, matrix: tuple[Path, Path]
+) -> None:
     jsonl, page = matrix
     report = _report.read_report(jsonl)
     again = page.with_name("again.html")
@@ -110,7 +112,9 @@ def test_a_passing_matrix_renders_every_pair_from_the_report_alone(driver: Path,
     assert seen["standings"] == len(report.header.participants)
 
 
-def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(driver: Path, broken: Path) -> None:
+def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(
+    driver: Path, broken: Path
+) -> None:
     report = _report.read_report(broken)
     failed = next(r for r in report.results if r.tier == "required" and r.outcome.value == "failed")
     page = broken.with_name("c.html")
@@ -119,9 +123,10 @@ def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(dr
     seen = probe(driver, page, "--click", f"{writer}=>{reader}")
     assert seen["verdict"] == "FAILED" and seen["title"] == "refitwire conformance: failed"
     check_grid(seen, report)
-    assert next(c for c in seen["grid"]["cells"] if (c["writer"], c["reader"]) == (writer, reader))[
-        "standing"
-    ] == "s-required"
+    assert (
+        next(c for c in seen["grid"]["cells"] if (c["writer"], c["reader"]) == (writer, reader))["standing"]
+        == "s-required"
+    )
     assert any(g.startswith("FAILED required") for g in seen["cell"]["groups"])
     case = next(c for c in seen["cell"]["cases"] if c["id"] == failed.case)
     assert case["reason"] == f"reason: {failed.message}"
@@ -176,7 +181,10 @@ def test_a_gate_run_shows_its_witness_the_baseline_entry_and_the_runtime_grid(
     assert {e["change"] for e in entries} == {f["change"] for f in findings if f["failing"]}
     matrix = next(r for r in records if r["type"] == "matrix")
     shown = {(c["writer"], c["reader"]) for c in seen["grid"]["cells"]}
-    assert shown == {(c["writer"], c["reader"]) for c in matrix["grid"]} and "candidate@1.3.0" in seen["grid"]["readers"]
+    assert (
+        shown == {(c["writer"], c["reader"]) for c in matrix["grid"]}
+        and "candidate@1.3.0" in seen["grid"]["readers"]
+    )
     again = tmp_path / "again.html"
     assert refitwire("report", str(tmp_path / "gate.jsonl"), "--html", str(again)).returncode == 1
     assert again.read_text() == page.read_text()
@@ -202,7 +210,9 @@ def test_a_22000_case_report_opens_and_answers_a_click(
     seen = probe(driver, page, "--click", "modelexpress@0.7.0=>(vectors)")
     record_property("ready_ms", seen["ready_ms"])
     record_property("page_bytes", page.stat().st_size)
-    print(f"\n22k-case page: {len(report.results)} cases, {page.stat().st_size} bytes, ready in {seen['ready_ms']} ms")
+    print(
+        f"\n22k-case page: {len(report.results)} cases, {page.stat().st_size} bytes, ready in {seen['ready_ms']} ms"
+    )
     check_grid(seen, report)
     assert any(g.startswith("EXPECTED recommended") for g in seen["cell"]["groups"])
 
@@ -216,7 +226,9 @@ def test_the_default_text_grid_fits_100_columns_and_wide_is_on_request(matrix: t
     assert text.returncode == 0
     grid = text.stdout.split("\n\n")[0].splitlines()
     assert max(map(len, grid)) <= 100 and grid[0].startswith("writer \\ reader")
-    assert len(grid[1].split()) == 2 + len(_report.read_report(jsonl).header.participants) + 1  # n, label, cells
+    assert (
+        len(grid[1].split()) == 2 + len(_report.read_report(jsonl).header.participants) + 1
+    )  # n, label, cells
     assert "ran: 7 participants (numbered above)" in text.stdout
     wide = refitwire("report", str(jsonl), "--format", "wide").stdout
     assert "req " in wide and max(map(len, wide.splitlines())) > 100
@@ -224,7 +236,9 @@ def test_the_default_text_grid_fits_100_columns_and_wide_is_on_request(matrix: t
 
 def test_badges_are_svg_per_participant(matrix: tuple[Path, Path], broken: Path, tmp_path: Path) -> None:
     jsonl, _ = matrix
-    assert refitwire("report", str(jsonl), "--badges", str(tmp_path / "ok"), "--format", "none").returncode == 0
+    assert (
+        refitwire("report", str(jsonl), "--badges", str(tmp_path / "ok"), "--format", "none").returncode == 0
+    )
     files = sorted(p.name for p in (tmp_path / "ok").iterdir())
     assert files == sorted(f"{p['label']}.svg" for p in _report.read_report(jsonl).header.participants)
     ok = ET.fromstring((tmp_path / "ok" / "reference@1.2.0.svg").read_text())

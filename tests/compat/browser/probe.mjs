@@ -83,8 +83,7 @@ try {
         })),
       }));
       if (option("--shot-cell")) {
-        await page.evaluate(() => window.scrollTo(0, 0));
-        await page.screenshot({ path: option("--shot-cell"), fullPage: true });
+        await page.screenshot({ path: option("--shot-cell"), fullPage: false });  // the case list, scrolled to
       }
     } else out.cell = null;
   }
