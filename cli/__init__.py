@@ -20,7 +20,9 @@ from typing import Any, NoReturn
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
-VERBS = ("validate", "decode", "digest", "schema", "matrix", "conformance", "diff", "gate", "refit", "bench")
+VERBS = (
+    "validate", "decode", "digest", "schema", "matrix", "conformance", "report", "diff", "gate", "refit", "bench",
+)  # fmt: skip
 
 #: Which extra brings a module that a verb may import (top-level module name -> extra).
 EXTRA_OF_MODULE = {
@@ -40,6 +42,7 @@ EXTRA_OF_MODULE = {
 EXTRA_OF_VERB = {
     "matrix": "kit",
     "conformance": "kit",
+    "report": "kit",
     "diff": "kit",
     "gate": "kit",
     "bench": "kit",

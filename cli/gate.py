@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="GIT-REF",
         help="the ref to compare with (default: the merge base of HEAD with the main branch)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--format", choices=(*FORMATS, "html"), default="text")
     parser.add_argument(
         "--schema-dir", default="schema", help="the schema folder, relative to the repository root"
     )
@@ -90,8 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _also(text: str) -> tuple[str, Path]:
     fmt, sep, file = text.partition("=")
-    if not sep or fmt not in FORMATS or not file:
-        raise argparse.ArgumentTypeError(f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}")
+    if not sep or fmt not in (*FORMATS, "html") or not file:
+        raise argparse.ArgumentTypeError(
+            f"expected FORMAT=FILE with FORMAT one of {', '.join((*FORMATS, 'html'))}"
+        )
     return fmt, Path(file)
 
 
@@ -120,18 +122,27 @@ def run(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    text = render(report, args.format, root=root)
+    text = _render(report, args.format, root)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
     for fmt, path in args.also:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(report, fmt, root=root) + "\n", encoding="utf-8")
+        path.write_text(_render(report, fmt, root) + "\n", encoding="utf-8")
     if args.write_witnesses:
         written = write_witnesses(report, args.write_witnesses)
         print(f"refitwire gate: wrote {written} witness vector(s) to {args.write_witnesses}", file=sys.stderr)
     return report.exit_code
+
+
+def _render(report: GateReport, fmt: str, root: Path) -> str:
+    """``fmt`` of the report; html is the page of its JSON lines (``refitwire report`` renders the same)."""
+    if fmt != "html":
+        return render(report, fmt, root=root)
+    from refitwire.compat._html import gate_page
+
+    return gate_page([json.loads(line) for line in render(report, "json", root=root).splitlines()])
 
 
 def _within(path: Path, root: Path) -> str:

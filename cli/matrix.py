@@ -20,7 +20,7 @@ from refitwire.compat import _render, _report, _rerun
 from refitwire.compat._run import Plan, start_all, stop_all
 from refitwire.compat._session import execute
 
-FORMATS = ("text", "markdown", "json", "junit")
+FORMATS = ("text", "wide", "markdown", "json", "junit", "html")  # text: a grid for 100 columns
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +117,10 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         print()
     if args.case and args.format == "text":  # one case: its verdicts, without the matrix
         print("\n".join(_render.summary(report, args.enforce_recommended)))
+    elif args.format == "html":  # one self-contained page, as `refitwire report --html` writes it
+        from refitwire.compat import _html
+
+        print(_html.page(report, enforce_recommended=args.enforce_recommended))
     else:
         print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
     return 0 if _report.ok(report.footer, enforce_recommended=args.enforce_recommended) else 1

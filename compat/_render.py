@@ -1,13 +1,17 @@
 """Renderers: each replays a :class:`Report` as a table, failures grouped by symptom, JUnit or JSON.
 
-A cell shows expected failures apart (``rec 0/40, 40 expected``); the summary counts
-successes, skips, expected and unexpected failures, as the protobuf conformance runner does.
+``text`` is a compact grid that fits a 100-column terminal (one short code per cell, the
+participants numbered below it); ``wide`` is the full table, where a cell shows expected
+failures apart (``rec 0/40, 40 expected``); the summary counts successes, skips, expected
+and unexpected failures, as the protobuf conformance runner does. The HTML page is
+``_html``'s.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,9 +29,8 @@ def render(report: Report, fmt: str, *, enforce_recommended: bool = False) -> st
         return "\n".join(json.dumps(line) for line in lines + ([report.footer.raw] if report.footer else []))
     if fmt == "junit":
         return junit(report, enforce_recommended=enforce_recommended)
-    return "\n".join(
-        [*table(report.results, markdown=fmt == "markdown"), "", *summary(report, enforce_recommended)]
-    )
+    grid = compact(report) if fmt == "text" else table(report.results, markdown=fmt == "markdown")
+    return "\n".join([*grid, "", *summary(report, enforce_recommended, narrow=fmt == "text")])
 
 
 def unexpected(result: Result, enforce_recommended: bool = False) -> bool:
@@ -76,7 +79,94 @@ def table(results: Sequence[Result], markdown: bool) -> list[str]:
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
+def standing(c: collections.Counter[str]) -> str:
+    """A cell's worst outcome: "required" (a Required failure or an unexpected pass), "errored",
+    "recommended", "expected" (only listed failures), "passed" or "skipped" (nothing ran)."""
+    if c["required.failed"] + c["required.xpassed"] + c["recommended.xpassed"]:
+        return "required"
+    if c["required.errored"] + c["recommended.errored"]:
+        return "errored"
+    if c["recommended.failed"]:
+        return "recommended"
+    if c["required.xfailed"] + c["recommended.xfailed"]:
+        return "expected"
+    return "passed" if c["required.passed"] + c["recommended.passed"] else "skipped"
+
+
+_CODE = {"required": "R", "errored": "E", "recommended": "r", "expected": "x"}
+COMPACT_LABEL = 30  # characters of a participant's label in the compact grid
+
+
+def cell_code(c: collections.Counter[str]) -> str:
+    """A cell in four characters: ``ok``, or the worst outcome's letter and its count."""
+    worst = standing(c)
+    if worst in ("passed", "skipped"):
+        return "ok" if worst == "passed" else "--"
+    count = {
+        "required": c["required.failed"] + c["required.xpassed"] + c["recommended.xpassed"],
+        "errored": c["required.errored"] + c["recommended.errored"],
+        "recommended": c["recommended.failed"],
+        "expected": c["required.xfailed"] + c["recommended.xfailed"],
+    }[worst]
+    return _CODE[worst] + (str(count) if count < 1000 else f"{count // 1000}k")
+
+
+def compact(report: Report) -> list[str]:
+    """The grid for a narrow terminal: participants numbered, a short code per cell, a legend."""
+    cells = _cells(report.results)
+    writers = sorted({w for w, _ in cells}, key=lambda x: (x == VECTORS, x))
+    readers = sorted({r for _, r in cells}, key=lambda x: (x == VECTORS, x))
+    everyone = sorted(set(writers) | set(readers), key=lambda x: (x == VECTORS, x))
+    number = {label: ("V" if label == VECTORS else str(i)) for i, label in enumerate(everyone, 1)}
+    width = max([len(cell_code(c)) for c in cells.values()] + [2]) + 1
+    out = ["writer \\ reader".ljust(COMPACT_LABEL + 4) + "".join(number[r].rjust(width) for r in readers)]
+    for w in writers:
+        name = w if len(w) <= COMPACT_LABEL else w[: COMPACT_LABEL - 1] + "~"
+        row = f"{number[w]:>2} {name:<{COMPACT_LABEL}} "
+        out.append(
+            row
+            + "".join((cell_code(cells[(w, r)]) if (w, r) in cells else "-").rjust(width) for r in readers)
+        )
+    out.append("codes: ok all passed, R Required failures or unexpected passes, E errored,")
+    out.append(
+        "       r Recommended failures, x expected failures only, -- skipped (--format wide: all counts)"
+    )
+    who = {p["label"]: p for p in report.header.participants}
+    for label in everyone:
+        p = who.get(label)
+        about = f" = {p['name']} {p['version']} ({p['language']}, spec {p['spec_version']})" if p else ""
+        out.append(f"{number[label]:>2} {label}{about}")
+    return out
+
+
+def rerun_command(head: Header, case: str) -> str:
+    """The command that reruns ``case`` alone with every answer in full (``--case``), seed included."""
+    focus = head.raw.get("focus") or ()
+    by_label = {p["label"]: p for p in head.participants}
+    common = f"--seed {head.seed} --examples {head.examples} --case {shlex.quote(case)}"
+    testees = [by_label[label] for label in focus if label in by_label]
+    if testees:
+        command = shlex.join(testees[0]["command"])
+        return f"refitwire conformance --testee {shlex.quote(command)} {common}"
+    extra = [
+        f"--testee {shlex.quote(shlex.join(p['command']))}"
+        for p in head.participants
+        if p["kind"] == "third-party"
+    ]
+    if head.upstream.startswith("left out"):
+        extra.append("--no-upstream")
+    if case.startswith("size:"):
+        extra.append("--size-limit")
+    return " ".join(["refitwire matrix", *extra, common])
+
+
 # -- failures grouped by symptom -------------------------------------------------------------
+
+
+def blamed(r: Result) -> str:
+    """The participant a result counts against: the side at fault, else the writer, else the reader."""
+    side = r.writer if r.fault == "writer" else r.reader if r.fault == "reader" else None
+    return side or r.writer or r.reader or ""
 
 
 def groups(results: Iterable[Result]) -> list[tuple[tuple[str, str, str, str], list[Result]]]:
@@ -84,13 +174,7 @@ def groups(results: Iterable[Result]) -> list[tuple[tuple[str, str, str, str], l
     found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
     for r in results:
         if r.outcome.bad:
-            side = (
-                (r.writer if r.fault == "writer" else r.reader if r.fault == "reader" else None)
-                or r.writer
-                or r.reader
-                or ""
-            )
-            found[(r.tier, r.outcome.value, r.symptom or r.message[:80], side)].append(r)
+            found[(r.tier, r.outcome.value, r.symptom or r.message[:80], blamed(r))].append(r)
     return sorted(found.items(), key=lambda kv: (kv[0][0] != REQUIRED, -len(kv[1]), kv[0]))
 
 
@@ -118,13 +202,18 @@ def failure_lines(results: Sequence[Result], limit: int = 30) -> list[str]:
     return out
 
 
-def summary(report: Report, enforce_recommended: bool = False) -> list[str]:
+def summary(report: Report, enforce_recommended: bool = False, narrow: bool = False) -> list[str]:
     head, results, foot = report.header, report.results, report.footer
     out = [
         f"seed {head.seed}, {head.examples} generated payloads, {len(results)} cases"
         + (f" in {foot.seconds} s" if foot else "")
     ]
-    out.append(ran(head))
+    focused = bool(head.raw.get("focus"))
+    out.append(
+        f"ran: {len(head.participants)} participants (numbered above)"
+        if narrow and not focused
+        else ran(head)
+    )
     out.append(f"released upstream readers and writers: {head.upstream}")
     out += [f"not run: {note}" for note in head.unavailable]
     out += failure_lines(results)

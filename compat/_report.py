@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from refitwire._spec import SPEC_VERSIONS
 from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
@@ -69,6 +70,8 @@ def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
         "examples": plan.examples,
         "focus": sorted(plan.focused) if plan.focused else None,
         "python": platform.python_version(),
+        "kit": kit_version(),
+        "spec_versions": list(SPEC_VERSIONS),
         "participants": [
             {
                 "label": s.label,
@@ -85,6 +88,16 @@ def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
         "unavailable": list(plan.unavailable),
         "upstream": plan.upstream,
     }
+
+
+def kit_version() -> str:
+    """The installed refitwire's version (what a report says made it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("refitwire")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def counts(results: Iterable[Result]) -> dict[str, int]:

@@ -8,6 +8,7 @@ Generated cases are found again from the seed and the number of examples.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -73,6 +74,11 @@ def _reply_text(reply: Any) -> str:
 
 
 def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
+    return inputs(plan.seed, plan.examples, case_id)
+
+
+def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
+    """A case's description and input (payload and/or blob), found again from its ID and the seed."""
     bare = _run.bare(case_id)
     for rc in _cases.read_cases():
         if rc.id == bare:
@@ -84,13 +90,20 @@ def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes
         for refusal in _built_cases.refusal_cases(version):
             if refusal.id == bare:
                 return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None
-    for size in _built_cases.size_cases():
+    for size in (
+        _built_cases.size_cases() if bare.startswith("size:") else ()
+    ):  # 64 MiB blobs: built only when asked
         if size.id == bare:
             return size.description, None, size.blob
-    payload = _cases.generated_payloads(plan.seed, plan.examples).get(bare)
+    payload = _generated(seed, examples).get(bare)
     if payload is not None:
         return "a generated payload", payload, None
     return None
+
+
+@functools.lru_cache(maxsize=2)
+def _generated(seed: int, examples: int) -> dict[str, dict[str, Any]]:
+    return _cases.generated_payloads(seed, examples)
 
 
 def _blob_lines(title: str, blob: bytes) -> Iterator[str]:

@@ -41,6 +41,8 @@ class MatrixOutcome:
     missing: tuple[str, ...] = ()
     failing: tuple[str, ...] = ()  # per failing cell: "writer -> reader: N case(s), first CASE: message"
     expected: int = 0  # failures inside an accepted break or across major lines
+    # per cell: writer, reader, cases (Required), failed, expected, first (the first failure)
+    grid: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,19 +109,31 @@ def judge(
     seed = report.header.seed
     cells: dict[str, list[str]] = {}
     expected = 0
+    grid: dict[tuple[str, str], dict[str, Any]] = {}
     for r in report.results:
-        if r.tier != REQUIRED or r.outcome not in (Outcome.FAILED, Outcome.ERRORED):
+        if r.tier != REQUIRED:
+            continue
+        key = (r.writer or "(vectors)", r.reader or "(vectors)")
+        cell = grid.setdefault(
+            key, {"writer": key[0], "reader": key[1], "cases": 0, "failed": 0, "expected": 0}
+        )
+        cell["cases"] += 1
+        if r.outcome not in (Outcome.FAILED, Outcome.ERRORED):
             continue
         writer, reader = versions.get(r.writer or ""), versions.get(r.reader or "")
         if _expected_failure(writer, reader, scope):
             expected += 1
+            cell["expected"] += 1
             continue
         who = " -> ".join(x for x in (r.writer, r.reader) if x) or "(vectors)"
         cells.setdefault(who, []).append(f"{r.case}: {r.message}"[:240])
+        cell["failed"] += 1
+        cell.setdefault("first", f"{r.case}: {r.message}"[:240])
     examples = f" --examples {report.header.examples}" if report.header.examples else ""
     note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir})"
     count = sum(map(len, cells.values()))
-    common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected}
+    common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected,
+                              "grid": tuple(grid.values())}  # fmt: skip
     if cells:
         detail = f"{count} required case(s) failed in {len(cells)} cell(s); {note}"
         failing = tuple(f"{who}: {len(cases)} case(s), first {cases[0]}" for who, cases in cells.items())

@@ -85,6 +85,9 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "witnesses": [w.as_json() for w in finding.witnesses],
         "no_witness": [{"direction": d, "text": "no witness found"} for d in finding.no_witness],
         "witness_search": "done" if finding.searched else "skipped",
+        "baseline_entry": finding.baseline_entry()
+        if finding.failing and change.rule not in _NOT_ACCEPTABLE
+        else None,
         "accepted": None
         if finding.accepted is None
         else {
@@ -172,7 +175,7 @@ def _json_lines(report: GateReport, tool: str, root: Path) -> str:
         *(finding_json(f) for f in report.findings),
         {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed,
          "seed": m.seed, "ran": list(m.ran), "missing": list(m.missing), "failing": list(m.failing),
-         "expected": m.expected},
+         "expected": m.expected, "grid": [dict(c) for c in m.grid]},
         {"type": "footer", "verdict": report.verdict, "exit_code": report.exit_code, "matrix": m.status,
          **_summary(report)},
     ]  # fmt: skip

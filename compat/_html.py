@@ -1,0 +1,247 @@
+"""The report as one self-contained page: the writer x reader grid, each cell's cases, badges.
+
+Everything is built from the JSON-lines report alone (a CI artifact, a report from another
+machine): the page's data is one JSON document inlined beside its style and script, and
+the page fetches nothing when it is viewed. A case's input is found again from its ID and
+the seed (as ``--case`` does) when this kit made the report; the rerun command is there
+for every case either way. A report without its footer renders as incomplete, never as
+passed. The gate's report (its own JSON lines) renders through :func:`gate_page`.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import html
+import json
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from typing import Any
+
+from refitwire.compat import _badge, _render, _rerun
+from refitwire.compat._report import Report, kit_version
+from refitwire.compat._results import Outcome, Result
+
+MAX_CASES = 100  # cases listed per group in one cell; the rest are counted
+MAX_INPUTS = 400  # distinct cases whose input the page carries
+TEXT_LIMIT = 4000  # characters of an input shown as text (and as base64)
+
+
+def page(report: Report, *, enforce_recommended: bool = False) -> str:
+    """The HTML page of a matrix or conformance report."""
+    data = model(report, enforce_recommended=enforce_recommended)
+    return assemble(data["title"], data)
+
+
+def gate_page(records: Sequence[dict[str, Any]]) -> str:
+    """The HTML page of a gate report (the records of ``refitwire gate --format json``)."""
+    head = next((r for r in records if r.get("type") == "header"), {})
+    foot = next((r for r in records if r.get("type") == "footer"), None)
+    title = f"{head.get('tool', 'refitwire gate')} against {head.get('against', '?')}"
+    data: dict[str, Any] = {
+        "kind": "gate",
+        "title": title,
+        "verdict": "incomplete" if foot is None else foot["verdict"],
+        "header": head,
+        "findings": [_texts(r) for r in records if r.get("type") == "finding"],
+        "matrix": next((r for r in records if r.get("type") == "matrix"), None),
+        "footer": foot,
+    }
+    return assemble(title, data)
+
+
+def _texts(finding: dict[str, Any]) -> dict[str, Any]:
+    """A finding with its witness blobs and baseline entry as JSON text, made here: the page's
+    script reads numbers as doubles, and a witness's 2^63 must be copied exactly."""
+    witnesses = [{**w, "blob_text": _compact(w.get("blob"))} for w in finding.get("witnesses", [])]
+    entry = finding.get("baseline_entry")
+    return {**finding, "witnesses": witnesses, "baseline_text": _compact(entry) if entry else None}
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def assemble(title: str, data: dict[str, Any]) -> str:
+    """The page: inline style, inline data (``<`` escaped so no text ends the script), inline script."""
+    assets = resources.files("refitwire.compat") / "page"
+    style = (assets / "report.css").read_text(encoding="utf-8")
+    script = (assets / "report.js").read_text(encoding="utf-8")
+    inline = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return (
+        "<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>\n"
+        # Nothing from elsewhere: no script, style, image or font may load from the network.
+        "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>\n{style}</style>\n</head>\n<body>\n"
+        "<noscript>This page shows its report with a script; the JSON-lines report reads without one."
+        "</noscript>\n<main id=app></main>\n"
+        f"<script id=report-data type=application/json>{inline}</script>\n"
+        f"<script>\n{script}</script>\n</body>\n</html>"
+    )
+
+
+# -- the matrix or conformance report as data ---------------------------------------------------
+
+
+def model(report: Report, *, enforce_recommended: bool = False) -> dict[str, Any]:
+    head, foot = report.header, report.footer
+    focus = head.raw.get("focus") or []
+    by_cell: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
+    for result in report.results:
+        by_cell[(result.writer or _render.VECTORS, result.reader or _render.VECTORS)].append(result)
+    shown: dict[str, None] = {}  # the cases listed, in order: their inputs are rebuilt
+    cells = []
+    for (w, r), members in sorted(by_cell.items(), key=lambda kv: (_order(kv[0][0]), _order(kv[0][1]))):
+        c = collections.Counter(f"{x.tier}.{x.outcome.value}" for x in members)
+        groups = [_group(key, rs, report, shown) for key, rs in _render.groups(members)]
+        groups += [_group(key, rs, report, shown) for key, rs in _expected_groups(members)]
+        cells.append({"w": w, "r": r, "counts": dict(c), "standing": _render.standing(c),
+                      "text": _render.cell_text(c), "groups": groups})  # fmt: skip
+    verdict = "incomplete" if foot is None else "passed" if _passed(report, enforce_recommended) else "failed"
+    kit = head.raw.get("kit")
+    return {
+        "kind": "conformance" if focus else "matrix",
+        "title": f"refitwire {'conformance' if focus else 'matrix'}: {verdict}",
+        "verdict": verdict,
+        "header": _header(report),
+        "footer": None if foot is None else {**foot.raw, "cases": len(report.results)},
+        "cases": len(report.results),
+        "writers": sorted({w for w, _ in by_cell}, key=_order),
+        "readers": sorted({r for _, r in by_cell}, key=_order),
+        "participants": [_participant(p) for p in head.participants],
+        "cells": cells,
+        "standings": standings(report),
+        "summary": _render.summary(report, enforce_recommended),
+        "inputs": _inputs(report, list(shown)[:MAX_INPUTS]),
+        "inputs_note": _inputs_note(kit),
+    }
+
+
+def _order(label: str) -> tuple[bool, str]:
+    """Both axes: participants by label, the vectors last."""
+    return label == _render.VECTORS, label
+
+
+def _header(report: Report) -> dict[str, Any]:
+    head, raw = report.header, report.header.raw
+    facts = {key: raw.get(key) for key in ("started_at", "kit", "spec_versions", "python")}
+    return {**facts, "seed": head.seed, "examples": head.examples, "upstream": head.upstream,
+            "unavailable": list(head.unavailable), "focus": raw.get("focus") or []}  # fmt: skip
+
+
+def _passed(report: Report, enforce_recommended: bool) -> bool:
+    return not any(_render.unexpected(r, enforce_recommended) for r in report.results)
+
+
+def _participant(p: dict[str, Any]) -> dict[str, Any]:
+    version = str(p["version"])
+    local = version.partition("+")[2]  # a source checkout's version carries its commit: 1.2.3+gabc1234
+    commit = local[1:] if local.startswith("g") else ""
+    return {**p, "released": p["kind"] == "upstream", "commit": commit}
+
+
+def _expected_groups(members: Iterable[Result]) -> list[tuple[tuple[str, str, str, str], list[Result]]]:
+    """Expected failures, apart: by tier and listed reason."""
+    found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
+    for r in members:
+        if r.outcome == Outcome.XFAILED:
+            key = (r.tier, r.outcome.value, r.symptom or r.expected_failure or "", _render.blamed(r))
+            found[key].append(r)
+    return sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def _group(
+    key: tuple[str, str, str, str], members: list[Result], report: Report, shown: dict[str, None]
+) -> dict[str, Any]:
+    tier, outcome, symptom, side = key
+    cases = []
+    for r in members[:MAX_CASES]:
+        shown.setdefault(r.case, None)
+        cases.append({
+            "case": r.case, "tier": r.tier, "outcome": r.outcome.value, "message": r.message,
+            "fault": r.fault, "expected": r.expected_failure, "input": _rerun_key(r.case),
+            "rerun": _render.rerun_command(report.header, r.case),
+        })  # fmt: skip
+    return {"tier": tier, "outcome": outcome, "symptom": symptom, "side": side,
+            "fault": members[0].fault, "count": len(members), "cases": cases}  # fmt: skip
+
+
+def _rerun_key(case: str) -> str:
+    return case.split("#")[0].removesuffix(":bytes")
+
+
+def _inputs_note(kit: str | None) -> str:
+    mine = kit_version()
+    if kit and kit != mine:
+        return f"The report was made by refitwire {kit} and this page by {mine}: inputs are not rebuilt."
+    return f"Inputs rebuilt from each case ID and the seed by refitwire {mine} (what --case shows)."
+
+
+def _inputs(report: Report, cases: list[str]) -> dict[str, Any]:
+    kit = report.header.raw.get("kit")
+    if kit and kit != kit_version():
+        return {}
+    found: dict[str, Any] = {}
+    for case in dict.fromkeys(_rerun_key(c) for c in cases):
+        got = _rerun.inputs(report.header.seed, report.header.examples, case)
+        if got is None:
+            continue
+        description, payload, blob = got
+        entry: dict[str, Any] = {"description": description}
+        if payload is not None:
+            entry["payload"] = _cut(json.dumps(payload, ensure_ascii=False))
+        if blob is not None:
+            entry.update(_blob(blob))
+        found[case] = entry
+    return found
+
+
+def _blob(blob: bytes) -> dict[str, Any]:
+    if len(blob) > TEXT_LIMIT:
+        return {"blob_bytes": len(blob)}
+    try:
+        text: str | None = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    return {"blob_bytes": len(blob), "blob_text": text, "blob_b64": base64.b64encode(blob).decode()}
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+
+
+# -- per participant ------------------------------------------------------------------------------
+
+
+def standings(report: Report) -> list[dict[str, Any]]:
+    """Per participant: its cases, what counts against it (the side at fault), its badge."""
+    involved: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    against: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for r in report.results:
+        for label in {r.writer, r.reader} - {None}:
+            involved[str(label)][f"{r.tier}.{r.outcome.value}"] += 1
+        if r.outcome.bad or r.outcome == Outcome.XFAILED:
+            against[_render.blamed(r)][f"{r.tier}.{r.outcome.value}"] += 1
+    out = []
+    for p in report.header.participants:
+        label = p["label"]
+        mine, bad = involved[label], against[label]
+        entry = {
+            "label": label,
+            "cases": sum(mine.values()),
+            "required_failed": sum(bad[f"required.{o}"] for o in ("failed", "errored", "xpassed")),
+            "recommended_failed": sum(bad[f"recommended.{o}"] for o in ("failed", "errored", "xpassed")),
+            "expected": bad["required.xfailed"] + bad["recommended.xfailed"],
+            "errored": bad["required.errored"] + bad["recommended.errored"],
+            "complete": report.complete,
+        }
+        entry["badge"] = _badge.svg(entry)
+        out.append(entry)
+    return out
+
+
+def badges(report: Report) -> dict[str, str]:
+    """One SVG badge per participant (label -> SVG text), for a README."""
+    return {s["label"]: str(s["badge"]) for s in standings(report)}
