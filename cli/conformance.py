@@ -12,6 +12,7 @@ failures are grouped by symptom, each with example case IDs that --case reruns a
 from __future__ import annotations
 
 import argparse
+import sys
 
 from refitwire.cli._io import fail
 from refitwire.cli.matrix import (
@@ -34,8 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.testee and not args.upstream_src:
-        return fail("conformance: give --testee CMD or --upstream-src PATH (the implementation to test)")
+    if not args.testee and not args.upstream_src:  # a usage error, worded as the parser words them
+        print(
+            "refitwire conformance: error: one of --testee CMD or --upstream-src PATH is required",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
     try:
         under_test = source_participant(args)
         if args.testee:
