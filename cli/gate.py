@@ -68,6 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="a candidate implementation for the matrix",
     )
+    parser.add_argument(
+        "--upstream-src",
+        type=Path,
+        metavar="PATH",
+        help="a ModelExpress checkout whose own reader and writer join the matrix (beside the released ones)",
+    )
     parser.add_argument("--examples", type=int, help="generated payloads for the matrix (default: its own)")
     parser.add_argument("--seed", type=int, help="the matrix seed (default: random, printed)")
     parser.add_argument("--no-witness", action="store_true", help="skip the search for witness blobs")
@@ -118,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             examples=args.examples,
             seed=args.seed,
             allow_missing=args.allow_missing_readers,
+            upstream_src=args.upstream_src.resolve() if args.upstream_src else None,
         )
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)

@@ -1,9 +1,12 @@
 """Run every participant against every other and print the writer x reader matrix.
 
 Participants: the reference at each spec version, the frozen generations, the released
-upstream readers and writers (from their own environments), the JavaScript example, and
-any --testee given. Exit 0 when no Required case fails and no expected failure passes
-(with --enforce-recommended, no Recommended case fails either).
+upstream readers and writers (from their own environments), the JavaScript example, any
+--testee given, and a ModelExpress source tree (--upstream-src, run beside the released
+versions). Exit 0 when no Required case fails and no expected failure passes (with
+--enforce-recommended, no Recommended case fails either); with --baseline-report, when
+no Required failure is new against that report. A run that checked nothing exits 1 and
+says why.
 """
 
 from __future__ import annotations
@@ -15,10 +18,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from refitwire.cli._io import fail
+from refitwire.compat import _delta, _expected, _render, _report, _rerun
 from refitwire.compat import _participants as parts
-from refitwire.compat import _render, _report, _rerun
+from refitwire.compat._results import Outcome
 from refitwire.compat._run import Plan, start_all, stop_all
 from refitwire.compat._session import execute
+
+
+class Usage(ValueError):
+    """A bad flag value (a path that is no source tree, an unreadable list or report): exit 2."""
+
 
 FORMATS = ("text", "wide", "markdown", "json", "junit", "html")  # text: a grid for 100 columns
 
@@ -29,13 +39,42 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--output", metavar="FILE", help="also write the JSON-lines report here, line by line"
     )
     parser.add_argument("--seed", type=int, help="seed for the generated payloads (default: random, printed)")
-    parser.add_argument("--examples", type=int, default=200, help="generated payloads per run (default 200)")
+    parser.add_argument(
+        "--examples", type=int, help="generated payloads per run (default 200, or the base's)"
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    parser.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
+                        help="seconds each participant may take to start and answer the handshake, from its "
+                             "own start, apart from --timeout (default 120)")  # fmt: skip
     parser.add_argument("--no-check-messages", action="store_true", help="skip validating protocol messages")
     parser.add_argument("--enforce-recommended", action="store_true",
                         help="a Recommended failure fails the run (exit 1) and the JUnit report")  # fmt: skip
     parser.add_argument("--case", metavar="ID", help="rerun one case alone and show every answer in full")
     parser.add_argument("--no-upstream", action="store_true", help="leave out the released upstream packages")
+    parser.add_argument(
+        "--upstream-src",
+        type=Path,
+        metavar="PATH",
+        help="a ModelExpress checkout (or unpacked sdist): its own reader and writer join, "
+        "beside the released versions (their environments are built when missing)",
+    )
+    parser.add_argument(
+        "--baseline-report",
+        type=Path,
+        metavar="FILE",
+        help="judge only what is new against this JSON-lines report of the base "
+        "(its seed and examples are reused)",
+    )
+    parser.add_argument(
+        "--expected-failures",
+        type=Path,
+        metavar="FILE",
+        help="expected failures (the compat/expected-failures format) of the testee and "
+        "source tree named here, whatever they call themselves",
+    )
+    parser.add_argument("--schema-dir", type=Path, metavar="DIR",
+                        help="a schema/ folder: its unreleased versions are known (matrix: they join as "
+                             "candidates)")  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,29 +89,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build-upstream", action="store_true", help="build missing upstream environments first"
     )
-    parser.add_argument(
-        "--schema-dir",
-        type=Path,
-        metavar="DIR",
-        help="a schema/ folder: its unreleased versions join as candidates",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
-    participants = parts.reference() + parts.generations()
-    unavailable: list[str] = []
-    found, upstream_ran = upstream_participants(args, unavailable, build=args.build_upstream)
-    participants += found
-    js, missing = parts.javascript()
-    participants += js
-    unavailable += missing
-    participants += [parts.third_party(cmd) for cmd in args.testee]
-    schema_dir = args.schema_dir.resolve() if args.schema_dir else None
-    if schema_dir:
-        participants += parts.candidates(schema_dir)
-    plan = Plan(participants, unavailable=unavailable, schema_dir=schema_dir, upstream=upstream_ran,
-                **plan_options(args))  # fmt: skip
+    try:
+        participants = parts.reference() + parts.generations()
+        unavailable: list[str] = []
+        source = source_participant(args)
+        found, upstream_ran = upstream_participants(
+            args, unavailable, build=args.build_upstream or bool(source)
+        )
+        participants += found
+        js, missing = parts.javascript()
+        participants += js
+        unavailable += missing
+        testees = [parts.third_party(cmd) for cmd in args.testee] + source
+        participants += testees
+        schema_dir = args.schema_dir.resolve() if args.schema_dir else None
+        if schema_dir:
+            participants += parts.candidates(schema_dir)
+        plan = Plan(participants, unavailable=unavailable, schema_dir=schema_dir, upstream=upstream_ran,
+                    **plan_options(args, testees))  # fmt: skip
+    except Usage as exc:
+        return fail(str(exc))
     return finish(plan, args)
+
+
+def source_participant(args: argparse.Namespace) -> list[parts.Participant]:
+    """The --upstream-src tree as a participant (its environment built when missing), or none."""
+    if args.upstream_src is None:
+        return []
+    from refitwire.compat.upstream.envs import EnvBuildError
+
+    try:
+        found = parts.upstream_source(
+            args.upstream_src, log=lambda m: print(f"refitwire: {m}", file=sys.stderr)
+        )
+    except ValueError as exc:  # SourceError
+        raise Usage(f"--upstream-src {exc}") from None
+    except EnvBuildError as exc:
+        raise Usage(f"--upstream-src: its environment could not be built: {exc}") from None
+    print(f"refitwire: source tree {args.upstream_src} runs as {found.label}", file=sys.stderr)
+    return [found]
 
 
 def upstream_participants(
@@ -81,23 +139,48 @@ def upstream_participants(
     """The released modelexpress participants, and what the report says about them."""
     if args.no_upstream:
         return [], "left out (--no-upstream)"
-    found, missing = parts.upstream(build=build)
+    from refitwire.compat.upstream.envs import EnvBuildError
+
+    try:
+        found, missing = parts.upstream(build=build)
+    except EnvBuildError as exc:
+        found, missing = [], [f"modelexpress {exc.version}: environment could not be built ({exc.step})"]
     unavailable += missing
     if found and not missing:
         return found, "ran"
     return found, "partly built, partly ran" if found else "not built (not run)"
 
 
-def plan_options(args: argparse.Namespace) -> dict[str, Any]:
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
+def plan_options(args: argparse.Namespace, testees: list[parts.Participant]) -> dict[str, Any]:
+    """The plan's settings from the flags; with --baseline-report, the base's seed and examples
+    unless given. ``testees``: the participants named on the command line."""
+    base = load_base(args.baseline_report) if args.baseline_report else None
+    seed = args.seed if args.seed is not None else base.header.seed if base else secrets.randbelow(2**32)
+    examples = args.examples if args.examples is not None else base.header.examples if base else 200
+    listed = {}
+    if args.expected_failures is not None:
+        try:
+            table = _expected.load_file(args.expected_failures)
+        except ValueError as exc:
+            raise Usage(f"--expected-failures {exc}") from None
+        listed = {t.label: table for t in testees}
     return {
         "seed": seed,
-        "examples": args.examples,
+        "examples": examples,
         "timeout_s": args.timeout,
+        "startup_timeout_s": args.startup_timeout,
         "check_messages": not args.no_check_messages,
         "limits": args.size_limit,
         "only": args.case,
+        "expected_failures": listed,
     }
+
+
+def load_base(path: Path) -> _report.Report:
+    try:
+        return _report.read_report(path)
+    except (OSError, _report.ReportError) as exc:
+        raise Usage(f"--baseline-report {path}: {exc}") from None
 
 
 def finish(plan: Plan, args: argparse.Namespace) -> int:
@@ -123,7 +206,31 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         print(_html.page(report, enforce_recommended=args.enforce_recommended))
     else:
         print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
+    nothing = checked_nothing(report)
+    if nothing:
+        return fail(f"the run checked nothing: {nothing}", 1)
+    if args.baseline_report:
+        base = load_base(args.baseline_report)
+        try:
+            delta = _delta.compare(report, base)
+        except _delta.BaseMismatch as exc:
+            return fail(f"--baseline-report {args.baseline_report}: {exc}")
+        print("\n".join(_delta.render(delta, str(args.baseline_report), args.enforce_recommended)))
+        return 0 if delta.ok(args.enforce_recommended) else 1
     return 0 if _report.ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
+
+
+def checked_nothing(report: _report.Report) -> str:
+    """Why a finished run checked nothing (no case passed or failed), or "" when it checked something."""
+    judged = (Outcome.PASSED, Outcome.FAILED, Outcome.XFAILED, Outcome.XPASSED)
+    if any(r.outcome in judged for r in report.results):
+        return ""
+    starts = [f"{r.reader or r.writer}: {r.message}" for r in report.results if r.case == "handshake"]
+    if starts:
+        return f"{len(starts)} participant(s) did not start ({'; '.join(starts)[:600]})"
+    if not report.results:
+        return "no case applied to the participants that started (is --case right?)"
+    return f"all {len(report.results)} case(s) errored or were skipped"
 
 
 @contextlib.contextmanager
@@ -142,4 +249,7 @@ def _json_lines(lines: list[dict[str, Any]]) -> list[str]:
     return [json.dumps(line) for line in lines]
 
 
-__all__ = ["add_arguments", "add_common", "finish", "plan_options", "run", "upstream_participants"]
+__all__ = [
+    "Usage", "add_arguments", "add_common", "checked_nothing", "finish", "plan_options", "run",
+    "source_participant", "upstream_participants",
+]  # fmt: skip

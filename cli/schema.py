@@ -2,6 +2,8 @@
 
 ``new VERSION`` scaffolds VERSION from the newest file of each document in the checkout's
 schema/ folder; ``release VERSION`` writes its index entries (docs/gate.md, "Releasing").
+``export DIR`` writes the schema folder the kit ships (a pip-installed kit has no checkout to
+scaffold in): ``refitwire schema export DIR`` then ``refitwire schema new VERSION --schema-dir DIR``.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from refitwire._registry import released, schema_bytes
 from refitwire._spec import DOCUMENTS, LATEST
@@ -21,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show = actions.add_parser("show", help="print one schema document")
     show.add_argument("document", choices=DOCUMENTS)
     show.add_argument("version", nargs="?", default=LATEST)
+    export = actions.add_parser("export", help="write the packaged schema folder into DIR (a new folder)")
+    export.add_argument("dir", metavar="DIR", type=Path)
     for action, text in (
         ("new", "scaffold VERSION from the newest version"),
         ("release", "write VERSION's index entries"),
@@ -35,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action in ("new", "release"):
         return _make(args)
+    if args.action == "export":
+        return _export(args.dir)
     if args.action == "list":
         for document, entries in released()["documents"].items():
             for entry in entries:
@@ -62,4 +69,29 @@ def _make(args: argparse.Namespace) -> int:
             print("next: commit schema/ with the index; the gate checks the release on the pull request")
     except GateError as exc:
         return fail(str(exc), 1)
+    return 0
+
+
+def _export(folder: Path) -> int:
+    """Copy every packaged schema file (documents, index, SPEC.md, vectors, protocol) into ``folder``."""
+    from importlib import resources
+
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        return fail(f"{folder}: exists and is not an empty folder")
+    count = 0
+
+    def copy(node: Any, into: Path) -> None:
+        nonlocal count
+        for entry in node.iterdir():
+            if entry.is_dir():
+                if entry.name != "__pycache__":
+                    copy(entry, into / entry.name)
+            elif not entry.name.endswith((".py", ".pyc")):
+                into.mkdir(parents=True, exist_ok=True)
+                (into / entry.name).write_bytes(entry.read_bytes())
+                count += 1
+
+    copy(resources.files("refitwire.schema"), folder)
+    print(f"wrote {count} files to {folder}")
+    print(f"next: refitwire schema new VERSION --schema-dir {folder}")
     return 0

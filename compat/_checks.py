@@ -261,7 +261,7 @@ def written_problem(
         )
     broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
     if broken:
-        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}"
+        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}{_declare_hint(broken[0].rule)}"
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
         diff = _cases.first_difference(projected, decoded)
@@ -271,6 +271,17 @@ def written_problem(
                 f"the reference reads the blob back differently: {diff[1]}",
             )
     return None
+
+
+def _declare_hint(rule: str) -> str:
+    """What to do about a member no version has: declare the version that adds it."""
+    if rule != "WRITE_KNOWN_MEMBERS":
+        return ""
+    return (
+        "; to add a member, declare a new spec version that has it (refitwire schema export DIR if the "
+        "kit is pip-installed, refitwire schema new VERSION --schema-dir DIR, then run with --schema-dir DIR "
+        "and the testee declaring VERSION)"
+    )
 
 
 def refusal(w: Any, case: RefusalCase) -> Result:

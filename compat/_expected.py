@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
+
+#: One participant's explicit list: (role, case) -> entry.
+Listed = dict[tuple[str, str], "ExpectedFailure"]
 
 
 @dataclass(frozen=True)
@@ -29,3 +33,28 @@ def load() -> dict[tuple[str, str, str], ExpectedFailure]:
             )
             table[(failure.implementation, failure.role, failure.case)] = failure
     return table
+
+
+def load_file(path: Path) -> Listed:
+    """An explicit list (``--expected-failures FILE``): the same format as the packaged lists, given
+    to the participants named on the command line whatever they call themselves. ValueError (one
+    line, with the JSON pointer) when the file is not such a list."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    items = data.get("expected_failures") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: no array at /expected_failures")
+    listed: Listed = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("role", "case")):
+            raise ValueError(f"{path}: /expected_failures/{i} needs string 'role' and 'case'")
+        if item["role"] not in ("reader", "writer"):
+            raise ValueError(f"{path}: /expected_failures/{i}/role must be 'reader' or 'writer'")
+        failure = ExpectedFailure(
+            str(data.get("implementation", path.name)), item["role"], item["case"],
+            str(item.get("reason", "listed in " + path.name)), str(item.get("link", str(path))),
+        )  # fmt: skip
+        listed[(failure.role, failure.case)] = failure
+    return listed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -18,7 +19,7 @@ class Participant:
 
     label: str
     command: tuple[str, ...]
-    kind: str  # "reference", "generation", "upstream", "example", "third-party"
+    kind: str  # "reference", "generation", "upstream", "upstream-source", "example", "third-party"
 
 
 def reference() -> list[Participant]:
@@ -73,6 +74,19 @@ def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:
             continue
         found.append(Participant(f"modelexpress@{version}", (str(python), str(ADAPTER_SCRIPT)), "upstream"))
     return found, missing
+
+
+def upstream_source(path: Path, log: Callable[[str], None] | None = None) -> Participant:
+    """A ModelExpress source tree's own reader and writer (its environment is built when missing).
+    ValueError (one line) when ``path`` is no such tree; EnvBuildError when its environment fails."""
+    from refitwire.compat.upstream import ADAPTER_SCRIPT
+    from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, ensure_source_env
+    from refitwire.compat.upstream.source import locate
+
+    tree = locate(path, IMPORT_REQUIREMENTS)
+    python = ensure_source_env(tree.requirements, tree.root, log=log)
+    command = (str(python), str(ADAPTER_SCRIPT), "--source", str(tree.root), "--version", tree.version)
+    return Participant(tree.label, command, "upstream-source")
 
 
 def javascript() -> tuple[list[Participant], list[str]]:

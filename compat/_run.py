@@ -9,6 +9,7 @@ the errored cases, never the run.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases, _checks, _expected
+from refitwire.compat import _built_cases, _cases, _checks, _digest_cases, _expected
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
@@ -61,6 +62,10 @@ class Plan:
     limits: bool = True
     only: str | None = None
     upstream: str = "not asked"  # whether the released upstream participants ran, for the report
+    startup_timeout_s: float = 120.0  # per participant, from its own process start, apart from timeout_s
+    # Expected failures given explicitly (--expected-failures), by participant label: never by the
+    # name a testee gives itself.
+    expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
 
     @property
     def focused(self) -> frozenset[str] | None:
@@ -70,10 +75,18 @@ class Plan:
 
 
 def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
-    """Start every participant at once (a handshake mostly waits on an interpreter starting)."""
+    """Start the participants a few at a time (one per core, at least two): a handshake mostly
+    waits on an interpreter importing its modules, and starting them all at once on a busy
+    machine makes every one of them slow. Each gets ``plan.startup_timeout_s`` from its own
+    process start; the run's clock (the report's seconds) starts after this."""
 
     def start(p: Participant) -> Started | Result:
-        testee = Testee(list(p.command), timeout_s=plan.timeout_s, check_messages=plan.check_messages)
+        testee = Testee(
+            list(p.command),
+            timeout_s=plan.timeout_s,
+            start_timeout_s=plan.startup_timeout_s,
+            check_messages=plan.check_messages,
+        )
         try:
             identity = testee.start()
         except (ProtocolError, OSError) as exc:
@@ -87,7 +100,8 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
         testee.stop()
         return Result("handshake", REQUIRED, Outcome.ERRORED, p.label, p.label, why, symptom=symptom)
 
-    with ThreadPoolExecutor(max_workers=min(16, max(1, len(plan.participants)))) as pool:
+    workers = max(2, os.cpu_count() or 2)
+    with ThreadPoolExecutor(max_workers=min(workers, max(1, len(plan.participants)))) as pool:
         done = list(pool.map(start, plan.participants))
     return [s for s in done if isinstance(s, Started)], [r for r in done if isinstance(r, Result)]
 
@@ -127,7 +141,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     def settle(results: Iterator[Result] | list[Result], who: Started, role: str) -> Iterator[Result]:
         for result in results:
             if plan.only is None or _matches(plan.only, result.case):
-                yield expected(result, listed_failure(xfails, who, role, result.case))
+                listed = plan.expected_failures.get(who.label)
+                found = listed.get((role, result.case)) if listed is not None else None
+                yield expected(result, found or listed_failure(xfails, who, role, result.case))
 
     for r in filter(alone, readers):
         for case in _cases.read_cases():
@@ -158,6 +174,10 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 yield from settle(
                     [_checks.refusal(w, c) for c in _built_cases.refusal_cases(w.version)], w, "writer"
                 )
+            if w.participant.kind in _digest_cases.ASKED_KINDS and (plan.only or "digest:").startswith(
+                "digest:"
+            ):
+                yield from settle(_digest_cases.check_digests(w), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():
@@ -185,9 +205,10 @@ def listed_failure(
     xfails: dict[tuple[str, str, str], _expected.ExpectedFailure], who: Started, role: str, case: str
 ) -> _expected.ExpectedFailure | None:
     """The listed expected failure of ``who`` for ``case``. The lists are for the released and
-    frozen participants this kit starts itself; a third-party testee names itself in its
-    handshake, and that name never excuses its failures."""
-    if who.participant.kind == "third-party":
+    frozen participants this kit starts itself; a third-party testee or a source tree names
+    itself in its handshake, and that name never excuses its failures (``--expected-failures``
+    lists them explicitly)."""
+    if who.participant.kind in ("third-party", "upstream-source"):
         return None
     return xfails.get((who.identity.name, role, case))
 

@@ -151,18 +151,39 @@ class _Checkout:
     base_index: dict[str, Any]
     work_dir: Path
     work_index: dict[str, Any]
+    packaged: bool = False  # the repository has no schema folder: the kit's own, on both sides
 
     def show(self, relative: str) -> bytes:
+        if self.packaged:
+            return (self.work_dir / relative.removeprefix(f"{self.folder}/")).read_bytes()
         return show(self.commit, relative, self.root)
+
+
+def _packaged(root: Path, folder: str) -> _Checkout:
+    """Both sides are the kit's packaged schemas: an implementation's repository (ModelExpress)
+    has none, and what the gate then judges is the implementation under test, in the matrix."""
+    from importlib import resources
+
+    work_dir = Path(str(resources.files("refitwire.schema")))
+    index = _release.load_index("the kit's schema/index.json", (work_dir / "index.json").read_bytes())
+    files = frozenset(
+        f"{folder}/{p.relative_to(work_dir).as_posix()}" for p in work_dir.rglob("*") if p.is_file()
+    )
+    label = "the kit's packaged schemas (no schema folder in this repository)"
+    return _Checkout(root, label, "", folder, files, index, work_dir, index, packaged=True)
 
 
 def _open(cwd: Path, against: str | None, schema_dir: str) -> _Checkout:
     root = repo_root(cwd)
-    label, commit = default_base(root) if against is None else (against, resolve(against, root))
     folder = schema_dir.strip("/")
+    if against is None and not (root / folder / "index.json").is_file():
+        return _packaged(root, folder)
+    label, commit = default_base(root) if against is None else (against, resolve(against, root))
     base_files = frozenset(list_tree(commit, folder, root))
     where = f"{label}:{folder}/index.json"
     if f"{folder}/index.json" not in base_files:
+        if not (root / folder / "index.json").is_file():
+            return _packaged(root, folder)
         raise GateError(where, "no schema index at that ref: nothing released to compare with")
     base_index = _release.load_index(where, show(commit, f"{folder}/index.json", root))
     work_dir = root / folder
@@ -270,6 +291,7 @@ def run_gate(
     examples: int | None = None,
     seed: int | None = None,
     allow_missing: bool = False,
+    upstream_src: Path | None = None,
 ) -> GateReport:
     """Run the whole gate in the checkout holding ``cwd``. GateError on bad input."""
     checkout = _open(cwd, against, schema_dir)
@@ -284,10 +306,21 @@ def run_gate(
     else:
         outcome = run_matrix(
             checkout.work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
-            scope=_scope(findings), allow_missing=allow_missing,
+            scope=_scope(findings), allow_missing=allow_missing, upstream_src=upstream_src,
         )  # fmt: skip
-        where = candidates[0][2] if candidates else f"{checkout.folder}/index.json"
-        findings += _disagreement(findings, outcome, where)
+        under_test = [
+            *(f"--testee {t}" for t in testees),
+            *([f"--upstream-src {upstream_src}"] if upstream_src else []),
+        ]
+        if candidates:
+            where = candidates[0][2]
+        elif under_test:  # a code-only change: the implementation under test, not the schemas, broke
+            where = "; ".join(under_test)
+        else:
+            where = f"{checkout.folder}/index.json"
+        findings += _disagreement(
+            findings, outcome, where, schemas_changed=bool(candidates) or not under_test
+        )
     return GateReport(
         checkout.label, checkout.commit, tuple(c[2] for c in candidates), tuple(comparisons), tuple(findings),
         outcome, require_matrix, hidden,
@@ -359,10 +392,16 @@ def _scope(findings: list[Finding]) -> Scope:
     return Scope(frozenset(cells), frozenset(readers))
 
 
-def _disagreement(findings: list[Finding], outcome: MatrixOutcome, where: str) -> list[Finding]:
+def _disagreement(
+    findings: list[Finding], outcome: MatrixOutcome, where: str, schemas_changed: bool = True
+) -> list[Finding]:
     static_ok = not any(f.failing for f in findings)
     proven = any(f.failing and f.witnesses for f in findings)
-    if outcome.status == "failed" and static_ok:
+    if outcome.status == "failed" and static_ok and not schemas_changed:
+        detail = (
+            f"the schemas did not change; the implementation under test breaks the wire ({outcome.detail})"
+        )
+    elif outcome.status == "failed" and static_ok:
         detail = f"rules say compatible, the runtime matrix says breaking ({outcome.detail})"
     elif outcome.status == "passed" and proven:
         detail = "rules say breaking, the runtime matrix passed (its payloads may not exercise the change)"

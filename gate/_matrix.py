@@ -17,6 +17,7 @@ its own line only).
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def run_matrix(
     scope: Scope = Scope(),
     allow_missing: bool = False,
     timeout: float = 1800.0,
+    upstream_src: Path | None = None,
 ) -> MatrixOutcome:
     """Run the compat matrix over ``schema_dir`` and judge its report."""
     if command is None:
@@ -78,7 +80,7 @@ def run_matrix(
     with tempfile.TemporaryDirectory(prefix="refitwire-gate-") as tmp:
         report = Path(tmp) / "matrix.jsonl"
         argv = [*command, "--format", "json", "--schema-dir", str(schema_dir), "--output", str(report)]
-        argv += [a for t in testees for a in ("--testee", t)]
+        argv += _under_test(testees, upstream_src)
         argv += ["--examples", str(examples)] if examples is not None else []
         argv += ["--seed", str(seed)] if seed is not None else []
         try:
@@ -97,11 +99,21 @@ def run_matrix(
             f"matrix exited {done.returncode} with {problem or 'no report'}"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    return judge(found, scope, allow_missing, schema_dir.name)
+    return judge(found, scope, allow_missing, schema_dir.name, _under_test(testees, upstream_src))
+
+
+def _under_test(testees: Sequence[str], upstream_src: Path | None) -> list[str]:
+    """The matrix flags that add the implementations under test (kept in the rerun hint too)."""
+    argv = [a for t in testees for a in ("--testee", t)]
+    return argv + (["--upstream-src", str(upstream_src)] if upstream_src is not None else [])
 
 
 def judge(
-    report: Report, scope: Scope, allow_missing: bool = False, schema_dir: str = "schema"
+    report: Report,
+    scope: Scope,
+    allow_missing: bool = False,
+    schema_dir: str = "schema",
+    under_test: Sequence[str] = (),
 ) -> MatrixOutcome:
     versions = {p["label"]: p.get("spec_version", "") for p in report.header.participants}
     ran = tuple(versions)
@@ -130,7 +142,8 @@ def judge(
         cell["failed"] += 1
         cell.setdefault("first", f"{r.case}: {r.message}"[:240])
     examples = f" --examples {report.header.examples}" if report.header.examples else ""
-    note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir})"
+    added = "".join(f" {shlex.quote(a)}" for a in under_test)
+    note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir}{added})"
     count = sum(map(len, cells.values()))
     common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected,
                               "grid": tuple(grid.values())}  # fmt: skip

@@ -1,7 +1,11 @@
 """Compat-matrix testee backed by a *released* ``modelexpress`` package.
 
 Run it with the python of an environment built by ``refitwire.compat.upstream.envs``
-(refitwire itself is not installed there, so this file is stdlib-only). It speaks
+(refitwire itself is not installed there, so this file is stdlib-only). With
+``--source DIR`` it runs a source tree's code instead (``DIR`` holds the
+``modelexpress`` package; it goes first on ``sys.path``) and names itself with
+``--version V`` (the tree's version and commit), never with the version of a
+``modelexpress`` that may be installed beside it. It speaks
 the matrix's JSON-lines protocol on stdin/stdout, one UTF-8 JSON object per line
 each way; diagnostics go to stderr. Every request is answered by the release's own
 code: ``wrap_rendezvous_blob`` / ``unwrap_rendezvous_blob`` with its
@@ -110,9 +114,10 @@ def _jsonable(value: object, where: str) -> object:
 
 
 class Adapter:
-    def __init__(self, rendezvous: Any, verify: Any) -> None:
+    def __init__(self, rendezvous: Any, verify: Any, version: str | None = None) -> None:
         self.rendezvous = rendezvous
         self.verify = verify
+        self.version = version
 
     # -- commands --------------------------------------------------------------
 
@@ -123,7 +128,7 @@ class Adapter:
         return {
             "implementation": {
                 "name": "modelexpress",
-                "version": metadata.version("modelexpress"),
+                "version": self.version or metadata.version("modelexpress"),
                 "language": "python",
             },
             "spec_version": SPEC_VERSION,
@@ -280,15 +285,34 @@ def _protocol_stdout() -> io.TextIOWrapper:
     return io.TextIOWrapper(os.fdopen(proto_fd, "wb"), encoding="utf-8", newline="\n", write_through=True)
 
 
-def main() -> int:
+def _options(argv: list[str]) -> tuple[str | None, str | None]:
+    """``--source DIR`` and ``--version V`` (both or neither); anything else is a usage error."""
+    found: dict[str, str] = {}
+    rest = list(argv)
+    while rest:
+        flag = rest.pop(0)
+        if flag not in ("--source", "--version") or not rest:
+            raise SystemExit(f"adapter_testee.py: usage: [--source DIR --version V] (got {flag!r})")
+        found[flag] = rest.pop(0)
+    if ("--source" in found) != ("--version" in found):
+        raise SystemExit("adapter_testee.py: --source and --version go together")
+    return found.get("--source"), found.get("--version")
+
+
+def main(argv: list[str] | None = None) -> int:
+    source, version = _options(sys.argv[1:] if argv is None else argv)
     out = _protocol_stdout()
-    # The released code under test. An import failure is fatal and reported on stderr.
+    if source is not None:
+        sys.path.insert(0, source)
+    # The code under test. An import failure is fatal and reported on stderr.
     from modelexpress.refit.reshard import (
         rendezvous,
         verify,
     )
 
-    adapter = Adapter(rendezvous, verify)
+    if source is not None and not os.path.realpath(rendezvous.__file__).startswith(os.path.realpath(source)):
+        raise SystemExit(f"adapter_testee.py: imported {rendezvous.__file__}, not the tree at {source}")
+    adapter = Adapter(rendezvous, verify, version)
     for line in sys.stdin.buffer:
         if not line.strip():
             continue

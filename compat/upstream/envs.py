@@ -21,8 +21,15 @@ full log is kept beside the cache as ``modelexpress-X.failed.log``). A complete
 environment (marker present, same recipe) is reused as is.
 
 Environments live under :func:`cache_dir`: ``$REFITWIRE_ENVS`` if set, else
-``.compat-envs/`` in the source checkout (or the git work tree around the current
-directory, or the current directory itself).
+``.compat-envs/`` in refitwire's own source checkout (an editable install), else a
+per-user cache (``$XDG_CACHE_HOME/refitwire/compat-envs``, by default under
+``~/.cache``), never a folder inside whatever repository the command runs in.
+``$REFITWIRE_ENVS`` may list several folders (``os.pathsep``): each is searched, and
+builds go into the first.
+
+A ModelExpress source tree (:mod:`.source`) gets an environment of the same recipe
+without the ``modelexpress`` package (``modelexpress-src-<hash>``, one per set of
+requirements; see :func:`ensure_source_env`).
 
 pip runs from inside the new environment with the caller's environment
 variables and configuration, so locally configured indexes and wheel folders are
@@ -62,7 +69,9 @@ __all__ = [
     "EnvBuildError",
     "EnvInfo",
     "cache_dir",
+    "cache_dirs",
     "ensure_env",
+    "ensure_source_env",
     "env_dir",
     "find_env",
     "main",
@@ -109,6 +118,7 @@ _PIP_INSTALL = (
 )
 _VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+)*([A-Za-z0-9.+-]*)$")
 _STEP_TIMEOUT_S = 1200
+_SOURCE_PREFIX = "src-"
 _TAIL_LINES = 40
 
 
@@ -138,17 +148,23 @@ class EnvInfo:
     seconds: float
 
 
-def _recipe() -> dict[str, object]:
-    return {
-        "torch": TORCH_REQUIREMENT,
-        "requirements": list(IMPORT_REQUIREMENTS),
-        "smoke": list(SMOKE_MODULES),
-    }
+def _recipe(spec: _Spec | None = None) -> dict[str, object]:
+    requirements = spec.requirements if spec else IMPORT_REQUIREMENTS
+    return {"torch": TORCH_REQUIREMENT, "requirements": list(requirements), "smoke": list(SMOKE_MODULES)}
 
 
-def _recipe_id() -> str:
+def _recipe_id(version: str) -> str:
+    """What a complete environment's marker must say. A source environment's key is its recipe's hash."""
+    if version.startswith(_SOURCE_PREFIX):
+        return version
     text = json.dumps(_recipe(), sort_keys=True).encode()
     return hashlib.sha256(text).hexdigest()[:16]
+
+
+def source_key(requirements: Sequence[str]) -> str:
+    """The environment key of a source tree with these requirements: ``src-<hash>``."""
+    text = json.dumps({"torch": TORCH_REQUIREMENT, "requirements": list(requirements)}).encode()
+    return f"{_SOURCE_PREFIX}{hashlib.sha256(text).hexdigest()[:12]}"
 
 
 def _checkout_root() -> Path | None:
@@ -162,25 +178,26 @@ def _checkout_root() -> Path | None:
     return None
 
 
-def _git_root(start: Path) -> Path | None:
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+def cache_dirs() -> list[Path]:
+    """Where environments are looked for, in order (not created here); builds go to the first."""
+    override = [part for part in os.environ.get(ENV_VAR, "").split(os.pathsep) if part]
+    if override:
+        return [Path(part).expanduser().resolve() for part in override]
+    root = _checkout_root()
+    if root is not None:
+        return [root / ".compat-envs"]
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return [Path(base).expanduser().resolve() / "refitwire" / "compat-envs"]
 
 
 def cache_dir() -> Path:
-    """Where the environments live (not created here)."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override).expanduser().resolve()
-    cwd = Path.cwd().resolve()
-    root = _checkout_root() or _git_root(cwd) or cwd
-    return root / ".compat-envs"
+    """Where environments are built (the first of :func:`cache_dirs`)."""
+    return cache_dirs()[0]
 
 
 def _check_version(version: str) -> str:
-    if not isinstance(version, str) or not _VERSION_RE.match(version):
+    source = isinstance(version, str) and re.fullmatch(f"{_SOURCE_PREFIX}[0-9a-f]{{12}}", version)
+    if not isinstance(version, str) or not (_VERSION_RE.match(version) or source):
         raise ValueError(f"{version!r} is not a release version")
     return version
 
@@ -206,14 +223,17 @@ def _read_marker(env: Path) -> dict[str, object] | None:
 
 def find_env(version: str, cache: Path | None = None) -> Path | None:
     """The python of a complete environment for ``version``, or ``None``. Never builds."""
-    env = env_dir(version, cache)
-    marker = _read_marker(env)
-    if marker is None or marker.get("version") != version:
-        return None
-    if marker.get("recipe_id") != _recipe_id():
-        return None
-    python = _python_in(env)
-    return python if python.exists() else None
+    for folder in [cache] if cache else cache_dirs():
+        env = env_dir(version, folder)
+        marker = _read_marker(env)
+        if marker is None or marker.get("version") != version:
+            continue
+        if marker.get("recipe_id") != _recipe_id(version):
+            continue
+        python = _python_in(env)
+        if python.exists():
+            return python
+    return None
 
 
 def _tail(text: str, lines: int = _TAIL_LINES) -> str:
@@ -289,7 +309,29 @@ def _du(path: Path) -> int:
     return total
 
 
-def _build(version: str, final: Path, base_python: str, log: Callable[[str], None]) -> None:
+@dataclass(frozen=True)
+class _Spec:
+    """What one environment holds: the released package ``key``, or a source tree's requirements."""
+
+    key: str  # a release version, or "src-<hash>" for a source tree's environment
+    requirements: tuple[str, ...] = IMPORT_REQUIREMENTS
+    package: bool = True  # install modelexpress==key
+    smoke: str = ""  # python run in the new environment before it is accepted
+
+
+def _released_spec(version: str) -> _Spec:
+    smoke = (
+        "import importlib, importlib.metadata as m, sys\n"
+        f"for name in {list(SMOKE_MODULES)!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"got = m.version('modelexpress')\n"
+        f"assert got == {version!r}, got\n"
+    )
+    return _Spec(version, smoke=smoke)
+
+
+def _build(spec: _Spec, final: Path, base_python: str, log: Callable[[str], None]) -> None:
+    version = spec.key
     cache = final.parent
     failed_log = cache / f"{final.name}.failed.log"
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=cache))
@@ -305,29 +347,23 @@ def _build(version: str, final: Path, base_python: str, log: Callable[[str], Non
             step="install torch",
             log_file=log_file,
         )
-        log(f"modelexpress {version}: installing {' '.join(IMPORT_REQUIREMENTS)}")
+        log(f"modelexpress {version}: installing {' '.join(spec.requirements)}")
         _run(
-            [python, *_PIP_INSTALL, *IMPORT_REQUIREMENTS],
+            [python, *_PIP_INSTALL, *spec.requirements],
             version=version,
             step="install import requirements",
             log_file=log_file,
         )
-        log(f"modelexpress {version}: installing modelexpress=={version} (--no-deps)")
-        _run(
-            [python, *_PIP_INSTALL, "--no-deps", f"modelexpress=={version}"],
-            version=version,
-            step="install modelexpress",
-            log_file=log_file,
-        )
-        smoke = (
-            "import importlib, importlib.metadata as m, sys\n"
-            f"for name in {list(SMOKE_MODULES)!r}:\n"
-            "    importlib.import_module(name)\n"
-            f"got = m.version('modelexpress')\n"
-            f"assert got == {version!r}, got\n"
-        )
+        if spec.package:
+            log(f"modelexpress {version}: installing modelexpress=={version} (--no-deps)")
+            _run(
+                [python, *_PIP_INSTALL, "--no-deps", f"modelexpress=={version}"],
+                version=version,
+                step="install modelexpress",
+                log_file=log_file,
+            )
         log(f"modelexpress {version}: smoke-importing {', '.join(SMOKE_MODULES)}")
-        _run([python, "-c", smoke], version=version, step="smoke import", log_file=log_file)
+        _run([python, "-c", spec.smoke], version=version, step="smoke import", log_file=log_file)
         python_version = _run(
             [python, "-c", "import sys; print(sys.version.split()[0])"],
             version=version,
@@ -342,8 +378,8 @@ def _build(version: str, final: Path, base_python: str, log: Callable[[str], Non
         )
         marker = {
             "version": version,
-            "recipe_id": _recipe_id(),
-            "recipe": _recipe(),
+            "recipe_id": _recipe_id(version),
+            "recipe": _recipe(spec),
             "python": python_version.strip(),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "freeze": [line for line in freeze.splitlines() if line and "==" in line],
@@ -371,6 +407,27 @@ def _build(version: str, final: Path, base_python: str, log: Callable[[str], Non
         raise
 
 
+def ensure_source_env(
+    requirements: Sequence[str],
+    tree: Path,
+    cache: Path | None = None,
+    *,
+    log: Callable[[str], None] | None = None,
+) -> Path:
+    """The python of an environment for a source tree (no ``modelexpress`` installed), building it
+    if needed; ``tree`` (the folder holding the ``modelexpress`` package) is smoke-imported."""
+    key = source_key(requirements)
+    smoke = (
+        "import importlib, os, sys\n"
+        f"sys.path.insert(0, {str(tree)!r})\n"
+        f"for name in {list(SMOKE_MODULES)!r}:\n"
+        "    module = importlib.import_module(name)\n"
+        f"    assert os.path.realpath(module.__file__).startswith({os.path.realpath(tree)!r}), module\n"
+    )
+    spec = _Spec(key, tuple(requirements), package=False, smoke=smoke)
+    return _ensure(spec, cache, base_python=None, rebuild=False, log=log).python
+
+
 def ensure_env(
     version: str,
     cache: Path | None = None,
@@ -380,32 +437,34 @@ def ensure_env(
     log: Callable[[str], None] | None = None,
 ) -> Path:
     """The python of a complete environment for ``version``, building it if needed."""
-    return _ensure(version, cache, base_python=base_python, rebuild=rebuild, log=log).python
+    spec = _released_spec(_check_version(version))
+    return _ensure(spec, cache, base_python=base_python, rebuild=rebuild, log=log).python
 
 
 def _ensure(
-    version: str,
+    spec: _Spec,
     cache: Path | None,
     *,
     base_python: str | None,
     rebuild: bool,
     log: Callable[[str], None] | None,
 ) -> EnvInfo:
+    version = spec.key
+    if not rebuild:
+        found = find_env(version, cache)  # in any of the cache folders unless one is given
+        if found is not None:
+            return EnvInfo(version, found, built=False, seconds=0.0)
     cache = cache or cache_dir()
     final = env_dir(version, cache)
     say = log or (lambda _msg: None)
     started = time.monotonic()
-    if not rebuild:
-        found = find_env(version, cache)
-        if found is not None:
-            return EnvInfo(version, found, built=False, seconds=0.0)
     cache.mkdir(parents=True, exist_ok=True)
     with _lock(cache, version):
         if not rebuild:  # another process may have finished it while we waited
             found = find_env(version, cache)
             if found is not None:
                 return EnvInfo(version, found, built=False, seconds=time.monotonic() - started)
-        _build(version, final, base_python or sys.executable, say)
+        _build(spec, final, base_python or sys.executable, say)
     python = find_env(version, cache)
     if python is None:  # pragma: no cover - _build writes the marker before the rename
         raise EnvBuildError(version, "verify", f"{final} is not complete after the build")
@@ -428,7 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--cache",
         type=Path,
         default=None,
-        help=f"cache directory (default: ${ENV_VAR} or <repo>/.compat-envs)",
+        help=f"cache directory (default: the first of ${ENV_VAR}, else refitwire's checkout's .compat-envs "
+        "or the per-user cache)",
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild even a complete env")
     parser.add_argument("--python", default=None, help="base interpreter for the venvs (default: this one)")
@@ -437,11 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    cache = args.cache.resolve() if args.cache else cache_dir()
+    cache = args.cache.resolve() if args.cache else None
     failures = 0
     for version in args.versions:
         try:
-            info = _ensure(version, cache, base_python=args.python, rebuild=args.rebuild, log=progress)
+            spec = _released_spec(_check_version(version))
+            info = _ensure(spec, cache, base_python=args.python, rebuild=args.rebuild, log=progress)
         except (EnvBuildError, ValueError) as exc:
             failures += 1
             print(f"{version}\tfailed\t{exc}", flush=True)

@@ -39,7 +39,7 @@ def _gate(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[in
     argv = [sys.executable, "-m", "refitwire", "gate", "--against", "HEAD", "--format", "json"]
     argv += ["--examples", str(EXAMPLES), "--seed", "3", *args]
     # The clone is its own checkout: point it at the envs this checkout built (as a CI cache would).
-    env = env or {**os.environ, envs.ENV_VAR: str(envs.cache_dir())}
+    env = env or {**os.environ, envs.ENV_VAR: os.pathsep.join(map(str, envs.cache_dirs()))}
     done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300, env=env)
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
 

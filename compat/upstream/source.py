@@ -1,0 +1,137 @@
+"""A ModelExpress *source tree* (a checkout, or an unpacked sdist) as a compat-matrix participant.
+
+A pull request changes the wire in ``rendezvous.py`` and ``verify.py``; to judge it, the
+matrix runs that tree's own ``wrap/unwrap_rendezvous_blob`` and ``tensor_digest`` through
+``adapter_testee.py --source DIR --version V``, in an environment built like the released
+ones (:mod:`.envs`) but with no ``modelexpress`` installed, so nothing but the tree's code
+can answer.
+
+What the tree is called: its declared version plus where it came from, as a PEP 440 local
+label. A git checkout gives ``0.8.0.dev0+g3db6bdc4`` (``.dirty.<hash>`` added when the
+package has uncommitted changes); a tree without git, such as an unpacked sdist, gives
+``0.7.0+nogit.<hash>``, where ``<hash>`` is 8 hex digits of a sha256 over every ``.py``
+file of the package, so two patched copies never share a label.
+
+Its requirements: the recipe of the released environments, with the tree's own specifier
+for each of those packages that it declares (``pyproject.toml``, or ``PKG-INFO`` in an
+sdist). torch stays the pinned CPU build. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from email.parser import Parser
+from pathlib import Path
+
+__all__ = ["SourceError", "SourceTree", "locate"]
+
+#: Where the package sits in the ModelExpress repository.
+CLIENT_ROOT = Path("modelexpress_client/python")
+_MODULE = Path("modelexpress/refit/reshard/rendezvous.py")
+_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+class SourceError(ValueError):
+    """The path is not a ModelExpress source tree (the message says what was looked for)."""
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    """A located tree: ``root`` holds the ``modelexpress`` package."""
+
+    root: Path
+    version: str  # PEP 440, with the local label saying which code this is
+    origin: str  # "git 3db6bdc4", "git 3db6bdc4 with uncommitted changes" or "no git: content hash"
+    requirements: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"modelexpress@{self.version}"
+
+
+def locate(path: Path, base_requirements: tuple[str, ...]) -> SourceTree:
+    """The tree at ``path``: the repository root, its ``modelexpress_client/python`` or an sdist."""
+    path = path.expanduser().resolve()
+    for root in (path, path / CLIENT_ROOT):
+        if (root / _MODULE).is_file():
+            break
+    else:
+        raise SourceError(
+            f"{path}: not a ModelExpress source tree (no {_MODULE} here or under {CLIENT_ROOT})"
+        )
+    declared = _declared(root)
+    version = str(declared.get("version") or "0")
+    digest = _content_hash(root / "modelexpress")
+    tracked = _git(["ls-files", "--", _MODULE.as_posix()], root)  # not an sdist unpacked in some repo
+    commit = _git(["rev-parse", "--short=8", "HEAD"], root) if tracked else ""
+    if commit:
+        dirty = _git(["status", "--porcelain", "--", "modelexpress"], root)
+        local, origin = (
+            (f"g{commit}.dirty.{digest}", f"git {commit} with uncommitted changes")
+            if dirty
+            else (f"g{commit}", f"git {commit}")
+        )
+    else:
+        local, origin = f"nogit.{digest}", "no git: content hash"
+    sep = "." if "+" in version else "+"
+    wanted = _requirements(base_requirements, declared.get("requires", []))
+    return SourceTree(root, f"{version}{sep}{local}", origin, wanted)
+
+
+def _declared(root: Path) -> dict[str, object]:
+    """The tree's version and dependencies: from pyproject.toml, else PKG-INFO."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"{pyproject}: {exc}") from None
+        if isinstance(project.get("version"), str):
+            return {"version": project["version"], "requires": list(project.get("dependencies", []))}
+    info = root / "PKG-INFO"
+    if info.is_file():
+        meta = Parser().parsestr(info.read_text(encoding="utf-8"))
+        return {"version": meta.get("Version"), "requires": meta.get_all("Requires-Dist") or []}
+    return {}
+
+
+def _requirements(base: tuple[str, ...], declared: object) -> tuple[str, ...]:
+    """``base``, each replaced by the tree's own line for the same project (markers dropped)."""
+    own: dict[str, str] = {}
+    for line in declared if isinstance(declared, list) else []:
+        match = _NAME_RE.match(str(line))
+        if match:
+            own[_canonical(match.group(1))] = str(line).split(";")[0].strip()
+    out = []
+    for line in base:
+        match = _NAME_RE.match(line)
+        name = _canonical(match.group(1)) if match else ""
+        out.append(own.get(name, line))
+    return tuple(out)
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _content_hash(package: Path) -> str:
+    digest = hashlib.sha256()
+    for file in sorted(package.rglob("*.py")):
+        digest.update(file.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()[:8]
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    """git's output in ``cwd``, or "" when it is not a git work tree (or git is missing)."""
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
