@@ -220,7 +220,7 @@ def _matrix(settings: Settings) -> dict[str, Any]:
     generations, every writer x every reader, one persistent process each."""
     from refitwire import compat
 
-    participants = compat.reference() + compat.generations()
+    participants = compat.reference() + compat.generations()[0]
     plan = compat.Plan(participants, seed=1, examples=10 if settings.quick else 100)
     lines = compat.run_matrix(plan)
     results = [line for line in lines if line["type"] == "result"]

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         unavailable: list[str] = []
         upstream, upstream_ran = upstream_participants(args, unavailable, build=bool(args.upstream_src))
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
-        participants = [*under_test, *parts.reference(), *parts.generations(), *upstream]
+        participants = [*under_test, *parts.reference(), *parts.generations()[0], *upstream]
         plan = Plan(participants, focus=[p.label for p in under_test], unavailable=unavailable,
                     upstream=upstream_ran, schema_dir=schema_dir, **plan_options(args, under_test))  # fmt: skip
     except Usage as exc:

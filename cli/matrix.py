@@ -93,8 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        participants = parts.reference() + parts.generations()
-        unavailable: list[str] = []
+        frozen, unavailable = parts.generations()
+        participants = parts.reference() + frozen
         source = source_participant(args)
         found, upstream_ran = upstream_participants(
             args, unavailable, build=args.build_upstream or bool(source)

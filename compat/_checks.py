@@ -35,9 +35,9 @@ from refitwire.compat._results import (
     dumps_short,
     exchange,
     general,
-    show_pointer,
     violation_text,
 )
+from refitwire.wire import show_pointer
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
@@ -208,7 +208,7 @@ def reference_blob(payload_json: str, version: str) -> bytes | None:
 
     try:
         p = from_decoded(json.loads(payload_json))
-        return wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
+        return wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version, **p.optional_members)
     except (InvalidBlob, KeyError, ValueError):
         return None
 

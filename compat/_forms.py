@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from refitwire.wire import NO_CONST, Member, WireModel
+from refitwire.wire import NO_CONST, Member, WireModel, version_key
 
 __all__ = ["NO_CONST", "decoded_document", "objects_at", "project", "written_document"]
 
@@ -70,3 +70,58 @@ def objects_at(document: dict[str, Any], model: WireModel, level: tuple[str, ...
     for depth in range(len(level)):
         found = [item for obj in found for item in obj.get(level[depth]) or [] if isinstance(item, dict)]
     return found
+
+
+#: The file ``schema/protocol/decoded.json`` is generated from the newest released model by this.
+DECODED_ID = "urn:refitwire:schema:protocol:1:decoded"
+
+
+def decoded_schema(model: WireModel) -> dict[str, Any]:
+    """The JSON Schema of the neutral decoded form (``schema/protocol/decoded.json``): every member
+    of ``model`` the decoded form holds, with its JSON type; ``null`` for what may be absent. A
+    member every version has is required (its value may be null); one a later version added may be
+    missing from an older reader's answer. Values are not range-checked: a reader reports what it
+    read, and a writer may be given a payload it must refuse."""
+    first = model.top.members[0].added_in
+    later = sorted({m.added_in for m in model.members() if m.added_in != first}, key=version_key)
+    since = "; ".join(
+        f"{', '.join(f'`{m.name}`' for m in model.members() if m.added_in == v)} for spec {v}+" for v in later
+    )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": DECODED_ID,
+        "title": "The neutral decoded form of a rendezvous blob (SPEC.md section 6)",
+        "description": (
+            "What a reader reports and a writer is given: every member of the reader's or writer's spec "
+            f"version but the constants ({since}); null means absent. Types are checked here, values are "
+            "not range-checked. Members not listed may be added. Generated from the schemas by "
+            "tools/build_protocol.py: do not edit."
+        ),
+        **_decoded_object(model, (), first),
+    }
+
+
+def _decoded_object(model: WireModel, level: tuple[str, ...], first: str) -> dict[str, Any]:
+    members = list(_members(model, level))
+    return {
+        "type": "object",
+        "required": [m.name for m in members if m.added_in == first],
+        "properties": {m.name: _decoded_value(model, m, first) for m in members},
+    }
+
+
+def _decoded_value(model: WireModel, member: Member, first: str) -> dict[str, Any]:
+    may_be_null = not member.required or member.nullable
+    if member.child is not None:
+        shape = {"type": "array", "items": _decoded_object(model, member.child, first)}
+    elif member.items is not None:
+        shape = {"type": "array", "items": {"type": _one_or_list(list(member.items.types))}}
+    else:
+        shape = {"type": list(member.types)}
+    shape["type"] = _one_or_list([*([shape["type"]] if isinstance(shape["type"], str) else shape["type"]),
+                                  *(["null"] if may_be_null else [])])  # fmt: skip
+    return shape
+
+
+def _one_or_list(types: list[str]) -> str | list[str]:
+    return types[0] if len(types) == 1 else types

@@ -48,15 +48,20 @@ def candidates(schema_dir: Path) -> list[Participant]:
     return [Participant(f"candidate@{v}", (*command, v), "candidate") for v in candidate_versions(schema_dir)]
 
 
-def generations() -> list[Participant]:
-    folder = Path(str(resources.files("refitwire.compat.generations")))
-    return [
-        Participant(
-            f"generation@{v}", (sys.executable, str(folder / f"gen_{v.replace('.', '_')}.py")), "generation"
-        )
-        for v in SPEC_VERSIONS
-        if (folder / f"gen_{v.replace('.', '_')}.py").exists()
-    ]
+def generations() -> tuple[list[Participant], list[str]]:
+    """The frozen generation of every released version, and a line for each one that has none
+    (a release without its generation is said, never silently left out of the matrix)."""
+    # The package's real folder: an editable install links each file, and one added after
+    # installing would be missing from the links.
+    folder = Path(str(resources.files("refitwire.compat.generations")), "__init__.py").resolve().parent
+    found, missing = [], []
+    for v in SPEC_VERSIONS:
+        script = folder / f"gen_{v.replace('.', '_')}.py"
+        if script.exists():
+            found.append(Participant(f"generation@{v}", (sys.executable, str(script)), "generation"))
+        else:
+            missing.append(f"generation@{v}: no frozen generation {script.name} (compat/generations/)")
+    return found, missing
 
 
 def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:

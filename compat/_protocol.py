@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from refitwire._registry import protocol_validator
+from refitwire.wire import pointer
 
 PROTOCOL = 1
 ROOT = '""'  # how reports show the root pointer (RFC 6901: "/" is the member named "")
@@ -19,7 +20,7 @@ def check_message(message: Any, kind: str) -> None:
     validator = protocol_validator(kind)
     if not validator.is_valid(message):
         first = next(iter(validator.iter_errors(message)))
-        where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in first.instance_path)
+        where = pointer(*first.instance_path)
         raise ProtocolError(f"invalid {kind} at {where or ROOT}: {first.message}")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from refitwire._registry import protocol_validator
 from refitwire.compat._protocol import ProtocolError
+from refitwire.wire import pointer, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
@@ -163,12 +164,7 @@ def _text(value: Any) -> str:
 
 
 def pointer_of(path: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def show_pointer(pointer: str | None) -> str:
-    """A pointer as the reports print it: the root is ``""`` (``/`` is the member named "")."""
-    return pointer or '""'
+    return pointer(*path)
 
 
 def dumps_short(value: Any, limit: int = 120) -> str:

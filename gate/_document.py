@@ -7,7 +7,6 @@ uses), against a registry holding the one document; RFC 6901 escaping lives here
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,33 +15,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 from refitwire.gate._errors import GateError
-
-#: MAJOR.MINOR.PATCH with no leading zeros: the only version form a schema file may have.
-SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-
-
-def escape(token: str) -> str:
-    """One reference token of a JSON pointer (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def tokens(pointer: str) -> list[str]:
-    """The unescaped tokens of a JSON pointer ("" is the root: no tokens)."""
-    return [unescape(t) for t in pointer.split("/")[1:]] if pointer else []
-
-
-def join(pointer: str, *more: str | int) -> str:
-    return pointer + "".join(f"/{escape(str(t))}" for t in more)
-
-
-def version_key(version: str) -> tuple[int, ...] | None:
-    """``1.2.0`` -> (1, 2, 0); None for anything that is not a three-part semantic version."""
-    match = SEMVER.match(version) if isinstance(version, str) else None
-    return tuple(int(p) for p in match.groups()) if match else None
+from refitwire.wire import join
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,14 @@ from typing import Any, Literal
 from refitwire.gate import _release
 from refitwire.gate._baseline import Accepted
 from refitwire.gate._change import Change
-from refitwire.gate._document import Document, load_document, version_key
+from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._git import default_base, list_tree, repo_root, resolve, show
 from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
 from refitwire.gate._rules import Direction
 from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, find_witness
+from refitwire.wire import parse_version
 
 MatrixMode = Literal["auto", "always", "never"]
 
@@ -229,12 +230,12 @@ def _candidates(c: _Checkout) -> tuple[list[Finding], list[tuple[str, str, str, 
             document = load_document(relative, path.read_bytes())
             findings += [_finding(ch, f) for ch, f in _release.stamps(document, relative, kind, version)]
             found.append((kind, version, relative, document))
-    found.sort(key=lambda x: (x[0], version_key(x[1]) or ()))
+    found.sort(key=lambda x: (x[0], parse_version(x[1]) or ()))
     return findings, found
 
 
 def _major(document: Document) -> tuple[int, ...]:
-    return (version_key(document.version or "") or (0,))[:1]
+    return (parse_version(document.version or "") or (0,))[:1]
 
 
 def _compare_lines(
@@ -247,20 +248,20 @@ def _compare_lines(
     earlier: dict[str, list[Document]] = {k: list(v) for k, v in released.items()}
     hidden = 0
     for kind, version, relative, new in candidates:
-        key = version_key(version) or ()
-        newest = max((version_key(d.version or "") or () for d in released.get(kind, [])), default=())
+        key: tuple[int, ...] = parse_version(version) or ()
+        newest = max((parse_version(d.version or "") or () for d in released.get(kind, [])), default=())
         if key <= newest:
             shown = ".".join(map(str, newest))
             detail = f"{version} is not newer than released {shown}"
             if key[:1] < newest[:1]:
                 detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
             findings.append(
-                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "/", detail, None, version), relative)
+                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "", detail, None, version), relative)
             )
         previous = earlier.setdefault(kind, [])
         line = [d for d in previous if _major(d) == key[:1]]
         in_line = [d for d in line if d in released.get(kind, [])]
-        latest = max(in_line, key=lambda d: version_key(d.version or "") or (), default=None)
+        latest = max(in_line, key=lambda d: parse_version(d.version or "") or (), default=None)
         for old in line:
             comparisons.append((old.source, relative))
             changes = diff(old, new)
@@ -334,7 +335,7 @@ def _major_bump(old: Document, new: Document, relative: str) -> list[Finding]:
         detail = f"new major {new.version} keeps wire id {new.wire_id!r}"
         out.append(
             Finding(
-                Change("MAJOR_WITHOUT_NEW_WIRE_ID", "/x-wire-id", "/", detail, old.wire_id, new.wire_id),
+                Change("MAJOR_WITHOUT_NEW_WIRE_ID", "/x-wire-id", "", detail, old.wire_id, new.wire_id),
                 relative,
                 old.version,
             )
@@ -344,7 +345,7 @@ def _major_bump(old: Document, new: Document, relative: str) -> list[Finding]:
         detail = f"{len(breaking)} kind(s) of breaking change across the major boundary: " + ", ".join(
             breaking
         )
-        out.append(Finding(Change("MAJOR_VERSION_BREAK", "", "/", detail), relative, old.version))
+        out.append(Finding(Change("MAJOR_VERSION_BREAK", "", "", detail), relative, old.version))
     return out
 
 
@@ -368,13 +369,13 @@ def _apply_baseline(
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} expired on {entry.expires}"
             out.append(
                 _finding(
-                    Change("BASELINE_EXPIRED", where, "/", detail, str(entry.expires), str(today)),
+                    Change("BASELINE_EXPIRED", where, "", detail, str(entry.expires), str(today)),
                     entry.source,
                 )
             )
         elif entry.index not in used:
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} (change {entry.change}) matches no finding"
-            out.append(_finding(Change("BASELINE_STALE", where, "/", detail), entry.source))
+            out.append(_finding(Change("BASELINE_STALE", where, "", detail), entry.source))
     return out
 
 
@@ -408,4 +409,4 @@ def _disagreement(
     else:
         return []
     old, new = ("compatible", outcome.status) if static_ok else ("breaking", outcome.status)
-    return [Finding(Change("MATRIX_DISAGREES", "", "/", detail, old, new), where)]
+    return [Finding(Change("MATRIX_DISAGREES", "", "", detail, old, new), where)]

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.gate._change import _JSON_TYPES, _LENGTHS, _MODELLED, _VERSION_STAMPS, ANNOTATIONS, Change
-from refitwire.gate._document import escape
 from refitwire.gate._equivalence import integer_bound, integer_only, same_pattern
+from refitwire.wire import escape
 
 
 #: Keywords that never change which instances validate.
@@ -22,7 +22,7 @@ def types(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Itera
     old_types, new_types = _types(old.get("type")), _types(new.get("type"))
     if old_types == new_types:
         return
-    where, here = f"{at}/type", path or "/"
+    where, here = f"{at}/type", path
     old_null = old_types is None or "null" in old_types
     new_null = new_types is None or "null" in new_types
     if old_types is not None and new_types is not None and old_null != new_null:
@@ -58,7 +58,7 @@ def values(
     old_values, new_values = _values(old), _values(new)
     if old_values == new_values:
         return
-    here = path or "/"
+    here = path
     keyword = "const" if "const" in new or ("const" in old and "enum" not in new) else "enum"
     where = f"{at}/{keyword}"
     if old_values is None:
@@ -118,7 +118,7 @@ def values(
 
 
 def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Iterator[Change]:
-    here = path or "/"
+    here = path
     integers = integer_only(old) and integer_only(new)
     for low in (True, False):
         old_raw, new_raw = _bound(old, low), _bound(new, low)
@@ -167,7 +167,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
 
 
 def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Iterator[Change]:
-    here = path or "/"
+    here = path
     for low_kw, high_kw in _LENGTHS:
         old_low, new_low = old.get(low_kw, 0), new.get(low_kw, 0)
         if old_low != new_low:
@@ -194,7 +194,7 @@ def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
 
 
 def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Iterator[Change]:
-    here = path or "/"
+    here = path
     old_pattern, new_pattern = old.get("pattern"), new.get("pattern")
     if old_pattern != new_pattern and same_pattern(old_pattern, new_pattern):
         yield Change(
@@ -247,7 +247,7 @@ def annotation_changes(old: dict[str, Any], new: dict[str, Any], at: str, path: 
             yield Change(
                 "ANNOTATION_CHANGED",
                 f"{at}/{escape(key)}",
-                path or "/",
+                path,
                 f"{key} changed",
                 old.get(key),
                 new.get(key),
@@ -262,7 +262,7 @@ def unmodelled(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> 
             yield Change(
                 "UNCLASSIFIED_CHANGE",
                 f"{at}/{escape(key)}",
-                path or "/",
+                path,
                 f"{key} changed; the gate does not model it",
                 old.get(key),
                 new.get(key),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from refitwire.gate._document import tokens
+from refitwire.wire import tokens
 
 _DECODER = json.JSONDecoder()
 

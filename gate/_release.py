@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.gate._change import Change
-from refitwire.gate._document import Document, load_document, version_key
+from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._walk import diff
+from refitwire.wire import parse_version
 
 #: Folders under schema/ that hold no versioned documents.
 NOT_DOCUMENTS = frozenset({"protocol", "vectors"})
@@ -41,7 +42,7 @@ def load_index(source: str, data: bytes) -> dict[str, Any]:
 def version_of_file(relative: str) -> str:
     """The version a schema file's name says; GateError (one line) for any other name."""
     stem = Path(relative).name.removesuffix(".json")
-    if version_key(stem) is None:
+    if parse_version(stem) is None:
         raise GateError(relative, f"{stem!r} is not a version: schema files are named MAJOR.MINOR.PATCH.json")
     return stem
 
@@ -115,7 +116,7 @@ def new_entries(
                 continue
             pointer, version = f"/documents/{kind}/{i}", entry["version"]
             problems = []
-            if version_key(version) is None:
+            if parse_version(version) is None:
                 problems.append(f"version {version!r} is not MAJOR.MINOR.PATCH")
             if entry["path"] != f"{kind}/{version}.json":
                 problems.append(f"path {entry['path']!r} is not {kind}/{version}.json")

@@ -17,6 +17,7 @@ from refitwire.compat._junit import render as render_junit
 from refitwire.gate._gate import Finding, GateReport
 from refitwire.gate._locate import locate
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, rule
+from refitwire.wire import show_pointer
 
 FORMATS = ("text", "json", "junit", "github", "sarif")
 #: Findings a baseline entry cannot accept: they are about the baseline or the gate itself.
@@ -135,7 +136,7 @@ def _text_finding(finding: Finding) -> list[str]:
     against = f" against {finding.against}" if finding.against else ""
     lines = [
         f"{_status(finding)} {change.rule} [{entry.category}, {entry.severity}] {finding.file}{against}",
-        f"  pointer {json.dumps(change.pointer)}   instance path {change.path}   change {finding.hash}",
+        f"  pointer {json.dumps(change.pointer)}   instance path {show_pointer(change.path)}   change {finding.hash}",
         f"  {change.detail}",
     ]
     if change.breaking:
@@ -280,7 +281,7 @@ def _location(root: Path, finding: Finding) -> dict[str, Any]:
     physical["region"] = {"startLine": line, "startColumn": column}
     return {
         "physicalLocation": physical,
-        "logicalLocations": [{"fullyQualifiedName": finding.change.pointer or "/", "kind": "member"}],
+        "logicalLocations": [{"fullyQualifiedName": show_pointer(finding.change.pointer), "kind": "member"}],
     }
 
 

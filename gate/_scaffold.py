@@ -16,9 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from refitwire.gate._document import load_document, version_key
+from refitwire.gate._document import load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._release import load_index, stamps
+from refitwire.wire import parse_version
 
 _ROW = re.compile(r"^\| (\d+\.\d+\.\d+) \| .*\|$")
 
@@ -32,7 +33,7 @@ def _index(schema_dir: Path) -> dict[str, Any]:
 
 
 def _newest(folder: Path) -> Path:
-    files = [(version_key(p.stem), p) for p in folder.glob("*.json")]
+    files = [(parse_version(p.stem), p) for p in folder.glob("*.json")]
     found = [(key, p) for key, p in files if key is not None]
     if not found:
         raise GateError(str(folder), "no versioned schema file to start from")
@@ -45,18 +46,18 @@ def wire_id_for(major: int) -> str:
 
 def new_version(schema_dir: Path, version: str) -> list[Path]:
     """Scaffold ``version`` from the newest file of each document; the paths written."""
-    key = version_key(version)
+    key = parse_version(version)
     if key is None:
         raise GateError(version, "not a version: MAJOR.MINOR.PATCH")
     written = []
     for kind in _index(schema_dir)["documents"]:
         source = _newest(schema_dir / kind)
-        if (version_key(source.stem) or ()) >= key:
+        if (parse_version(source.stem) or ()) >= key:
             raise GateError(version, f"not newer than {kind} {source.stem}")
         schema = json.loads(source.read_text(encoding="utf-8"))
         schema["$id"] = f"urn:refitwire:schema:{kind}:{version}"
         schema["x-spec-version"] = version
-        if key[0] > (version_key(source.stem) or (0,))[0]:  # a new major line: a new wire id
+        if key[0] > (parse_version(source.stem) or (0,))[0]:  # a new major line: a new wire id
             schema["x-wire-id"] = wire_id_for(key[0])
             member = schema.get("properties", {}).get("schema", {})
             if "const" in member:
@@ -77,7 +78,7 @@ def new_version(schema_dir: Path, version: str) -> list[Path]:
 
 def release(schema_dir: Path, version: str, today: datetime.date | None = None) -> list[dict[str, Any]]:
     """Add ``version``'s index entries; the entries written."""
-    if version_key(version) is None:
+    if parse_version(version) is None:
         raise GateError(version, "not a version: MAJOR.MINOR.PATCH")
     index = _index(schema_dir)
     entries = []
@@ -103,7 +104,7 @@ def release(schema_dir: Path, version: str, today: datetime.date | None = None) 
         listed.append(entry)
         entries.append(entry)
     latest = index.get("latest")
-    if not isinstance(latest, str) or (version_key(latest) or ()) < (version_key(version) or ()):
+    if not isinstance(latest, str) or (parse_version(latest) or ()) < (parse_version(version) or ()):
         index["latest"] = version
     (schema_dir / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
     return entries

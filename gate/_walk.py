@@ -15,8 +15,9 @@ from typing import Any
 
 from refitwire.gate import _keywords as kw
 from refitwire.gate._change import ANNOTATIONS, Change
-from refitwire.gate._document import Document, escape, version_key
+from refitwire.gate._document import Document
 from refitwire.gate._errors import GateError
+from refitwire.wire import escape, parse_version
 
 
 def diff(old: Document, new: Document) -> list[Change]:
@@ -62,7 +63,7 @@ class _Walker:
                 yield Change(
                     "UNCLASSIFIED_CHANGE",
                     new_at,
-                    path or "/",
+                    path,
                     "boolean schema changed",
                     old,
                     new,
@@ -205,7 +206,7 @@ class _Walker:
                 yield Change(
                     "ADDITIONAL_PROPERTIES_CLOSED",
                     where,
-                    path or "/",
+                    path,
                     f"{keyword}: false added",
                     old.get(keyword),
                     False,
@@ -214,7 +215,7 @@ class _Walker:
                 yield Change(
                     "ADDITIONAL_PROPERTIES_OPENED",
                     where,
-                    path or "/",
+                    path,
                     f"{keyword}: false removed",
                     False,
                     new.get(keyword),
@@ -223,7 +224,7 @@ class _Walker:
                 yield Change(
                     "UNCLASSIFIED_CHANGE",
                     where,
-                    path or "/",
+                    path,
                     f"{keyword} changed",
                     old.get(keyword),
                     new.get(keyword),
@@ -249,9 +250,9 @@ class _Walker:
 
 def _added_between(added_in: Any, old: str | None, new: str) -> bool:
     """Whether ``added_in`` names a version after ``old`` and at most ``new``."""
-    stamp = version_key(added_in) if isinstance(added_in, str) else None
-    upper = version_key(new)
+    stamp = parse_version(added_in) if isinstance(added_in, str) else None
+    upper = parse_version(new)
     if stamp is None or upper is None or stamp > upper:
         return False
-    lower = version_key(old) if old else None
+    lower = parse_version(old) if old else None
     return lower is None or stamp > lower

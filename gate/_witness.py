@@ -30,10 +30,11 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire.gate._change import Change
-from refitwire.gate._document import Document, tokens
+from refitwire.gate._document import Document
 from refitwire.gate._readers import reader
 from refitwire.gate._rules import Direction
 from refitwire.gate._samples import deref, interesting, minimal_instance, quick_settings
+from refitwire.wire import tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")

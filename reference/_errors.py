@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from refitwire.wire import show_pointer
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -17,7 +19,7 @@ class Violation:
     detail: str
 
     def __str__(self) -> str:
-        return f"{_short(self.value)} at {self.pointer or '/'}: {self.detail} [{self.rule}]"
+        return f"{_short(self.value)} at {show_pointer(self.pointer)}: {self.detail} [{self.rule}]"
 
 
 class InvalidBlob(ValueError):
@@ -50,8 +52,3 @@ class InvalidBlob(ValueError):
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def pointer(*parts: str | int) -> str:
-    """RFC 6901 JSON pointer of a path."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)

@@ -26,7 +26,7 @@ class _Envelope:
         fields: list[Any] = []
         for m in model.top.members:
             kind = list[msgspec.Raw] if m.child is not None else msgspec.Raw
-            fields.append((m.name, kind) if m.required else (m.name, kind | None, None))
+            fields.append((m.name, kind) if m.required else (m.name, kind, None))  # absent: None
         self.decoder = msgspec.json.Decoder(msgspec.defstruct("Envelope", fields, kw_only=True))
         top = copy.deepcopy(dict(model.resolved))
         top["properties"][self.table] = {"type": "array"}  # the entries are checked when the table is read
@@ -66,7 +66,9 @@ def quorum_envelope(blob: Any, version: str) -> tuple[dict[str, Any], int] | Non
     try:
         envelope = reader.decoder.decode(data)
         members = {
-            name: orjson.loads(raw) for name in reader.names if (raw := getattr(envelope, name)) is not None
+            name: orjson.loads(memoryview(raw))
+            for name in reader.names
+            if (raw := getattr(envelope, name)) is not None
         }
     except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError):
         return None  # the full read names the rule (or accepts what msgspec could not nest into)

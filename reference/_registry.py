@@ -48,7 +48,7 @@ def protocol_schema(message: str) -> dict[str, Any]:
     """The schema of a testee protocol message: "request", "response" or "decoded"."""
     if message not in PROTOCOL_MESSAGES:
         raise ValueError(f"unknown protocol message {message!r}")
-    loaded: dict[str, Any] = json.loads(schema_bytes(f"protocol/{message}.json"))
+    loaded: dict[str, Any] = json.loads((wire.package_root() / "protocol" / f"{message}.json").read_bytes())
     return loaded
 
 

@@ -95,3 +95,38 @@ class ProtocolClient:
         assert self.proc.stderr is not None
         self.proc.stderr.close()
         return status
+
+
+def full_payload(version: str) -> tuple[Any, dict[str, Any]]:
+    """The wire model of ``version`` and a valid payload with every member it declares, none
+    absent: what a standalone implementation (which restates the members) is held to."""
+    from refitwire import wire
+    from refitwire.compat._cases import member_values
+
+    model = wire.wire_model("rendezvous", version)
+
+    def build(level: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for member in model.levels[level].members:
+            if member.const is not wire.NO_CONST:
+                continue
+            schema = json.dumps(dict(member.schema), sort_keys=True)
+            out[member.name] = [build(member.child)] if member.child else member_values(schema)[-1]
+        return out
+
+    payload = build(())
+    payload["agent_meta_b64"] = "bWV0YQ=="  # the geometry rules tie these members together
+    payload["tensors"][0].update(dtype="torch.float32", elsize=4, full_shape=[2])
+    payload["tensors"][0]["shards"][0].update(shard_offset=[0], shape=[2], addr=4096)
+    return model, payload
+
+
+def members_in_order(document: dict[str, Any], model: Any) -> bool:
+    """Whether every object of a written blob holds exactly its level's members, in the schema's order."""
+    from refitwire.compat._forms import objects_at
+
+    return all(
+        list(obj) == list(level.names)
+        for path, level in model.levels.items()
+        for obj in objects_at(document, model, path)
+    )

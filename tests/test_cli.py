@@ -84,7 +84,7 @@ def test_decode_prints_a_table_and_the_decoded_form(tmp_path: Path) -> None:
 def test_decode_of_garbage_is_one_clear_line() -> None:
     done = refitwire("decode", "-", stdin=b"[1, 2]")
     assert done.returncode == 1
-    assert done.stderr.strip() == "refitwire: -: 'list' at /: the top level must be a JSON object [OBJECT]"
+    assert done.stderr.strip() == "refitwire: -: 'list' at \"\": the top level must be a JSON object [OBJECT]"
 
 
 def test_digest_prints_like_sha256sum(tmp_path: Path) -> None:

@@ -55,6 +55,25 @@ def test_count_only_read_keeps_the_count() -> None:
     assert unwrap_rendezvous_blob(blob).entry_count() == 2
 
 
+def test_count_only_read_answers_from_the_envelope_alone() -> None:
+    """The fast path vouches for a valid envelope even when an entry is broken (checked when the
+    table is read), and passes anything it cannot vouch for to the full read."""
+    from refitwire._quorum import quorum_envelope
+
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor()], 7)
+    broken_entry = blob.replace(b'"dtype": "torch.bfloat16"', b'"dtype": "not-a-dtype"')
+    assert broken_entry != blob
+    for good in (blob, broken_entry):
+        members, count = quorum_envelope(good, "1.2.0") or ({}, 0)
+        assert (members.get("publisher_step"), members.get("agent_name"), count) == (7, "r0", 1)
+    assert "publisher_step" not in (quorum_envelope(blob, "1.0.0") or ({}, 0))[0]  # a 1.0.0 reader ignores it
+    for bad in (b"-1", b"7.0", b'"7"'):
+        assert (
+            quorum_envelope(blob.replace(b'"publisher_step": 7', b'"publisher_step": ' + bad), "1.2.0")
+            is None
+        )
+
+
 def test_count_only_read_holds_the_step_to_the_schema_bounds() -> None:
     blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor()], 7)
     for step in (0, 2**63 - 1):

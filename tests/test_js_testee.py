@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import ProtocolClient, blob_of, load_vectors
+from _support import ProtocolClient, blob_of, full_payload, load_vectors, members_in_order
 
 TESTEE = Path(__file__).resolve().parent.parent / "compat" / "testees" / "js" / "testee.js"
 NODE = shutil.which("node")
@@ -122,3 +122,13 @@ def test_the_writer_refuses_a_payload_it_would_have_to_repair(testee: ProtocolCl
     payload = {**vector["written_by"][-1]["payload"], "agent_meta_b64": "YR=="}
     answer = testee.send({"cmd": "write", "payload": payload})
     assert answer.get("errored") is True and "AGENT_META_BASE64" in answer["message"], answer
+
+
+def test_it_knows_every_member_of_its_version(testee: ProtocolClient) -> None:
+    """The example restates the members (it is standalone): held to the wire model of its
+    version, it writes each in the schema's order and reports each when it reads."""
+    model, payload = full_payload(VERSION)
+    written = json.loads(testee.write(payload))
+    assert members_in_order(written, model)
+    answer = testee.read(json.dumps(written).encode(), "rendezvous")
+    assert answer.get("payload") == payload, answer

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import full_payload, members_in_order
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 pytestmark = pytest.mark.upstream
@@ -237,3 +238,16 @@ def test_stop_exits_zero(version: str) -> None:
     t = AdapterProcess(_python_for(version))
     assert "implementation" in t.ask({"cmd": "start", "protocol": 1})
     assert t.stop() == 0, t.stderr()
+
+
+def test_it_maps_every_member_of_its_version(testee: AdapterProcess) -> None:
+    """The adapter restates the members (it runs in upstream's environment, without the kit):
+    held to the wire model of the version it declares, every member goes to upstream's writer
+    and comes back from its reader, in the schema's order."""
+    model, payload = full_payload(testee.hello["spec_version"])  # type: ignore[attr-defined]
+    written = base64.b64decode(testee.ask({"cmd": "write", "seq": 9, "payload": payload})["blob_b64"])
+    assert members_in_order(json.loads(written), model)
+    assert testee.ask({"cmd": "read", "seq": 10, "blob_b64": _b64(written)}) == {
+        "seq": 10,
+        "payload": payload,
+    }

@@ -55,7 +55,9 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
                 blob = candidate.write(request["payload"])
             else:
                 p = from_decoded(request["payload"])
-                blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
+                blob = wrap_rendezvous_blob(
+                    *p[:4], p.publisher_step, spec_version=version, **p.optional_members
+                )
         except (KeyError, InvalidBlob) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}

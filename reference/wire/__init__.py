@@ -29,6 +29,7 @@ from refitwire.wire._basics import (
     parse_version,
     pointer,
     resolve_refs,
+    show_pointer,
     tokens,
     unescape,
     version_key,
@@ -51,11 +52,13 @@ __all__ = [
     "known_versions",
     "load_schema",
     "newest_model",
+    "package_root",
     "parse_version",
     "pointer",
     "released_versions",
     "resolve_refs",
     "schema_root",
+    "show_pointer",
     "tokens",
     "unescape",
     "version_key",
@@ -67,15 +70,21 @@ ENV_VAR = "REFITWIRE_SCHEMA_DIR"
 
 
 @functools.cache
-def schema_root() -> Path:
-    """The folder the schemas are read from."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override).resolve()
-    # The package's real folder: an editable install links each file, and a file added
-    # after installing (a new version) would be missing from the links.
+def package_root() -> Path:
+    """The package's own ``schema/`` folder, where the kit's files live (the protocol, the report
+    format, the golden vectors) whatever ``$REFITWIRE_SCHEMA_DIR`` says.
+
+    Its real folder: an editable install links each file, and a file added after installing
+    (a new version) would be missing from the links."""
     package = Path(str(resources.files("refitwire.schema")))
     return (package / "__init__.py").resolve().parent
+
+
+@functools.cache
+def schema_root() -> Path:
+    """The folder the wire's schemas and their index are read from."""
+    override = os.environ.get(ENV_VAR)
+    return Path(override).resolve() if override else package_root()
 
 
 @functools.cache

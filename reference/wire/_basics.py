@@ -24,6 +24,7 @@ __all__ = [
     "parse_version",
     "pointer",
     "resolve_refs",
+    "show_pointer",
     "tokens",
     "unescape",
     "version_key",
@@ -49,6 +50,11 @@ def pointer(*parts: str | int) -> str:
 def join(at: str, *more: str | int) -> str:
     """``at`` extended by more tokens."""
     return at + pointer(*more)
+
+
+def show_pointer(at: str | None) -> str:
+    """A pointer as text for people: the root is shown as ``""`` (``/`` is the member named "")."""
+    return at or '""'
 
 
 def tokens(at: str) -> list[str]:

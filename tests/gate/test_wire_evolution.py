@@ -183,3 +183,22 @@ def test_a_validation_equivalent_refactor_passes(tmp_path: Path, layout: str) ->
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", refactor))
     code, records = _gate(repo)
     assert (code, _matrix(records)["status"]) == (EXIT_COMPATIBLE, "passed"), _matrix(records)
+
+
+def test_releasing_a_version_leaves_the_kit_working(tmp_path: Path) -> None:
+    """After ``refitwire schema release``, every part still runs (no traceback), the new version
+    is a released participant, and the frozen generation it lacks is said, not silently left out."""
+    repo = make_repo(tmp_path)
+    _add_members(repo)
+    released = refitwire(repo, "schema", "release", "1.3.0")
+    assert released.returncode == 0, released.stderr
+    report = tmp_path / "matrix.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "matrix", "--no-upstream", "--examples", "3", "--seed", "2",
+         "--format", "json", "--output", str(report)],
+        capture_output=True, text=True, timeout=600, env=_env(REFITWIRE_SCHEMA_DIR=str(repo / "schema")),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    header = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
+    assert "reference@1.3.0" in {p["label"] for p in header["participants"]}
+    assert any(line.startswith("generation@1.3.0") for line in header["unavailable"]), header["unavailable"]

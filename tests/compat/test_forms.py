@@ -1,0 +1,38 @@
+"""Decoded-form arithmetic over the wire model, and the protocol's decoded schema generated from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from refitwire import SPEC_VERSIONS, wire
+from refitwire.compat._forms import decoded_document, decoded_schema, project, written_document
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_decoded_schema_file_is_generated_from_the_model() -> None:
+    """schema/protocol/decoded.json is not hand-kept: tools/build_protocol.py writes it, and a
+    file that differs from what the model gives fails here (and in `--check`)."""
+    on_disk = json.loads((ROOT / "schema" / "protocol" / "decoded.json").read_text(encoding="utf-8"))
+    assert on_disk == decoded_schema(wire.wire_model("rendezvous", SPEC_VERSIONS[-1]))
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "build_protocol.py"), "--check"], capture_output=True
+    )
+    assert check.returncode == 0, check.stderr
+
+
+def test_a_payload_as_each_version_sees_it() -> None:
+    payload = {"agent_name": "a", "metadata_endpoint": None, "agent_meta_b64": "", "publisher_step": 3, "extra": 1,
+               "tensors": [{"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1],
+                            "shards": [{"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0],
+                                        "shape": [1], "digest": "0" * 32}]}]}  # fmt: skip
+    old, new = (wire.wire_model("rendezvous", v) for v in ("1.0.0", "1.2.0"))
+    assert "publisher_step" not in project(payload, old) and "extra" not in project(payload, new)
+    assert "digest" not in project(payload, old)["tensors"][0]["shards"][0]
+    assert decoded_document(payload, new)["metadata_endpoint"] == ""  # absent or null reads as ""
+    written = written_document(project(payload, new), new, fill=lambda m: 0)
+    assert list(written) == ["schema", "agent_name", "agent_meta_b64", "tensors", "publisher_step"]
+    assert written["schema"] == new.wire_id
