@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from ._model import model_named
+from ._layout import resolve_model
 from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
 from ._store import run_store
@@ -38,6 +38,7 @@ class RunConfig:
     inject_step: int | None = None  # default: step 2 (step 1 when there is only one)
     inject_rank: int | None = None  # default: the last publisher
     model: str = "default"  # a name of MODELS, or "<N>B" for a model of at least N bytes
+    layout: str | None = None  # a layout preset or file instead of the six-tensor model (scaled to "<N>B")
     device: str = "cpu"
     accept_unchecked: bool = False
     discover_timeout_s: float = 30.0
@@ -58,7 +59,9 @@ class RunConfig:
             raise ValueError("publishers, receivers and steps must each be at least 1")
         if self.inject is not None and self.inject not in CLI_INJECTIONS:
             raise ValueError(f"unknown injection {self.inject!r}; known: {', '.join(CLI_INJECTIONS)}")
-        model_named(self.model)  # raises ValueError naming the known models
+        resolve_model(self.model, self.layout)  # raises ValueError naming the known models or the bad layout
+        if self.layout is not None and self.inject is not None:
+            raise ValueError("--inject works on the synthetic --model, not on a --layout")
         for side in (self.publisher_progress, self.receiver_progress):
             if side not in PROGRESS_MODES:
                 raise ValueError(f"unknown progress mode {side!r}; known: {', '.join(PROGRESS_MODES)}")
@@ -150,7 +153,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     store = run_store(config.store)
     report = RunReport(
         config={**asdict(config), "store": store.shown},  # never a password
-        model_bytes=model_named(config.model).nbytes,
+        model_bytes=resolve_model(config.model, config.layout).nbytes,
     )
     pubs: list[Child] = []
     recvs: list[Child] = []
@@ -158,6 +161,8 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     try:
         say.show(f"store: {store.shown}", final=True)
         common = ["--store", store.spec, "--model", config.model, "--device", config.device]
+        if config.layout is not None:
+            common += ["--layout", config.layout]
         where: tuple[list[str], list[str]] = ([], [])
         env = dict(store.env)
         if config.netns is not None:

@@ -19,6 +19,8 @@ import torch
 
 from ._check import PlannedRead, ReadPlan
 from ._model import Box, Model
+from ._prepared import PreparedPull
+from ._pull import Piece
 
 __all__ = ["Slot"]
 
@@ -31,6 +33,21 @@ class Slot:
         self.staging = torch.empty(0, dtype=torch.uint8, device=device)
         self._regions: list[Any] = []
         self.bank: dict[str, torch.Tensor] = {}
+        self._prepared: PreparedPull | None = None
+        self._weights: tuple[ReadPlan, dict[str, torch.Tensor]] | None = None
+
+    def requests(self, plan: ReadPlan, pieces: list[Piece]) -> list[Any]:
+        """The NIXL requests of ``pieces`` into this slot, prepared once per plan (``_prepared``)."""
+        if self._prepared is None or self._prepared.key != plan.signature:
+            self.drop_requests()
+            self._prepared = PreparedPull(self.agent, plan.signature, pieces, self._regions[0])
+        return self._prepared.requests
+
+    def drop_requests(self) -> None:
+        """Forget the prepared requests (a new plan, new staging, or a transfer that failed)."""
+        if self._prepared is not None:
+            self._prepared.drop()
+            self._prepared = None
 
     def fit(self, plan: ReadPlan) -> None:
         """Make room for ``plan``: a big enough registered staging buffer and a bank for the rest."""
@@ -75,7 +92,12 @@ class Slot:
         self.bank[r.tensor][tuple(dst)] = staged[tuple(src)]
 
     def weights(self, plan: ReadPlan) -> dict[str, torch.Tensor]:
-        """The tensors this slot holds once ``plan``'s reads have landed and been placed."""
+        """The tensors this slot holds once ``plan``'s reads have landed and been placed.
+
+        Views of this slot's buffers: the same for every step of one plan, so made once.
+        """
+        if self._weights is not None and self._weights[0] is plan:
+            return dict(self._weights[1])
         out = {}
         for name, (_, shape) in self.need.items():
             if name in plan.whole:
@@ -84,9 +106,12 @@ class Slot:
                 )
             else:
                 out[name] = self.bank[name]
-        return out
+        self._weights = (plan, out)
+        return dict(out)
 
     def release(self) -> None:
+        self.drop_requests()
+        self._weights = None
         if self._regions:
             self.agent.deregister(self._regions)
             self._regions = []
