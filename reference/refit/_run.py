@@ -22,6 +22,7 @@ from typing import IO, Any
 from ._layout import resolve_model
 from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
+from ._report import summarize
 from ._store import run_store
 
 __all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
@@ -98,6 +99,7 @@ class RunReport:
             "setup_s": self.setup_s,
             "steps": self.steps,
             "totals": {"wire_bytes": wire, "transfer_s": secs, "bytes_per_s": wire / secs if secs else 0.0},
+            "summary": summarize({"steps": self.steps}),
             "ok": self.ok,
         }
 
@@ -110,6 +112,10 @@ class RunReport:
                 row["raw_bytes_per_s"] = rate
                 row["over_raw"] = (
                     row.get("bytes_per_s", 0.0) / rate if rate and row.get("bytes_per_s") else None
+                )
+                big = raw.get("contiguous_bytes_per_s") if raw.get("ok") else None
+                row["over_contiguous"] = (
+                    row.get("bytes_per_s", 0.0) / big if big and row.get("bytes_per_s") else None
                 )
 
 
