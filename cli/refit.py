@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the smallest model (or --layout, scaled) of at least N bytes (1GiB, 512MiB, 2GB)")  # fmt: skip
     parser.add_argument("--layout", default=None, metavar="FILE|dense-8b|moe-30b-a3b",
                         help="a real model's tensors: a .safetensors header, a JSON list or a preset")  # fmt: skip
-    parser.add_argument("--device", default="cpu", help="cpu (DRAM) or cuda (VRAM); default cpu")
+    parser.add_argument("--device", default="cpu", metavar="cpu|cuda|cuda:N",
+                        help="where every process keeps its bytes: cpu (DRAM, default) or cuda (VRAM)")  # fmt: skip
     parser.add_argument("--accept-unchecked", action="store_true", help="install shards without a digest")
     parser.add_argument("--store", type=_store_spec, default=None, metavar="DIR|redis://HOST:PORT/DB",
                         help="rendezvous directory or Redis URL (default: a temp dir); see docs/refit.md")  # fmt: skip
@@ -117,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"refit needs the refit extra (torch, nixl-cu12): {exc}")
     except ValueError as exc:
         return fail(str(exc))
-    report = run_refit(config, err=sys.stderr).to_json()
+    try:
+        report = run_refit(config, err=sys.stderr).to_json()
+    except ValueError as exc:  # a device this machine cannot use
+        return fail(str(exc))
     print(render_table(report))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -11,7 +11,6 @@ import importlib
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ._errors import NixlMissing
 from ._options import PROGRESS_MODES
+from ._peer import PeerError, PeerTimeout, PendingRead
 from ._region import Region, region_of
 
 __all__ = ["PROGRESS_MODES", "Agent", "PeerError", "PeerTimeout", "PendingRead", "Region", "Run", "load_nixl"]
@@ -50,22 +50,6 @@ _NIXL_ERRORS: tuple[type[BaseException], ...] = tuple(
     for name, obj in (vars(_bind).items() if _bind is not None else ())
     if name.startswith("nixl") and isinstance(obj, type) and issubclass(obj, Exception)
 ) or (Exception,)
-
-
-class PeerError(RuntimeError):
-    """NIXL failed a read from ``peer`` (a dead peer, or a bad remote range)."""
-
-    def __init__(self, peer: str, message: str) -> None:
-        self.peer = peer
-        super().__init__(message)
-
-
-class PeerTimeout(TimeoutError):
-    """Reads from ``peers`` did not finish in time (peers alive but not progressing)."""
-
-    def __init__(self, peers: list[str], message: str) -> None:
-        self.peers = peers
-        super().__init__(message)
 
 
 class Agent:
@@ -388,14 +372,6 @@ class Agent:
             return fn(*args)
         except _NIXL_ERRORS as exc:
             raise RuntimeError(f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
-
-
-@dataclass(frozen=True)
-class PendingRead:
-    """A posted READ: its peer and NIXL's handle."""
-
-    peer: str
-    handle: Any
 
 
 def _new_agent(name: str, config: Any, delay_us: int) -> Any:

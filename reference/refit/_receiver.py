@@ -40,7 +40,6 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -48,91 +47,20 @@ from refitwire import InvalidBlob, RendezvousPayload
 from refitwire import unwrap_rendezvous_blob as unwrap
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
+from ._device import mem_type
 from ._errors import DiscoveryTimeout, RefitError, TableRejected
 from ._layout import resolve_model
 from ._model import Box, Model, truth
 from ._options import PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
 from ._pull import Piece, Progress, cut, pull
+from ._result import StepResult
 from ._slots import Slot
 from ._store import RendezvousStore, open_store
 from ._verdict import Policy, ShardVerdict, may_install
 from ._verifier import StepVerifier
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
-
-
-@dataclass
-class StepResult:
-    """What one refit step did. ``error`` is set when it stopped before verdicts.
-
-    Times, in seconds: ``discover_s`` (polling the store until the quorum is
-    there, then decoding each blob once; ``decode_s`` of it is the decoding),
-    ``check_s`` (the checks and the plan; next to nothing when ``plan_reused``),
-    ``transfer_s`` (first read posted to last byte landed), ``verify_s`` (the
-    digests still running after the last byte landed), ``install_s`` and
-    ``total_s`` (discover to install).
-    """
-
-    step: int
-    installed: bool
-    weights_step: int | None
-    verdicts: list[ShardVerdict] = field(default_factory=list)
-    error: RefitError | None = None
-    wire_bytes: int = 0
-    exact_bytes: int = 0
-    exact_runs: int = 0
-    transfer_s: float = 0.0
-    total_s: float = 0.0
-    discover_s: float = 0.0
-    decode_s: float = 0.0
-    polls: int = 0
-    check_s: float = 0.0
-    plan_reused: bool = False
-    verify_s: float = 0.0
-    install_s: float = 0.0
-
-    @property
-    def bytes_per_s(self) -> float:
-        return self.wire_bytes / self.transfer_s if self.transfer_s > 0 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "installed": self.installed,
-            "weights_step": self.weights_step,
-            "error": None if self.error is None else {"rule": self.error.rule, "message": str(self.error)},
-            "verdicts": [
-                {
-                    "tensor": v.tensor,
-                    "offset": list(v.offset),
-                    "shape": list(v.shape),
-                    "agent": v.agent,
-                    "publisher_step": v.publisher_step,
-                    "published_digest": v.published_digest,
-                    "actual_digest": v.actual_digest,
-                    "verdict": v.verdict.value,
-                }
-                for v in self.verdicts
-            ],
-            "wire_bytes": self.wire_bytes,
-            "exact_bytes": self.exact_bytes,
-            "exact_runs": self.exact_runs,
-            "transfer_s": self.transfer_s,
-            "total_s": self.total_s,
-            "bytes_per_s": self.bytes_per_s,
-            "wall_over_transfer": self.total_s / self.transfer_s if self.transfer_s > 0 else None,
-            "phases_s": {
-                "discover": self.discover_s,
-                "decode": self.decode_s,
-                "check": self.check_s,
-                "transfer": self.transfer_s,
-                "verify": self.verify_s,
-                "install": self.install_s,
-            },
-            "polls": self.polls,
-            "plan_reused": self.plan_reused,
-        }
 
 
 class Receiver:
@@ -171,7 +99,7 @@ class Receiver:
         self.step: int | None = None
         # The receiver drives its own reads, so by default it needs no progress thread.
         self.agent = Agent(agent_name or f"refit-recv-{rank}-{os.getpid()}", progress=progress)
-        self._peers = PeerLoader(self.agent, "VRAM" if self.device.type == "cuda" else "DRAM")
+        self._peers = PeerLoader(self.agent, mem_type(device))  # publishers run on the same --device
         self._plan: ReadPlan | None = None
         self._slots = (
             Slot(self.agent, model, self.need, self.device),

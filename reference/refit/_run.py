@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+from ._device import check_device, parse_device
 from ._layout import resolve_model
 from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
@@ -61,6 +62,7 @@ class RunConfig:
         if self.inject is not None and self.inject not in CLI_INJECTIONS:
             raise ValueError(f"unknown injection {self.inject!r}; known: {', '.join(CLI_INJECTIONS)}")
         resolve_model(self.model, self.layout)  # raises ValueError naming the known models or the bad layout
+        parse_device(self.device)  # the syntax; check_device() (it imports torch for CUDA) when running
         if self.layout is not None and self.inject is not None:
             raise ValueError("--inject works on the synthetic --model, not on a --layout")
         for side in (self.publisher_progress, self.receiver_progress):
@@ -155,6 +157,7 @@ def _pump(child: Child, events: queue.Queue[tuple[int, dict[str, Any]]], rank: i
 def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     """Run every step; a crash of any process is recorded, never raised."""
     err = err or sys.stderr
+    check_device(config.device)  # before any process starts: one line, never a child's traceback
     say = _Progress(err)
     store = run_store(config.store)
     report = RunReport(
