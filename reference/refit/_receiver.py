@@ -240,7 +240,6 @@ class Receiver:
         for slot in self._slots:  # both now, so the next step is not the cold one for its slot
             slot.fit(plan)
         self._plan = plan
-        gc.collect()
         gc.freeze()  # the plan lives for many steps: keep it out of every later collection
         return plan, False
 
