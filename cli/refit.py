@@ -44,9 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inject-step", type=int, default=None, metavar="S", help="default: step 2")
     parser.add_argument("--model", choices=list(MODELS), default="default",
                         help="synthetic model size (default: %(default)s; 1gib moves just over 1 GiB)")  # fmt: skip
-    parser.add_argument("--model-bytes", type=int, default=None, metavar="N",
-                        help="instead of --model: the smallest model of at least N bytes")  # fmt: skip
-    parser.add_argument("--device", default="cpu", help="cpu (DRAM) or cuda (VRAM); default cpu")
+    parser.add_argument("--model-bytes", type=_byte_count, default=None, metavar="N",
+                        help="the smallest model (or --layout, scaled) of at least N bytes (1GiB, 512MiB, 2GB)")  # fmt: skip
+    parser.add_argument("--layout", default=None, metavar="FILE|dense-8b|moe-30b-a3b",
+                        help="a real model's tensors: a .safetensors header, a JSON list or a preset")  # fmt: skip
+    parser.add_argument("--device", default="cpu", metavar="cpu|cuda|cuda:N",
+                        help="where every process keeps its bytes: cpu (DRAM, default) or cuda (VRAM)")  # fmt: skip
     parser.add_argument("--accept-unchecked", action="store_true", help="install shards without a digest")
     parser.add_argument("--store", type=_store_spec, default=None, metavar="DIR|redis://HOST:PORT/DB",
                         help="rendezvous directory or Redis URL (default: a temp dir); see docs/refit.md")  # fmt: skip
@@ -65,6 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", type=Path, default=None, metavar="FILE", help="also write the report as JSON"
     )
+
+
+def _byte_count(text: str) -> int:
+    from refitwire.refit._layout import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _store_spec(spec: str) -> str:
@@ -90,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             inject=args.inject,
             inject_step=args.inject_step,
             model=args.model if args.model_bytes is None else f"{args.model_bytes}B",
+            layout=args.layout,
             device=args.device,
             accept_unchecked=args.accept_unchecked,
             discover_timeout_s=args.discover_timeout,
@@ -105,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"refit needs the refit extra (torch, nixl-cu12): {exc}")
     except ValueError as exc:
         return fail(str(exc))
-    report = run_refit(config, err=sys.stderr).to_json()
+    try:
+        report = run_refit(config, err=sys.stderr).to_json()
+    except ValueError as exc:  # a device this machine cannot use
+        return fail(str(exc))
     print(render_table(report))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -56,6 +56,9 @@ class ReadPlan:
     exact_bytes: int
     #: Tensors whose needed box is exactly one published shard: read index (no assembly needed).
     whole: Mapping[str, int]
+    #: Where each read's shard is in the tables: (payload, tensor, shard) indices. Equal
+    #: signatures mean equal geometry in the same order, so these hold for every step's tables.
+    where: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def wire_bytes(self) -> int:
@@ -63,13 +66,11 @@ class ReadPlan:
 
     def shards(self, payloads: Payloads) -> list[tuple[PublishedShard, int | None]]:
         """This step's shard (for its digest) and stamp for each read, in plan order."""
-        found: dict[tuple[str, str, Box], tuple[PublishedShard, int | None]] = {}
-        for _, payload in payloads:
-            for tensor in payload.tensors:
-                for shard in tensor.shards:
-                    where = (shard.agent_name, tensor.name, (tuple(shard.shard_offset), tuple(shard.shape)))
-                    found.setdefault(where, (shard, payload.publisher_step))
-        return [found[(r.agent, r.tensor, r.box)] for r in self.reads]
+        out = []
+        for p, t, s in self.where:
+            payload = payloads[p][1]
+            out.append((payload.tensors[t].shards[s], payload.publisher_step))
+        return out
 
 
 def table_signature(payloads: Payloads) -> Hashable:
@@ -121,6 +122,12 @@ def make_plan(
     ``signature`` is :func:`table_signature` of ``payloads``, kept with the plan.
     """
     by_agent: dict[str, tuple[str, RendezvousPayload]] = {}
+    index: dict[tuple[str, str, Box], tuple[int, int, int]] = {}
+    for p, (_, payload) in enumerate(payloads):
+        for t, tensor in enumerate(payload.tensors):
+            for s, shard in enumerate(tensor.shards):
+                index.setdefault((shard.agent_name, tensor.name, (tuple(shard.shard_offset), tuple(shard.shape))),
+                                 (p, t, s))  # fmt: skip
     for key, payload in payloads:
         if payload.agent_name in by_agent:
             raise TableRejected(
@@ -162,8 +169,15 @@ def make_plan(
         by_box = {(s.shard_offset, s.shape): s for s in tensor.shards}
         try:
             # The whole tensor, not just our box: overlaps and holes anywhere mean a broken table.
-            check_coverage(name, spec.full_shape, (0,) * len(spec.full_shape), spec.full_shape, sources)
-            hits = check_coverage(name, spec.full_shape, box_offset, box_shape, sources)
+            whole_tensor = check_coverage(
+                name, spec.full_shape, (0,) * len(spec.full_shape), spec.full_shape, sources
+            )
+            full = tuple(box_shape) == tuple(spec.full_shape)  # a box that is the tensor: the same answer
+            hits = (
+                whole_tensor
+                if full
+                else check_coverage(name, spec.full_shape, box_offset, box_shape, sources)
+            )
         except PlanError as exc:
             raise TableRejected(exc.rule, "", str(exc)) from None
         # What reading only the box would take; computed here, once per plan.
@@ -184,9 +198,12 @@ def make_plan(
 
     for agent in sorted(devices):
         peers.load(agent, *by_agent[agent], device_id=devices[agent])
-    for r in reads:
+    for agent in sorted(devices):  # one NIXL call per peer; one per shard only to name a refused one
+        mine = [r for r in reads if r.agent == agent]
         try:
-            peers.agent.check_remote(r.agent, [(r.addr, r.nbytes)])
+            peers.agent.check_remote(agent, [(r.addr, r.nbytes) for r in mine])
         except ValueError as exc:
-            raise TableRejected("ADDR_UNREGISTERED", r.key, f"shard of {r.tensor!r}: {exc}") from None
-    return ReadPlan(signature, tuple(reads), offset, exact_runs, exact_bytes, whole)
+            bad = next((r for r in mine if f"{r.addr:#x}+{r.nbytes} " in str(exc)), mine[0])
+            raise TableRejected("ADDR_UNREGISTERED", bad.key, f"shard of {bad.tensor!r}: {exc}") from None
+    where = tuple(index[(r.agent, r.tensor, r.box)] for r in reads)
+    return ReadPlan(signature, tuple(reads), offset, exact_runs, exact_bytes, whole, where)

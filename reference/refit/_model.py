@@ -17,7 +17,8 @@ import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -29,7 +30,9 @@ __all__ = [
     "Box",
     "Model",
     "TensorSpec",
+    "Split",
     "dtype_of",
+    "expert_owner",
     "fill_truth",
     "model_named",
     "shard_box",
@@ -39,9 +42,14 @@ __all__ = [
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]  # (offset, shape)
 
-_ELSIZE = {"bfloat16": 2, "float32": 4}
+#: How one side splits a tensor: along a dimension, not at all (every rank holds a
+#: replica), or ``"expert"``: whole, on the one rank that owns its expert (``TensorSpec.expert``).
+Split = int | Literal["expert"] | None
+
+_ELSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
+@cache
 def dtype_of(label: str) -> torch.dtype:
     """``torch.bfloat16`` for ``"bfloat16"`` or ``"torch.bfloat16"`` (imports torch)."""
     import torch
@@ -54,14 +62,17 @@ def dtype_of(label: str) -> torch.dtype:
 class TensorSpec:
     """One tensor: publishers split it along ``publisher_dim``, receivers along ``receiver_dim``.
 
-    ``None`` means every rank of that side holds the whole tensor (a replica).
+    ``None`` means every rank of that side holds the whole tensor (a replica);
+    ``"expert"`` means the rank owning expert ``expert[0]`` of ``expert[1]`` holds all of it
+    (experts are dealt to ranks in contiguous blocks, :func:`expert_owner`).
     """
 
     name: str
     dtype: str
     full_shape: tuple[int, ...]
-    publisher_dim: int | None
-    receiver_dim: int | None
+    publisher_dim: Split
+    receiver_dim: Split
+    expert: tuple[int, int] | None = None
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -85,10 +96,11 @@ class Model:
         return iter(self.tensors)
 
     def __getitem__(self, name: str) -> TensorSpec:
-        for spec in self.tensors:
-            if spec.name == name:
-                return spec
-        raise KeyError(name)
+        return self._by_name[name]
+
+    @cached_property
+    def _by_name(self) -> dict[str, TensorSpec]:  # a real layout has ~19,000 tensors: no linear scan
+        return {spec.name: spec for spec in self.tensors}
 
     @property
     def nbytes(self) -> int:
@@ -106,6 +118,10 @@ class Model:
         out = {}
         for spec in self.tensors:
             dim = spec.publisher_dim if publisher else spec.receiver_dim
+            if dim == "expert":
+                if spec.expert is None or expert_owner(*spec.expert, ranks) != rank:
+                    continue
+                dim = None
             box = shard_box(spec.full_shape, dim, rank, ranks)
             if math.prod(box[1]) > 0:
                 out[spec.name] = box
@@ -158,6 +174,16 @@ def model_named(name: str) -> Model:
     raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)} or <bytes>B")
 
 
+def expert_owner(expert: int, experts: int, ranks: int) -> int:
+    """The rank holding ``expert`` when ``experts`` are dealt to ``ranks`` in contiguous blocks.
+
+    Rank r holds experts ``[experts * r // ranks, experts * (r + 1) // ranks)``.
+    """
+    if not 0 <= expert < experts:
+        raise ValueError(f"expert {expert} is not in [0, {experts})")
+    return ((expert + 1) * ranks - 1) // experts
+
+
 def shard_box(full_shape: tuple[int, ...], dim: int | None, rank: int, ranks: int) -> Box:
     """Rank ``rank``'s part of ``full_shape`` split as evenly as possible along ``dim``."""
     if not 0 <= rank < ranks:
@@ -201,6 +227,15 @@ def _to_bfloat16_bits(values: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarr
     return ((bits + (0x7FFF + ((bits >> 16) & 1))) >> 16).astype(np.uint16)
 
 
+_STORED: dict[str, type[np.generic]] = {"bfloat16": np.uint16, "float16": np.float16, "float32": np.float32}
+
+
+def _as_stored(dtype: str, values: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarray[Any, Any]:
+    if dtype == "bfloat16":
+        return _to_bfloat16_bits(values)
+    return values.astype(np.float16) if dtype == "float16" else values
+
+
 def fill_truth(spec: TensorSpec, step: int, box: Box, out: np.ndarray[Any, Any]) -> None:
     """Write the bytes of ``box`` of ``spec`` at ``step`` into ``out`` (C-contiguous, box-sized)."""
     shape = box[1]
@@ -208,7 +243,7 @@ def fill_truth(spec: TensorSpec, step: int, box: Box, out: np.ndarray[Any, Any])
         raise ValueError(f"out must be a C-contiguous buffer of {math.prod(shape) * spec.elsize} bytes")
     if math.prod(shape) == 0:
         return
-    typed = out.reshape(-1).view(np.uint16 if spec.dtype == "bfloat16" else np.float32).reshape(shape)
+    typed = out.reshape(-1).view(_STORED[spec.dtype]).reshape(shape)
     first, *rest = _dim_terms(spec, box) if shape else [np.zeros(1, dtype=np.int32)]
     inner: Any = np.int32(_seed(spec, step))
     for d, term in enumerate(rest, start=1):
@@ -223,9 +258,9 @@ def fill_truth(spec: TensorSpec, step: int, box: Box, out: np.ndarray[Any, Any])
         values *= np.float32(1.0 / (1 << 24))
         values -= np.float32(0.5)
         if shape:
-            typed[r0 : r0 + rows] = _to_bfloat16_bits(values) if spec.dtype == "bfloat16" else values
+            typed[r0 : r0 + rows] = _as_stored(spec.dtype, values)
         else:
-            typed[...] = (_to_bfloat16_bits(values) if spec.dtype == "bfloat16" else values).reshape(())
+            typed[...] = _as_stored(spec.dtype, values).reshape(())
 
 
 def truth(spec: TensorSpec, step: int, box: Box | None = None, *, device: Any = "cpu") -> torch.Tensor:

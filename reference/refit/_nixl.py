@@ -11,7 +11,6 @@ import importlib
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ._errors import NixlMissing
 from ._options import PROGRESS_MODES
+from ._peer import PeerError, PeerTimeout, PendingRead
 from ._region import Region, region_of
 
 __all__ = ["PROGRESS_MODES", "Agent", "PeerError", "PeerTimeout", "PendingRead", "Region", "Run", "load_nixl"]
@@ -50,22 +50,6 @@ _NIXL_ERRORS: tuple[type[BaseException], ...] = tuple(
     for name, obj in (vars(_bind).items() if _bind is not None else ())
     if name.startswith("nixl") and isinstance(obj, type) and issubclass(obj, Exception)
 ) or (Exception,)
-
-
-class PeerError(RuntimeError):
-    """NIXL failed a read from ``peer`` (a dead peer, or a bad remote range)."""
-
-    def __init__(self, peer: str, message: str) -> None:
-        self.peer = peer
-        super().__init__(message)
-
-
-class PeerTimeout(TimeoutError):
-    """Reads from ``peers`` did not finish in time (peers alive but not progressing)."""
-
-    def __init__(self, peers: list[str], message: str) -> None:
-        self.peers = peers
-        super().__init__(message)
 
 
 class Agent:
@@ -164,16 +148,59 @@ class Agent:
         if peer not in self._peers:
             raise KeyError(f"unknown peer {peer!r}; add_peer() its metadata first")
         mem_type, device_id = self._peers[peer]
-        for addr, nbytes in ranges:
-            if nbytes <= 0:
-                continue
-            descs = np.asarray([(addr, nbytes, device_id)], dtype=np.uint64)
+        ranges = [(addr, nbytes) for addr, nbytes in ranges if nbytes > 0]
+        if len(ranges) > 1 and self._prepares(peer, ranges, mem_type, device_id):
+            return  # all at once: one NIXL call for a table's thousands of shards
+        for addr, nbytes in ranges:  # one by one, to name the first refused
             try:
-                handle = self._agent.prep_xfer_dlist(peer, descs, mem_type, ["UCX"])
+                self._prepare_remote(peer, [(addr, nbytes)], mem_type, device_id)
             except _NIXL_ERRORS as exc:
                 raise ValueError(
                     f"remote range {addr:#x}+{nbytes} is not inside memory registered by {peer!r} ({exc})"
                 ) from None
+
+    def _prepares(self, peer: str, ranges: Sequence[tuple[int, int]], mem_type: str, device_id: int) -> bool:
+        try:
+            self._prepare_remote(peer, ranges, mem_type, device_id)
+        except _NIXL_ERRORS:
+            return False
+        return True
+
+    def _prepare_remote(self, peer: str, ranges: Sequence[tuple[int, int]], mem_type: str, dev: int) -> None:
+        descs = np.asarray([(addr, nbytes, dev) for addr, nbytes in ranges], dtype=np.uint64)
+        handle = self._agent.prep_xfer_dlist(peer, descs, mem_type, ["UCX"])
+        _quiet(self._agent.release_dlist_handle, handle)
+
+    # -- prepared reads (``_prepared``): descriptor lists made once, requests posted many times --
+
+    def peer_memory(self, peer: str) -> tuple[str, int]:
+        """The memory type and device of ``peer``'s memory this agent reads."""
+        return self._peers[peer]
+
+    def prepare_dlist(self, peer: str | None, descs: np.ndarray, mem_type: str) -> Any:
+        """A prepared descriptor list: ``peer``'s memory, or (``None``) this agent's own."""
+        name = "NIXL_INIT_AGENT" if peer is None else peer
+        return self._peer_call(peer or self.name, f"prepare descriptors of {name!r}",
+                               self._agent.prep_xfer_dlist, name, descs, mem_type, ["UCX"])  # fmt: skip
+
+    def prepared_read(self, peer: str, local: Any, remote: Any, indices: np.ndarray) -> Any:
+        """A READ request of entries ``indices`` of two prepared lists, to post with :meth:`repost`."""
+        return self._peer_call(peer, f"prepare read from {peer!r}", self._agent.make_prepped_xfer,
+                               "READ", local, indices, remote, indices)  # fmt: skip
+
+    def repost(self, peer: str, handle: Any) -> PendingRead:
+        """Post a prepared request (again); the caller keeps it: never :meth:`release` it per post."""
+        if self._peer_call(peer, f"post read from {peer!r}", self._agent.transfer, handle) == "ERR":
+            raise PeerError(peer, f"NIXL read from peer {peer!r} failed to post")
+        return PendingRead(peer, handle)
+
+    def drop_prepared(self, requests: Sequence[Any], dlists: Sequence[Any]) -> None:
+        """Release prepared requests (cancelling any still running) and then their lists."""
+        if self._agent is None:
+            return
+        for handle in requests:
+            _quiet(self._agent.release_xfer_handle, handle)
+        for handle in dlists:
             _quiet(self._agent.release_dlist_handle, handle)
 
     def deregister(self, regions: Sequence[Region]) -> None:
@@ -221,6 +248,10 @@ class Agent:
         self._drain(pending, time.monotonic() + timeout_s)
         for p in pending:
             self.release(p)
+
+    def abandon_quietly(self, pending: Sequence[PendingRead], timeout_s: float) -> None:
+        """Give prepared reads still running up to ``timeout_s`` to finish or fail; releases nothing."""
+        self._drain(pending, time.monotonic() + timeout_s)
 
     def progress(self) -> None:
         """Progress the worker once (for agents with ``progress="off"`` that serve peers)."""
@@ -341,14 +372,6 @@ class Agent:
             return fn(*args)
         except _NIXL_ERRORS as exc:
             raise RuntimeError(f"NIXL {what} failed on agent {self.name!r}: {exc}") from exc
-
-
-@dataclass(frozen=True)
-class PendingRead:
-    """A posted READ: its peer and NIXL's handle."""
-
-    peer: str
-    handle: Any
 
 
 def _new_agent(name: str, config: Any, delay_us: int) -> Any:

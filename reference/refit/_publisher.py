@@ -32,7 +32,8 @@ import numpy as np
 from refitwire import PublishedShard, PublishedTensor, tensor_digest
 from refitwire._codec import rendezvous_document
 
-from ._model import Model, fill_truth, model_named
+from ._layout import resolve_model
+from ._model import Model, fill_truth
 from ._options import HOSTILE, INJECTIONS, PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
 from ._store import RendezvousStore, open_store
@@ -229,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--model", default="default", help="a model name or <bytes>B")
+    parser.add_argument("--layout", default=None, help="a layout preset or file (scaled to --model <bytes>B)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--progress", default="poll", choices=PROGRESS_MODES, help="how NIXL progresses")
     parser.add_argument("--agent-name", default=None)
@@ -239,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     pub = Publisher(
         args.rank,
         args.ranks,
-        model_named(args.model),
+        resolve_model(args.model, args.layout),
         open_store(args.store),
         agent_name=args.agent_name,
         device=args.device,

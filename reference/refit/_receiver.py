@@ -34,12 +34,12 @@ copy them to keep them longer.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -47,90 +47,20 @@ from refitwire import InvalidBlob, RendezvousPayload
 from refitwire import unwrap_rendezvous_blob as unwrap
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
+from ._device import mem_type
 from ._errors import DiscoveryTimeout, RefitError, TableRejected
-from ._model import Box, Model, model_named, truth
+from ._layout import resolve_model
+from ._model import Box, Model, truth
 from ._options import PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
-from ._pull import Progress, cut, pull
+from ._pull import Piece, Progress, cut, pull
+from ._result import StepResult
 from ._slots import Slot
 from ._store import RendezvousStore, open_store
 from ._verdict import Policy, ShardVerdict, may_install
 from ._verifier import StepVerifier
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
-
-
-@dataclass
-class StepResult:
-    """What one refit step did. ``error`` is set when it stopped before verdicts.
-
-    Times, in seconds: ``discover_s`` (polling the store until the quorum is
-    there, then decoding each blob once; ``decode_s`` of it is the decoding),
-    ``check_s`` (the checks and the plan; next to nothing when ``plan_reused``),
-    ``transfer_s`` (first read posted to last byte landed), ``verify_s`` (the
-    digests still running after the last byte landed), ``install_s`` and
-    ``total_s`` (discover to install).
-    """
-
-    step: int
-    installed: bool
-    weights_step: int | None
-    verdicts: list[ShardVerdict] = field(default_factory=list)
-    error: RefitError | None = None
-    wire_bytes: int = 0
-    exact_bytes: int = 0
-    exact_runs: int = 0
-    transfer_s: float = 0.0
-    total_s: float = 0.0
-    discover_s: float = 0.0
-    decode_s: float = 0.0
-    polls: int = 0
-    check_s: float = 0.0
-    plan_reused: bool = False
-    verify_s: float = 0.0
-    install_s: float = 0.0
-
-    @property
-    def bytes_per_s(self) -> float:
-        return self.wire_bytes / self.transfer_s if self.transfer_s > 0 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "installed": self.installed,
-            "weights_step": self.weights_step,
-            "error": None if self.error is None else {"rule": self.error.rule, "message": str(self.error)},
-            "verdicts": [
-                {
-                    "tensor": v.tensor,
-                    "offset": list(v.offset),
-                    "shape": list(v.shape),
-                    "agent": v.agent,
-                    "publisher_step": v.publisher_step,
-                    "published_digest": v.published_digest,
-                    "actual_digest": v.actual_digest,
-                    "verdict": v.verdict.value,
-                }
-                for v in self.verdicts
-            ],
-            "wire_bytes": self.wire_bytes,
-            "exact_bytes": self.exact_bytes,
-            "exact_runs": self.exact_runs,
-            "transfer_s": self.transfer_s,
-            "total_s": self.total_s,
-            "bytes_per_s": self.bytes_per_s,
-            "wall_over_transfer": self.total_s / self.transfer_s if self.transfer_s > 0 else None,
-            "phases_s": {
-                "discover": self.discover_s,
-                "decode": self.decode_s,
-                "check": self.check_s,
-                "transfer": self.transfer_s,
-                "verify": self.verify_s,
-                "install": self.install_s,
-            },
-            "polls": self.polls,
-            "plan_reused": self.plan_reused,
-        }
 
 
 class Receiver:
@@ -153,6 +83,7 @@ class Receiver:
         window: int = 2,
         poll_s: float = 0.05,
         progress: str = "off",
+        verify_threads: int = 2,
     ) -> None:
         from ._nixl import Agent
 
@@ -168,18 +99,24 @@ class Receiver:
         self.step: int | None = None
         # The receiver drives its own reads, so by default it needs no progress thread.
         self.agent = Agent(agent_name or f"refit-recv-{rank}-{os.getpid()}", progress=progress)
-        self._peers = PeerLoader(self.agent, "VRAM" if self.device.type == "cuda" else "DRAM")
+        self._peers = PeerLoader(self.agent, mem_type(device))  # publishers run on the same --device
         self._plan: ReadPlan | None = None
         self._slots = (
             Slot(self.agent, model, self.need, self.device),
             Slot(self.agent, model, self.need, self.device),
         )
         self._live: Slot | None = None
-        self._verifier = ThreadPoolExecutor(1, thread_name_prefix=f"refit-verify-{rank}")
+        # Digests run beside the pull; each worker keeps its shards' jobs in order.
+        self._verifiers = [
+            ThreadPoolExecutor(1, thread_name_prefix=f"refit-verify-{rank}-{k}")
+            for k in range(verify_threads)
+        ]
         self._discovery = (0, 0.0)  # polls, decode seconds of the last discover()
+        self._cut: tuple[ReadPlan, list[Piece], list[int]] | None = None
 
     def close(self) -> None:
-        self._verifier.shutdown(wait=True)
+        for worker in self._verifiers:
+            worker.shutdown(wait=True)
         self.agent.close()
 
     @property
@@ -193,6 +130,8 @@ class Receiver:
         """Refit to ``step``; never raises for a refusal, it is in the result."""
         started = time.monotonic()
         result = StepResult(step, installed=False, weights_step=self.step)
+        collecting = gc.isenabled()
+        gc.disable()  # a real table is ~20,000 objects a step: no collector passes over them mid-step
         try:
             payloads = self.discover()
             result.polls, result.decode_s = self._discovery
@@ -215,6 +154,9 @@ class Receiver:
             result.install_s = time.monotonic() - switch
         except RefitError as exc:
             result.error = exc
+        finally:
+            if collecting:
+                gc.enable()
         result.weights_step = self.step
         result.total_s = time.monotonic() - started
         return result
@@ -254,21 +196,39 @@ class Receiver:
             time.sleep(self.poll_s)
 
     def raw_read(self, reps: int = 3) -> dict[str, Any]:
-        """The anchor: the last plan's bytes read as plain NIXL READs (one request per peer), no digest."""
+        """The anchors: the last plan's bytes read as plain NIXL READs, no digest: the same
+        descriptors (one request per peer), and the same bytes per peer in descriptors of at most
+        ``chunk_bytes`` (``contiguous_*``: what the model's layout costs in fragmentation)."""
         if self._plan is None:
             return {"ok": False, "error": "no plan yet"}
         base = self._spare.staging.data_ptr()  # never the installed slot
         runs: dict[str, list[tuple[int, int, int]]] = {}
+        spans: dict[str, tuple[int, int]] = {}  # peer -> lowest address read, bytes read
         for r in self._plan.reads:
             runs.setdefault(r.agent, []).append((r.addr, base + r.staging_offset, r.nbytes))
+            low, nbytes = spans.get(r.agent, (r.addr, 0))
+            spans[r.agent] = (min(low, r.addr), nbytes + r.nbytes)
+        big: dict[str, list[tuple[int, int, int]]] = {}
+        local = base
+        for peer, (low, nbytes) in spans.items():  # inside the peer's arena: its reads span more
+            for start in range(0, nbytes, self.chunk_bytes):
+                n = min(self.chunk_bytes, nbytes - start)
+                big.setdefault(peer, []).append((low + start, local + start, n))
+            local += nbytes
+        best = self._best_of(reps, runs)
+        contiguous = self._best_of(reps, big)
+        wire = self._plan.wire_bytes
+        return {"ok": True, "bytes": wire, "best_s": best, "bytes_per_s": wire / best,
+                "descriptors": len(self._plan.reads), "contiguous_descriptors": sum(map(len, big.values())),
+                "contiguous_best_s": contiguous, "contiguous_bytes_per_s": wire / contiguous}  # fmt: skip
+
+    def _best_of(self, reps: int, runs: dict[str, list[tuple[int, int, int]]]) -> float:
         times = []
-        for _ in range(reps):
+        for _ in range(max(reps, 1)):
             started = time.monotonic()
             self.agent.read_many(runs, timeout_s=self.read_timeout_s)
             times.append(time.monotonic() - started)
-        best = min(times)
-        return {"ok": True, "bytes": self._plan.wire_bytes, "best_s": best,
-                "median_s": sorted(times)[len(times) // 2], "bytes_per_s": self._plan.wire_bytes / best}  # fmt: skip
+        return min(times)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -280,6 +240,7 @@ class Receiver:
         for slot in self._slots:  # both now, so the next step is not the cold one for its slot
             slot.fit(plan)
         self._plan = plan
+        gc.freeze()  # the plan lives for many steps: keep it out of every later collection
         return plan, False
 
     def _pull(
@@ -291,20 +252,33 @@ class Receiver:
         progress: Progress | None,
     ) -> tuple[list[ShardVerdict], float, float]:
         """Read, and verify and place each shard on the verifier thread as its bytes land."""
-        pieces = cut(plan, slot.staging.data_ptr(), self.chunk_bytes)
-        verifier = StepVerifier(self._verifier, step, plan, slot, plan.shards(payloads), pieces)
+        pieces, per_read = self._pieces_of(plan)
+        requests = slot.requests(plan, pieces)
+        verifier = StepVerifier(self._verifiers, step, plan, slot, plan.shards(payloads), per_read)
         try:
             transfer_s = pull(
-                self.agent, pieces, window=self.window, timeout_s=self.read_timeout_s,
+                self.agent, pieces, requests, window=self.window, timeout_s=self.read_timeout_s,
                 landed=verifier.landed, progress=progress,
             )  # fmt: skip
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
         except BaseException:
+            slot.drop_requests()  # cancels what still runs; the next step prepares them again
             verifier.wait()
             raise
         tail = time.monotonic()
         return verifier.verdicts(), transfer_s, time.monotonic() - tail
+
+    def _pieces_of(self, plan: ReadPlan) -> tuple[list[Piece], list[int]]:
+        """The plan's requests (cut once per plan) and how many segments each read has."""
+        if self._cut is None or self._cut[0] is not plan:
+            pieces = cut(plan, self.chunk_bytes)
+            per_read = [0] * len(plan.reads)
+            for piece in pieces:
+                for seg in piece.segments:
+                    per_read[seg.read] += 1
+            self._cut = (plan, pieces, per_read)
+        return self._cut[1], self._cut[2]
 
     def matches_truth(self) -> bool:
         """True when the installed weights are exactly the model's values at the installed step."""
@@ -337,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--publishers", type=int, required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--model", default="default", help="a model name or <bytes>B")
+    parser.add_argument("--layout", default=None, help="a layout preset or file (scaled to --model <bytes>B)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--accept-unchecked", action="store_true")
     parser.add_argument("--discover-timeout", type=float, default=30.0)
@@ -346,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = reply_channel(args.fd)
     recv = Receiver(
-        args.rank, args.ranks, model_named(args.model), open_store(args.store),
+        args.rank, args.ranks, resolve_model(args.model, args.layout), open_store(args.store),
         publishers=args.publishers, policy=Policy(accept_unchecked=args.accept_unchecked),
         device=args.device, discover_timeout_s=args.discover_timeout, read_timeout_s=args.read_timeout,
         progress=args.progress,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["render_table"]
+__all__ = ["render_table", "summarize"]
 
 _ORDER = ("verified", "unchecked", "unknown-step", "stale", "ahead", "corrupt")
 # Errors that are not a verdict on a table: the step could not be carried out.
@@ -32,13 +32,36 @@ def _ratio(value: float | None, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _phases(report: dict[str, Any]) -> str:
-    """Mean seconds of each phase over the rows that got that far, in milliseconds."""
-    rows = [r["phases_s"] for s in report["steps"] for r in s["receivers"] if r.get("phases_s")]
-    if not rows:
-        return ""
-    means = {k: 1e3 * sum(r[k] for r in rows) / len(rows) for k in rows[0]}
-    return "phases (ms, mean per receiver and step): " + ", ".join(f"{k} {v:.1f}" for k, v in means.items())
+def summarize(report: dict[str, Any]) -> dict[str, Any]:
+    """The cold steps (a new plan: checks, registration, page faults) apart from the warm ones:
+    mean phases of each, and the warm steps' medians of wall, wall over transfer and the ratios
+    to the raw READs of the same descriptors and of the same bytes in few large ones."""
+    rows = [r for s in report["steps"] for r in s["receivers"] if r.get("phases_s") and not r.get("error")]
+    out: dict[str, Any] = {}
+    for label, group in (("cold", [r for r in rows if not r.get("plan_reused")]),
+                         ("warm", [r for r in rows if r.get("plan_reused")])):  # fmt: skip
+        if not group:
+            continue
+        phases = {k: sum(r["phases_s"][k] for r in group) / len(group) for k in group[0]["phases_s"]}
+        entry: dict[str, Any] = {"rows": len(group), "phases_s": phases}
+        for key in ("total_s", "transfer_s", "wall_over_transfer", "over_raw", "over_contiguous"):
+            values = sorted(r[key] for r in group if r.get(key) is not None)
+            entry[f"median_{key}"] = values[len(values) // 2] if values else None
+        out[label] = entry
+    return out
+
+
+def _phases(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for label, entry in summarize(report).items():
+        what = "first step per plan" if label == "cold" else "later steps"
+        phases = ", ".join(f"{k} {1e3 * v:.1f}" for k, v in entry["phases_s"].items())
+        line = f"{label} ({what}, {entry['rows']} rows; ms, mean): {phases}; wall {1e3 * entry['median_total_s']:.1f} median"
+        if label == "warm" and entry.get("median_over_contiguous") is not None:
+            line += (f"; of raw {entry['median_over_raw']:.0%}, of raw in large descriptors "
+                     f"{entry['median_over_contiguous']:.0%} (medians)")  # fmt: skip
+        lines.append(line)
+    return lines
 
 
 def render_table(report: dict[str, Any]) -> str:
@@ -93,9 +116,7 @@ def render_table(report: dict[str, Any]) -> str:
             f"of raw: each row's MiB/s over a plain NIXL READ of the same bytes by the same processes right "
             f"after it (best of {reps}; {min(anchors) / 2**20:.0f}-{max(anchors) / 2**20:.0f} MiB/s)"
         )
-    phases = _phases(report)
-    if phases:
-        lines.append(phases)
+    lines += _phases(report)
     if "aborted" in report["config"]:
         lines.append(f"aborted: {report['config']['aborted']}")
     lines.append(

@@ -19,9 +19,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from ._model import model_named
+from ._device import check_device, parse_device
+from ._layout import resolve_model
 from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
+from ._report import summarize
 from ._store import run_store
 
 __all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
@@ -38,6 +40,7 @@ class RunConfig:
     inject_step: int | None = None  # default: step 2 (step 1 when there is only one)
     inject_rank: int | None = None  # default: the last publisher
     model: str = "default"  # a name of MODELS, or "<N>B" for a model of at least N bytes
+    layout: str | None = None  # a layout preset or file instead of the six-tensor model (scaled to "<N>B")
     device: str = "cpu"
     accept_unchecked: bool = False
     discover_timeout_s: float = 30.0
@@ -58,7 +61,10 @@ class RunConfig:
             raise ValueError("publishers, receivers and steps must each be at least 1")
         if self.inject is not None and self.inject not in CLI_INJECTIONS:
             raise ValueError(f"unknown injection {self.inject!r}; known: {', '.join(CLI_INJECTIONS)}")
-        model_named(self.model)  # raises ValueError naming the known models
+        resolve_model(self.model, self.layout)  # raises ValueError naming the known models or the bad layout
+        parse_device(self.device)  # the syntax; check_device() (it imports torch for CUDA) when running
+        if self.layout is not None and self.inject is not None:
+            raise ValueError("--inject works on the synthetic --model, not on a --layout")
         for side in (self.publisher_progress, self.receiver_progress):
             if side not in PROGRESS_MODES:
                 raise ValueError(f"unknown progress mode {side!r}; known: {', '.join(PROGRESS_MODES)}")
@@ -95,6 +101,7 @@ class RunReport:
             "setup_s": self.setup_s,
             "steps": self.steps,
             "totals": {"wire_bytes": wire, "transfer_s": secs, "bytes_per_s": wire / secs if secs else 0.0},
+            "summary": summarize({"steps": self.steps}),
             "ok": self.ok,
         }
 
@@ -107,6 +114,10 @@ class RunReport:
                 row["raw_bytes_per_s"] = rate
                 row["over_raw"] = (
                     row.get("bytes_per_s", 0.0) / rate if rate and row.get("bytes_per_s") else None
+                )
+                big = raw.get("contiguous_bytes_per_s") if raw.get("ok") else None
+                row["over_contiguous"] = (
+                    row.get("bytes_per_s", 0.0) / big if big and row.get("bytes_per_s") else None
                 )
 
 
@@ -146,11 +157,12 @@ def _pump(child: Child, events: queue.Queue[tuple[int, dict[str, Any]]], rank: i
 def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     """Run every step; a crash of any process is recorded, never raised."""
     err = err or sys.stderr
+    check_device(config.device)  # before any process starts: one line, never a child's traceback
     say = _Progress(err)
     store = run_store(config.store)
     report = RunReport(
         config={**asdict(config), "store": store.shown},  # never a password
-        model_bytes=model_named(config.model).nbytes,
+        model_bytes=resolve_model(config.model, config.layout).nbytes,
     )
     pubs: list[Child] = []
     recvs: list[Child] = []
@@ -158,6 +170,8 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
     try:
         say.show(f"store: {store.shown}", final=True)
         common = ["--store", store.spec, "--model", config.model, "--device", config.device]
+        if config.layout is not None:
+            common += ["--layout", config.layout]
         where: tuple[list[str], list[str]] = ([], [])
         env = dict(store.env)
         if config.netns is not None:

@@ -19,6 +19,8 @@ import torch
 
 from ._check import PlannedRead, ReadPlan
 from ._model import Box, Model
+from ._prepared import PreparedPull
+from ._pull import Piece
 
 __all__ = ["Slot"]
 
@@ -31,6 +33,22 @@ class Slot:
         self.staging = torch.empty(0, dtype=torch.uint8, device=device)
         self._regions: list[Any] = []
         self.bank: dict[str, torch.Tensor] = {}
+        self._prepared: PreparedPull | None = None
+        self._weights: tuple[ReadPlan, dict[str, torch.Tensor]] | None = None
+        self._host: np.ndarray[Any, np.dtype[np.uint8]] | None = None
+
+    def requests(self, plan: ReadPlan, pieces: list[Piece]) -> list[Any]:
+        """The NIXL requests of ``pieces`` into this slot, prepared once per plan (``_prepared``)."""
+        if self._prepared is None or self._prepared.key != plan.signature:
+            self.drop_requests()
+            self._prepared = PreparedPull(self.agent, plan.signature, pieces, self._regions[0])
+        return self._prepared.requests
+
+    def drop_requests(self) -> None:
+        """Forget the prepared requests (a new plan, new staging, or a transfer that failed)."""
+        if self._prepared is not None:
+            self._prepared.drop()
+            self._prepared = None
 
     def fit(self, plan: ReadPlan) -> None:
         """Make room for ``plan``: a big enough registered staging buffer and a bank for the rest."""
@@ -39,6 +57,7 @@ class Slot:
             fresh = torch.empty(max(plan.staging_bytes, 1), dtype=torch.uint8, device=self.device).zero_()
             self._regions = self.agent.register([fresh])
             self.staging = fresh
+            self._host = fresh.numpy() if fresh.device.type == "cpu" else None
         for name, (_, shape) in self.need.items():
             if name not in plan.whole and name not in self.bank:
                 self.bank[name] = torch.empty(
@@ -51,8 +70,9 @@ class Slot:
 
     def host_bytes(self, r: PlannedRead, start: int, end: int) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """Bytes ``start:end`` of one staged read as a host numpy array (copied off a device)."""
-        part = self.shard(r)[start:end]
-        return (part if part.device.type == "cpu" else part.cpu()).numpy()
+        if self._host is not None:  # DRAM: a numpy view, no torch call per shard (thousands a step)
+            return self._host[r.staging_offset + start : r.staging_offset + end]
+        return self.shard(r)[start:end].cpu().numpy()
 
     def place(self, plan: ReadPlan, r: PlannedRead, slices: tuple[int, int] | None = None) -> None:
         """Copy the read's part of its needed box into the bank (nothing for a whole-shard tensor).
@@ -75,7 +95,12 @@ class Slot:
         self.bank[r.tensor][tuple(dst)] = staged[tuple(src)]
 
     def weights(self, plan: ReadPlan) -> dict[str, torch.Tensor]:
-        """The tensors this slot holds once ``plan``'s reads have landed and been placed."""
+        """The tensors this slot holds once ``plan``'s reads have landed and been placed.
+
+        Views of this slot's buffers: the same for every step of one plan, so made once.
+        """
+        if self._weights is not None and self._weights[0] is plan:
+            return dict(self._weights[1])
         out = {}
         for name, (_, shape) in self.need.items():
             if name in plan.whole:
@@ -84,9 +109,12 @@ class Slot:
                 )
             else:
                 out[name] = self.bank[name]
-        return out
+        self._weights = (plan, out)
+        return dict(out)
 
     def release(self) -> None:
+        self.drop_requests()
+        self._weights = None
         if self._regions:
             self.agent.deregister(self._regions)
             self._regions = []

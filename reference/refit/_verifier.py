@@ -9,16 +9,15 @@ is one piece's worth, not one shard's. One worker keeps each shard's jobs in ord
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
 
-from refitwire import PublishedShard
+from refitwire import PublishedShard, tensor_digest
 from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
 
 from ._check import PlannedRead, ReadPlan
-from ._pull import Piece
+from ._pull import Piece, Segment
 from ._slots import Slot
 from ._verdict import ShardVerdict, judge
 
@@ -42,60 +41,84 @@ class _Shard:
 
 
 class StepVerifier:
-    """One step's verification: :meth:`landed` for every piece, then :meth:`verdicts`."""
+    """One step's verification: :meth:`landed` for every piece, then :meth:`verdicts`.
+
+    Each landed piece is one job on the worker (a piece may hold thousands of small
+    shards: one job each would cost more than their digests), and every job runs
+    in order on that one thread, which alone touches the shards' state.
+    """
 
     def __init__(
         self,
-        worker: ThreadPoolExecutor,
+        workers: Sequence[ThreadPoolExecutor],
         step: int,
         plan: ReadPlan,
         slot: Slot,
         shards: list[tuple[PublishedShard, int | None]],
-        pieces: list[Piece],
+        segments_per_read: list[int],
     ) -> None:
-        self.worker, self.step, self.plan, self.slot, self.shards = worker, step, plan, slot, shards
-        self.state = []
-        for r in plan.reads:
-            elsize = r.nbytes // max(math.prod(r.shape), 1)
-            self.state.append(_Shard(r, RowDigest(r.nbytes), math.prod(r.shape[1:]) * elsize))
-        for p in pieces:
-            self.state[p.read].left += 1
-        self.base = slot.staging.data_ptr()
+        self.workers, self.step, self.plan, self.slot, self.shards = workers, step, plan, slot, shards
+        # State only for shards that land in several segments; one that lands whole (most of
+        # a real model's thousands) is digested, placed and judged in one go.
+        self.state = {
+            i: _Shard(r, RowDigest(r.nbytes), r.nbytes // max(r.shape[0], 1) if r.shape else 0, left=n)
+            for i, (r, n) in enumerate(zip(plan.reads, segments_per_read, strict=True))
+            if n > 1
+        }
         self.jobs: list[Future[None]] = []
-        self.final: dict[int, Future[ShardVerdict]] = {}
+        self.final: list[ShardVerdict | None] = [None] * len(plan.reads)
 
     def landed(self, piece: Piece) -> None:
         """Called on the pulling thread when ``piece`` is in staging."""
-        s = self.state[piece.read]
-        s.landed[piece.local - self.base - s.read.staging_offset] = piece.nbytes
-        s.left -= 1
-        while s.frontier in s.landed:
-            s.frontier += s.landed.pop(s.frontier)
-        rows = s.frontier // ROW_BYTES if s.left else s.digest.rows
-        if rows > s.digested_rows:
-            self.jobs.append(self.worker.submit(self._digest, s, s.digested_rows, rows))
-            s.digested_rows = rows
-        slices = s.frontier // s.row_bytes if s.row_bytes and s.left else (s.read.shape or (1,))[0]
-        if slices > s.placed_slices and s.read.tensor not in self.plan.whole:  # a whole shard stays put
-            self.jobs.append(
-                self.worker.submit(self.slot.place, self.plan, s.read, (s.placed_slices, slices))
-            )
-            s.placed_slices = slices
-        if not s.left:
-            self.final[piece.read] = self.worker.submit(self._finish, piece.read)
+        n = len(self.workers)
+        if n == 1:
+            self.jobs.append(self.workers[0].submit(self._segments, piece.segments))
+            return
+        for k, worker in enumerate(self.workers):  # a shard always on the same worker, in order
+            mine = [seg for seg in piece.segments if seg.read % n == k]
+            if mine:
+                self.jobs.append(worker.submit(self._segments, mine))
 
     def verdicts(self) -> list[ShardVerdict]:
         """Wait for every job, then the verdicts in plan order (a job's own error is raised here)."""
         self.wait()
         for job in self.jobs:
             job.result()
-        return [self.final[i].result() for i in range(len(self.plan.reads))]
+        return [v for v in self.final if v is not None]
 
     def wait(self) -> None:
         """Wait for every job handed out so far: after a failed pull too, so none is left
         touching staging when the next step starts. Raises nothing."""
-        pending: list[Future[Any]] = [*self.jobs, *self.final.values()]
-        wait(pending)
+        wait(self.jobs)
+
+    def _segments(self, segments: Sequence[Segment]) -> None:
+        for seg in segments:
+            s = self.state.get(seg.read)
+            if s is None:
+                r = self.plan.reads[seg.read]
+                if r.tensor not in self.plan.whole:
+                    self.slot.place(self.plan, r)
+                self.final[seg.read] = self._judge(
+                    seg.read, tensor_digest(self.slot.host_bytes(r, 0, r.nbytes))
+                )
+                continue
+            s.landed[seg.offset - s.read.staging_offset] = seg.nbytes
+            s.left -= 1
+            while s.frontier in s.landed:
+                s.frontier += s.landed.pop(s.frontier)
+            rows = s.frontier // ROW_BYTES if s.left else s.digest.rows
+            if rows > s.digested_rows:
+                self._digest(s, s.digested_rows, rows)
+                s.digested_rows = rows
+            slices = s.frontier // s.row_bytes if s.row_bytes and s.left else (s.read.shape or (1,))[0]
+            if slices > s.placed_slices and s.read.tensor not in self.plan.whole:  # a whole shard stays put
+                self.slot.place(self.plan, s.read, (s.placed_slices, slices))
+                s.placed_slices = slices
+            if not s.left:
+                r = s.read
+                self.final[seg.read] = self._judge(
+                    seg.read, s.digest.finish(self.slot.host_bytes(r, s.digest.rows * ROW_BYTES, r.nbytes))
+                )
 
     def _digest(self, s: _Shard, first: int, end: int) -> None:
         # In runs below the digest's threading threshold, so it takes one core: the other
@@ -104,9 +127,7 @@ class StepVerifier:
             hi = min(lo + _RUN_ROWS, end)
             s.digest.add_rows(lo, self.slot.host_bytes(s.read, lo * ROW_BYTES, hi * ROW_BYTES))
 
-    def _finish(self, i: int) -> ShardVerdict:
-        s, (shard, stamp) = self.state[i], self.shards[i]
-        r = s.read
-        actual = s.digest.finish(self.slot.host_bytes(r, s.digest.rows * ROW_BYTES, r.nbytes))
+    def _judge(self, i: int, actual: str) -> ShardVerdict:
+        r, (shard, stamp) = self.plan.reads[i], self.shards[i]
         verdict = judge(self.step, stamp, shard.digest, actual)
         return ShardVerdict(r.tensor, r.shard_offset, r.shape, r.agent, stamp, shard.digest, actual, verdict)

@@ -81,6 +81,33 @@ def test_a_model_of_a_given_size(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_usage_errors_exit_two(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["refit", "--publishers", "0"]) == 2
     assert "at least 1" in capsys.readouterr().err
+    assert main(["refit", "--layout", "nope.json"]) == 2
+    assert (
+        "layout 'nope.json': no such file, and not a preset (dense-8b, moe-30b-a3b)"
+        in capsys.readouterr().err
+    )
+    with pytest.raises(SystemExit) as stopped:  # argparse refuses the value itself
+        main(["refit", "--model-bytes", "1 parsec"])
+    assert stopped.value.code == 2 and "is not a byte count" in capsys.readouterr().err
+
+
+def test_a_real_moe_layout_is_refit_tensor_by_tensor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 18,867 tensors in 4 MiB: experts whole on one publisher, split by both receivers.
+    argv = ["refit", "--layout", "moe-30b-a3b", "--model-bytes", "4MiB", "--publishers", "2",
+            "--receivers", "2", "--steps", "2", "--raw-reps", "1", "--json", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().out[-2000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["config"]["layout"] == "moe-30b-a3b" and report["model_bytes"] >= 4 << 20
+    for step in report["steps"]:
+        for row in step["receivers"]:
+            assert row["installed"] and row["matches_truth"]
+            assert len(row["verdicts"]) > 18867 // 2 and {v["verdict"] for v in row["verdicts"]} == {
+                "verified"
+            }
+            raw = row["raw_nixl"]  # the same descriptors, and the same bytes in a few large ones
+            assert raw["descriptors"] == len(row["verdicts"]) and raw["contiguous_descriptors"] <= 4
 
 
 def test_parsing_a_refitwire_command_and_running_the_harness_import_no_torch() -> None:

@@ -164,7 +164,7 @@ def no_reads(r: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a read was posted for a table that should have been rejected")
 
-    for entry in ("read_many", "post_read"):  # every way a read gets posted
+    for entry in ("read_many", "post_read", "repost"):  # every way a read gets posted
         monkeypatch.setattr(r.agent, entry, refuse)
 
 

@@ -22,6 +22,7 @@ import refitwire.refit._receiver as receiver_module
 from _fleet import Publishers, make_receiver
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
+from refitwire.refit._verifier import StepVerifier
 
 pytestmark = pytest.mark.nixl
 
@@ -103,14 +104,20 @@ def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch:
     r = make_receiver(pubs.store, 1, chunk_bytes=2048)  # many pieces per shard
     try:
         done = [0]
-        jobs: list[tuple[str, int]] = []  # (job, bytes landed when it was handed to the worker)
-        real_submit = r._verifier.submit
+        handed: list[tuple[Any, int]] = []  # (piece, bytes landed when it was handed to the workers)
+        digests: list[int] = []
+        real_landed, real_digest = StepVerifier.landed, StepVerifier._digest
 
-        def submit(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            jobs.append((fn.__name__, done[0]))
-            return real_submit(fn, *args, **kwargs)
+        def landed(self: StepVerifier, piece: Any) -> None:
+            handed.append((piece, done[0]))
+            real_landed(self, piece)
 
-        monkeypatch.setattr(r._verifier, "submit", submit)
+        def digest(self: StepVerifier, *args: Any) -> None:
+            digests.append(1)
+            real_digest(self, *args)
+
+        monkeypatch.setattr(StepVerifier, "landed", landed)
+        monkeypatch.setattr(StepVerifier, "_digest", digest)
 
         def progress(moved: int, total: int, elapsed: float) -> None:
             done[0] = moved
@@ -119,16 +126,25 @@ def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch:
         pubs.publish(step)
         result = r.refit(step)  # without a progress callback the pull reports nothing
         assert result.installed
-        jobs.clear()
+        handed.clear()
+        digests.clear()
         step = next(_steps)
         pubs.publish(step)
         result = r.refit(step, progress)
         assert result.installed, result.error
-        finished = [at for name, at in jobs if name == "_finish"]
+        left = [0] * len(result.verdicts)
+        for piece, _ in handed:
+            for seg in piece.segments:
+                left[seg.read] += 1
+        finished = []  # when the job that completes each shard was handed on
+        for piece, at in handed:
+            for seg in piece.segments:
+                left[seg.read] -= 1
+                if not left[seg.read]:
+                    finished.append(at)
         assert len(finished) == len(result.verdicts)
         assert min(finished) < result.wire_bytes  # a whole shard was judged while others still moved
-        digested = [at for name, at in jobs if name == "_digest"]
-        assert len(digested) > len(result.verdicts)  # shards are digested piece by piece, not whole
+        assert len(digests) > len(result.verdicts)  # shards are digested piece by piece, not whole
         assert result.verify_s >= 0 and result.total_s >= result.transfer_s > 0
     finally:
         r.close()
