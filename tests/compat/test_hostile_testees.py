@@ -6,7 +6,7 @@ a complete report whose errored results and footer keep the evidence: the testee
 stderr lines and the runner's reason for each restart.
 
 The runs are independent and mostly wait on timeouts, so they all go in parallel; the
-slowest is ``mute``, which waits out the handshake timeout (``Testee.start_timeout_s``).
+slowest is ``mute``, which waits out the handshake timeout (``--startup-timeout``, 10 s here).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def conformance(mode: str, folder: Path) -> dict[str, Any]:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "refitwire", "conformance", "--testee", f"{sys.executable} {HOSTILE} {mode}",
-             "--seed", "3", "--examples", "5", "--timeout", "1", "--no-upstream", "--no-size-limit", "--output", str(report)],
+             "--seed", "3", "--examples", "5", "--timeout", "1", "--startup-timeout", "10", "--no-upstream", "--no-size-limit", "--output", str(report)],
             capture_output=True, text=True, timeout=OVERALL_S,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
