@@ -99,7 +99,7 @@ def test_both_validators_agree_with_the_vector(vector: dict[str, Any]) -> None:
         schema = schema_file(vector["document"], version)
         python = jsonschema.Draft202012Validator(schema).is_valid(instance)
         rust = jsonschema_rs.validator_for(schema).is_valid(instance)
-        if "ecma-262-dollar" in vector["tags"]:
+        if "ecma-262-dollar" in vector["tags"] and not outcome["valid"]:  # (a version that knows the member)
             # python-jsonschema matches `pattern` with re.search, where `$` also matches before a
             # final newline; JSON Schema patterns are ECMA-262, where it does not.
             assert (python, rust) == (True, False), version
