@@ -56,3 +56,36 @@ def test_a_candidates_new_member_gets_required_vectors_with_no_tool_edit(tmp_pat
             assert v["expect"]["1.3.0"]["pointer"] == "/publisher_rank"
             # The released readers (1.2.0) accept it as they must; that makes it no less Required.
             assert v["tier"] == "required", v["description"]
+
+
+def _coverage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TOOLS / "build_coverage.py"), *args], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_every_rule_at_every_place_has_a_vector_and_the_table_is_current() -> None:
+    done = _coverage("--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_empty_cell_is_named() -> None:
+    """Without the generated vectors (the hand-written ones alone), cells are empty and named."""
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import build_coverage
+    finally:
+        sys.path.remove(str(TOOLS))
+    hand_written = [
+        v for v in _load() if not {"integer-literal", "type", "near-miss", "dtype-table"} & set(v["tags"])
+    ]
+    found = build_coverage.covering(hand_written)
+    empty = [key for key in build_coverage.required_cells() if not found.get(key)]
+    assert ("TYPE", "/tensors/*/shards/*/shard_offset") in empty
+    assert ("ELSIZE_DTYPE", "dtype float8_e8m0fnu") in empty
+    assert ("INTEGER_LITERAL", "/tensors/*/shards/*/device_id") in empty
+    assert ("TYPE", "/metadata_endpoint") in empty
+
+
+def _load() -> list[dict[str, Any]]:
+    return [v for name in ("legal-forms.json", "invalid.json")
+            for v in json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"]]  # fmt: skip
