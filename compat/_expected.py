@@ -1,4 +1,10 @@
-"""Expected failures as data: a stable case ID, the reason, a link. Strict: an unexpected pass fails the run."""
+"""Expected failures as data: a stable case ID, the reason, a link, and the spec versions it applies to.
+
+Strict: a listed case that passes fails the run. An entry applies to the participants of its
+implementation that declare one of its ``spec_versions`` (the entry's, else the file's; all
+versions when neither says), so a correct new generation or release is never excused by the
+failures of an older one, nor reported as passing unexpectedly.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from pathlib import Path
 #: One participant's explicit list: (role, case) -> entry.
 Listed = dict[tuple[str, str], "ExpectedFailure"]
 
+__all__ = ["ExpectedFailure", "load"]
+
 
 @dataclass(frozen=True)
 class ExpectedFailure:
@@ -18,6 +26,10 @@ class ExpectedFailure:
     case: str
     reason: str
     link: str
+    spec_versions: frozenset[str] | None = None  # None: every version
+
+    def applies_to(self, spec_version: str) -> bool:
+        return self.spec_versions is None or spec_version in self.spec_versions
 
 
 def load() -> dict[tuple[str, str, str], ExpectedFailure]:
@@ -28,9 +40,11 @@ def load() -> dict[tuple[str, str, str], ExpectedFailure]:
             continue
         data = json.loads(entry.read_text(encoding="utf-8"))
         for item in data["expected_failures"]:
+            versions = item.get("spec_versions", data.get("spec_versions"))
             failure = ExpectedFailure(
-                data["implementation"], item["role"], item["case"], item["reason"], item["link"]
-            )
+                data["implementation"], item["role"], item["case"], item["reason"], item["link"],
+                None if versions is None else frozenset(versions),
+            )  # fmt: skip
             table[(failure.implementation, failure.role, failure.case)] = failure
     return table
 

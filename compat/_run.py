@@ -210,14 +210,16 @@ def listed_failure(
     lists them explicitly)."""
     if who.participant.kind in ("third-party", "upstream-source"):
         return None
-    return xfails.get((who.identity.name, role, case))
+    listed = xfails.get((who.identity.name, role, case))
+    return listed if listed is not None and listed.applies_to(who.version) else None
 
 
 def expected(result: Result, listed: _expected.ExpectedFailure | None) -> Result:
-    """A listed case that fails is xfailed; one that passes is xpassed (strict)."""
+    """A listed case that fails is xfailed (an ``errored`` answer included: the entry says why);
+    one that passes is xpassed (strict)."""
     if listed is None:
         return result
-    if result.outcome == Outcome.FAILED:
+    if result.outcome in (Outcome.FAILED, Outcome.ERRORED):
         return dataclasses.replace(result, outcome=Outcome.XFAILED, expected_failure=listed.reason)
     if result.outcome == Outcome.PASSED:
         return dataclasses.replace(

@@ -13,7 +13,10 @@ import json
 import sys
 from typing import Any
 
+import _vector_upstream
 from _vector_bounds import bound_vectors, precedence_vectors
+from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
+from _vector_dimensions import precedence_vectors as cross_stage_vectors
 from _vector_invalid import invalid_vectors
 from _vector_kit import (
     D1,
@@ -28,6 +31,7 @@ from _vector_kit import (
     vector,
     writer_vector,
 )
+from _vector_model import literal_vectors, type_vectors
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -270,11 +274,27 @@ def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return valid, invalid
 
 
+def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The mechanical dimensions, generated from the wire model (tools/_vector_model.py,
+    tools/_vector_dimensions.py); a vector a hand-written one already is stays hand-written."""
+    literal_valid, literal_invalid = literal_vectors()
+    dtype_valid, dtype_invalid = dtype_vectors()
+    span_valid, span_invalid = arithmetic_vectors()
+    valid = literal_valid + dtype_valid + span_valid
+    invalid = literal_invalid + type_vectors() + near_miss_vectors() + dtype_invalid + span_invalid
+    unique: dict[str, dict[str, Any]] = {}
+    for v in valid + invalid + cross_stage_vectors():
+        unique.setdefault(v["id"], v)
+    kept = list(unique.values())
+    return [v for v in kept if v in valid], [v for v in kept if v not in valid]
+
+
 def main(argv: list[str]) -> int:
     """Write the files, or with ``--check`` only say whether rebuilding would change them."""
     check = "--check" in argv
     edges_valid, edges_invalid = edge_cases()
     bounds_valid, bounds_invalid = bound_vectors()
+    generated_valid, generated_invalid = generated()
     groups = {
         "writer-output.json": (
             "Exact bytes the upstream-format writer produces for each version, with the payload it was given.",
@@ -282,11 +302,11 @@ def main(argv: list[str]) -> int:
         ),
         "legal-forms.json": (
             "Blobs other writers may produce (or readers must tolerate), with the decoded form per reader version.",
-            legal_forms() + edges_valid + bounds_valid,
+            legal_forms() + edges_valid + bounds_valid + generated_valid,
         ),
         "invalid.json": (
             "Blobs a reader must reject, each naming the rule and JSON pointer; `upstream` says whether the released readers tolerate it.",
-            invalid_vectors() + edges_invalid + bounds_invalid + precedence_vectors(),
+            invalid_vectors() + edges_invalid + bounds_invalid + precedence_vectors() + generated_invalid,
         ),
     }
     seen: set[str] = set()
@@ -306,9 +326,25 @@ def main(argv: list[str]) -> int:
             continue
         (OUT / name).write_text(text + "\n", encoding="utf-8")
         print(f"{name}: {len(vectors)} vectors")
+    every = [v for _, vectors in groups.values() for v in vectors]
+    listed = _vector_upstream.expected_failures(every)
+    if _vector_upstream.EXPECTED.read_text(encoding="utf-8") != listed:
+        if check:
+            stale.append(str(_vector_upstream.EXPECTED.name))
+        else:
+            _vector_upstream.EXPECTED.write_text(listed, encoding="utf-8")
+            print(f"{_vector_upstream.EXPECTED.name}: reader entries follow the vectors' upstream verdicts")
     for name in stale:
         print(f"{name}: rebuilding changes it (run python tools/build_vectors.py and review the diff)")
-    return 1 if stale else 0
+    if "--measure-upstream" in argv:  # then build again: the verdicts set `upstream` and the tier
+        _vector_upstream.write(_vector_upstream.measure())
+        print(f"{_vector_upstream.CACHE.name}: measured; run python tools/build_vectors.py again")
+        return 0
+    unmeasured = _vector_upstream.unmeasured() + _vector_upstream.stale_entries()
+    if unmeasured:
+        print(f"{len(unmeasured)} generated vectors have no upstream verdict or a stale one (first: {unmeasured[0]}):"
+              " run python tools/build_vectors.py --measure-upstream with the upstream environments")  # fmt: skip
+    return 1 if stale or (check and unmeasured) else 0
 
 
 if __name__ == "__main__":

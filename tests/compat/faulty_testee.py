@@ -210,6 +210,43 @@ def _slow(request: Reply, reply: Reply) -> Reply | None:
     return reply
 
 
+@fault("accepts-exponent-integers")
+def _exponent(request: Reply, reply: Reply) -> Reply | None:
+    """INTEGER_LITERAL checked by looking for a '.': ``4096E0`` and ``1e3`` pass."""
+    if reply.get("rule") == "INTEGER_LITERAL" and not re.search(rb"\d\.\d", blob_of(request)):
+        return lenient(request, reply["seq"])
+    return reply
+
+
+@fault("accepts-uppercase-digest")
+def _upper_ok(request: Reply, reply: Reply) -> Reply | None:
+    """DIGEST_FORMAT matched case-insensitively."""
+    if reply.get("rule") != "DIGEST_FORMAT":
+        return reply
+    digests = [s.get("digest") for s in _raw_shards(request)]
+    if all(d is None or (isinstance(d, str) and re.fullmatch(r"[0-9a-fA-F]{32}", d)) for d in digests):
+        return lenient(request, reply["seq"])
+    return reply
+
+
+@fault("overflows-at-2^63")
+def _signed(request: Reply, reply: Reply) -> Reply | None:
+    """Box and span arithmetic in signed 64-bit integers: a sum or product that overflows wraps."""
+    if reply.get("rule") not in ("BOX_IN_BOUNDS", "ADDR_SPAN"):
+        return reply
+    wrap = lambda n: (n + 2**63) % 2**64 - 2**63  # noqa: E731
+    for t in json.loads(blob_of(request))["tensors"]:
+        for s in t["shards"]:
+            if any(wrap(o + e) > f for o, e, f in zip(s["shard_offset"], s["shape"], t["full_shape"])):
+                return reply
+            nbytes = t["elsize"]
+            for extent in s["shape"]:
+                nbytes = wrap(nbytes * extent)
+            if s["addr"] > 2**64 - 1 - max(nbytes, 0) and nbytes >= 0:
+                return reply
+    return lenient(request, reply["seq"])
+
+
 # -- rejections for the wrong reason -------------------------------------------------------
 
 
@@ -238,6 +275,15 @@ def _type_for_literal(request: Reply, reply: Reply) -> Reply | None:
 @fault("literal-before-range")
 def _literal_first(request: Reply, reply: Reply) -> Reply | None:
     if reply.get("rule", "").endswith("_RANGE") and re.search(rb"\d[.eE][-+\d]", blob_of(request)):
+        return {**reply, "rule": "INTEGER_LITERAL"}
+    return reply
+
+
+@fault("checks-in-one-pass")
+def _one_pass(request: Reply, reply: Reply) -> Reply | None:
+    """Every rule checked value by value in one walk: an INTEGER_LITERAL written before a
+    structure violation is reported instead of it (SPEC 2.7 says the structure comes first)."""
+    if reply.get("rule") in ("TYPE", "REQUIRED") and re.search(rb"[:\[] ?\d+\.0[,}\]]", blob_of(request)):
         return {**reply, "rule": "INTEGER_LITERAL"}
     return reply
 

@@ -253,7 +253,9 @@ function integer(v, at, rule, low, high) {
   // as JSON Schema does; only an in-range one is then an INTEGER_LITERAL violation.
   if (v instanceof JsonFloat && Number.isInteger(v.value)) {
     if (v.value < Number(low) || v.value >= Number(high)) throw new Reject(rule, at, `${v.text}: out of [${low}, ${high})`);
-    throw new Reject('INTEGER_LITERAL', at, `${v.text}: integers are written without fraction or exponent`);
+    // Step 4: reported only when the whole structure (step 3) is sound.
+    later(new Reject('INTEGER_LITERAL', at, `${v.text}: integers are written without fraction or exponent`));
+    return;
   }
   if (typeof v !== 'bigint') throw new Reject('TYPE', at, `${short(v)}: not an integer`);
   if (v < low || v >= high) throw new Reject(rule, at, `${v}: out of [${low}, ${high})`);
@@ -281,8 +283,11 @@ function checkStructure(doc, kind) {
     string(doc, 'agent_name', []);
     string(doc, 'metadata_endpoint', [], true);
     string(doc, 'agent_meta_b64', []);
-    if (!canonicalBase64(doc.agent_meta_b64)) {
-      throw new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: not canonical base64`);
+    if (!isBase64(doc.agent_meta_b64)) {
+      throw new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: not base64`);
+    }
+    if (!canonicalBase64(doc.agent_meta_b64)) {  // the pad bits: step 4
+      later(new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: pad bits are not zero`));
     }
   }
   if (!Array.isArray(doc.tensors)) throw new Reject('TYPE', ['tensors'], `${short(doc.tensors)}: tensors is an array`);
@@ -352,9 +357,19 @@ function checkGeometry(doc) {
   });
 }
 
+// SPEC.md section 2.7: the violations of step 4 (INTEGER_LITERAL, the pad bits) wait until the
+// structure (step 3) is checked in full; the first of them found is reported.
+let deferred = null;
+
+function later(reject) {
+  if (deferred === null) deferred = reject;
+}
+
 function read(blob, kind) {
   const doc = parseBlob(blob);
+  deferred = null;
   checkStructure(doc, kind);
+  if (deferred !== null) throw deferred;
   checkGeometry(doc);
   const tensors = doc.tensors.map((t) => ({
     name: t.name,

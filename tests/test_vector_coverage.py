@@ -1,0 +1,91 @@
+"""The generated vector dimensions follow the schemas: a candidate's new member gets its vectors,
+Required for the versions that declare it, with no edit to the tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from _support import VECTORS
+
+TOOLS = VECTORS.parent.parent / "tools"
+RANK = {"description": "Rank of the publisher.", "type": "integer", "minimum": 0, "maximum": 2147483647,
+        "x-added-in": "1.3.0"}  # fmt: skip
+
+GENERATE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from build_vectors import generated
+valid, invalid = generated()
+json.dump([v for v in valid + invalid if "member:/publisher_rank" in v["tags"]], sys.stdout)
+"""
+
+
+def _candidate_vectors(tmp: Path) -> list[dict[str, Any]]:
+    schema = tmp / "schema"
+    shutil.copytree(VECTORS.parent, schema, ignore=shutil.ignore_patterns("vectors", "protocol", "report"))
+    env = {**os.environ, "REFITWIRE_SCHEMA_DIR": str(schema)}
+    done = subprocess.run([sys.executable, "-m", "refitwire", "schema", "new", "1.3.0", "--schema-dir", str(schema)],
+                          capture_output=True, text=True, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    path = schema / "rendezvous" / "1.3.0.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["properties"]["publisher_rank"] = RANK
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", GENERATE, str(TOOLS)], capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: list[dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
+def test_a_candidates_new_member_gets_required_vectors_with_no_tool_edit(tmp_path: Path) -> None:
+    found = _candidate_vectors(tmp_path)
+    invalid = [v for v in found if not v["expect"]["1.3.0"]["valid"]]
+    rules = {v["expect"]["1.3.0"]["rule"] for v in invalid}
+    assert {"INTEGER_LITERAL", "TYPE", "JSON"} <= rules and len(invalid) > 20, rules
+    # the range rule of a member with no x-rule is the schema's: the literal forms past its bounds
+    for v in invalid:
+        if v["expect"]["1.3.0"]["rule"] != "JSON":
+            assert v["expect"]["1.2.0"]["valid"], v["description"]  # a 1.2.0 reader must ignore it
+            assert v["expect"]["1.3.0"]["pointer"] == "/publisher_rank"
+            # The released readers (1.2.0) accept it as they must; that makes it no less Required.
+            assert v["tier"] == "required", v["description"]
+
+
+def _coverage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TOOLS / "build_coverage.py"), *args], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_every_rule_at_every_place_has_a_vector_and_the_table_is_current() -> None:
+    done = _coverage("--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_empty_cell_is_named() -> None:
+    """Without the generated vectors (the hand-written ones alone), cells are empty and named."""
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import build_coverage
+    finally:
+        sys.path.remove(str(TOOLS))
+    hand_written = [
+        v for v in _load() if not {"integer-literal", "type", "near-miss", "dtype-table"} & set(v["tags"])
+    ]
+    found = build_coverage.covering(hand_written)
+    empty = [key for key in build_coverage.required_cells() if not found.get(key)]
+    assert ("TYPE", "/tensors/*/shards/*/shard_offset") in empty
+    assert ("ELSIZE_DTYPE", "dtype float8_e8m0fnu") in empty
+    assert ("INTEGER_LITERAL", "/tensors/*/shards/*/device_id") in empty
+    assert ("TYPE", "/metadata_endpoint") in empty
+
+
+def _load() -> list[dict[str, Any]]:
+    return [v for name in ("legal-forms.json", "invalid.json")
+            for v in json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"]]  # fmt: skip

@@ -1,0 +1,143 @@
+"""Build docs/coverage.md: every (rule, place) the golden vectors must cover, and the vectors that do.
+
+Run: python tools/build_coverage.py [--check]. The cells are enumerated from the wire model
+(every member and item kind at every level: TYPE, its ``x-rule``, INTEGER_LITERAL where it holds
+integers, REQUIRED where it is required) and from SPEC.md's rule tables of sections 2.1 to 2.3
+(the rules of the encoding and the geometry, at the places their vectors name), plus one cell
+per dtype label of section 4 (ELSIZE_DTYPE). Each invalid vector fills the cell of the rule and
+pointer it expects at every version (indices written ``*``). tests/test_vector_coverage.py fails
+when a cell is empty or this file is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from refitwire import wire
+from refitwire._spec import DTYPE_SIZES
+from refitwire.wire import NO_CONST
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "coverage.md"
+#: Rules one blob cannot show, with where they are covered instead.
+ELSEWHERE = {
+    "BLOB_SIZE": "built at run time (size:at-limit, size:over-limit)",
+    "DUPLICATE_KEYS": "a reader rule about repeated names (legal-forms, tag duplicate-keys)",
+}
+
+
+def _place(at: str) -> str:
+    return "/".join("*" if t.isdigit() else t for t in at.split("/"))
+
+
+def required_cells() -> dict[tuple[str, str], str]:
+    """(rule, place) -> what the cell is about, for every cell the vectors must fill."""
+    model = wire.newest_model("rendezvous")
+    cells: dict[tuple[str, str], str] = {}
+    for member in model.members():
+        at = "".join(f"/{name}/*" for name in member.level) + "/" + member.name
+        if member.const is NO_CONST:  # any other value of a constant breaks its own rule (SPEC 2.7 step 2)
+            cells[("TYPE", at)] = "a value of a wrong JSON type"
+        if member.const is not NO_CONST or member.pattern is not None or member.bounds != (None, None):
+            cells[(member.rule or "SCHEMA", at)] = "a value outside its constant, pattern or bounds"
+        if member.required:
+            cells[("REQUIRED", at)] = "the member left out"
+        if member.types == ("integer",):
+            cells[("INTEGER_LITERAL", at)] = "an integer written with a fraction or exponent"
+        if member.items is not None:
+            cells[("TYPE", at + "/*")] = "an item of a wrong JSON type"
+            if member.holds_integers:
+                cells[(member.item_rule() or "SCHEMA", at + "/*")] = "an item outside its bounds"
+                cells[("INTEGER_LITERAL", at + "/*")] = "an item written with a fraction or exponent"
+    spec = (ROOT / "schema" / "SPEC.md").read_text(encoding="utf-8")
+    for section in ("2.1", "2.3"):
+        body = spec.split(f"### {section} ")[1].split("\n### ")[0]
+        for rule in re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", body, flags=re.M):
+            if rule not in ELSEWHERE:
+                cells[(rule, "(any)")] = f"SPEC {section}"
+    for label in DTYPE_SIZES:
+        cells[("ELSIZE_DTYPE", f"dtype {label}")] = f"{label} with another element size"
+    return cells
+
+
+def covering(vectors: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    """(rule, place) -> the IDs of the vectors that expect that rule there."""
+    model = wire.newest_model("rendezvous")
+    found: dict[tuple[str, str], list[str]] = {}
+    for v in vectors:
+        if v["document"] != "rendezvous":
+            continue
+        keys = set()
+        for outcome in v["expect"].values():
+            if outcome["valid"]:
+                continue
+            rule, at = outcome["rule"], outcome["pointer"]
+            keys.add((rule, "(any)"))
+            keys.add((rule, _place(at)))
+            if rule == "REQUIRED":
+                keys |= _missing(v, at, model)
+            if rule == "ELSIZE_DTYPE":
+                dtype = json.loads(v["blob"])["tensors"][int(wire.tokens(at)[1])]["dtype"]
+                keys.add((rule, f"dtype {dtype.removeprefix('torch.')}"))
+        for key in keys:
+            found.setdefault(key, []).append(v["id"])
+    return found
+
+
+def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str, str]]:
+    """The REQUIRED cells of the members a vector's object lacks."""
+    obj: Any = json.loads(v["blob"])
+    for token in wire.tokens(at):
+        obj = obj[int(token)] if isinstance(obj, list) else obj[token]
+    level = tuple(t for t in wire.tokens(at) if not t.isdigit())
+    return {("REQUIRED", f"{_place(at)}/{name}") for name in model.level(*level).required if name not in obj}
+
+
+def table() -> tuple[str, list[tuple[str, str]]]:
+    from _vector_kit import OUT
+
+    vectors = [v for name in ("legal-forms.json", "invalid.json")
+               for v in json.loads((OUT / name).read_text(encoding="utf-8"))["vectors"]]  # fmt: skip
+    cells, found = required_cells(), covering(vectors)
+    empty = [key for key in cells if not found.get(key)]
+    lines = [
+        "# Conformance coverage",
+        "",
+        "Generated by `python tools/build_coverage.py` from the wire model and SPEC.md; do not edit.",
+        "Each row is a (rule, place) the golden vectors must cover: every member and item kind at",
+        "every level (its type, its rule, INTEGER_LITERAL for integers, REQUIRED when required), every",
+        "rule of SPEC sections 2.1 and 2.3, and every dtype label of section 4. A place is a JSON",
+        "pointer with indices written `*`. `tests/test_vector_coverage.py` fails on an empty row.",
+        "",
+        f"{len(cells)} cells, {len(cells) - len(empty)} covered.",
+        "",
+        "| rule | place | about | vectors |",
+        "|---|---|---|---|",
+    ]
+    for (rule, at), about in sorted(cells.items()):
+        ids = sorted(found.get((rule, at), []))
+        lines.append(f"| `{rule}` | `{at}` | {about} | {len(ids)}: {' '.join(ids) if ids else '**none**'} |")
+    lines += ["", "Covered elsewhere:", ""]
+    lines += [f"- `{rule}`: {where}" for rule, where in ELSEWHERE.items()]
+    return "\n".join(lines) + "\n", empty
+
+
+def main(argv: list[str]) -> int:
+    text, empty = table()
+    if "--check" in argv:
+        if DOC.read_text(encoding="utf-8") != text:
+            print(f"{DOC.name}: rebuilding changes it (run python tools/build_coverage.py)")
+            return 1
+    else:
+        DOC.write_text(text, encoding="utf-8")
+    for rule, at in empty:
+        print(f"no vector covers {rule} at {at}")
+    return 1 if empty else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
