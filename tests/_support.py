@@ -130,3 +130,15 @@ def members_in_order(document: dict[str, Any], model: Any) -> bool:
         for path, level in model.levels.items()
         for obj in objects_at(document, model, path)
     )
+
+
+def check_workflow_schema(workflow: Path) -> None:
+    """A GitHub Actions workflow file passes the workflow schema (check-jsonschema's vendored copy)."""
+    import shutil
+
+    linter = shutil.which("check-jsonschema")
+    assert linter is not None, "check-jsonschema is not installed (the test extra brings it)"
+    done = subprocess.run(
+        [linter, "--builtin-schema", "vendor.github-workflows", str(workflow)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

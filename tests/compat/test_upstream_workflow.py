@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from _support import check_workflow_schema
 from test_upstream_source import PATCHES, released_tree  # noqa: F401  (the cached sdist fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +33,7 @@ def _steps() -> list[dict[str, Any]]:
 
 
 def test_the_workflow_passes_the_workflow_schema() -> None:
-    linter = shutil.which("check-jsonschema")
-    assert linter is not None, "check-jsonschema is not installed (the test extra brings it)"
-    done = subprocess.run(
-        [linter, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    check_workflow_schema(WORKFLOW)
 
 
 def test_it_fails_only_on_what_the_pull_request_adds() -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import Any
 
 import pytest
 import yaml
 from _gate_helpers import ROOT
+from _support import check_workflow_schema
 
 WORKFLOW = ROOT / ".github/workflows/wire-gate.yml"
 
@@ -19,12 +18,7 @@ def _workflow() -> dict[str, Any]:
 
 
 def test_the_workflow_passes_the_workflow_schema() -> None:
-    linter = shutil.which("check-jsonschema")
-    assert linter is not None, "check-jsonschema is not installed (the test extra brings it)"
-    done = subprocess.run(
-        [linter, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    check_workflow_schema(WORKFLOW)
 
 
 def test_it_triggers_on_everything_that_can_change_a_verdict() -> None:
