@@ -72,6 +72,11 @@ class Decoded:
 
 
 @dataclass(frozen=True)
+class Digested:
+    digest: str
+
+
+@dataclass(frozen=True)
 class Rejected:
     message: str
     rule: str | None
@@ -99,15 +104,19 @@ class Broken:
     malformed: bool = False
 
 
-Reply = Written | Decoded | Rejected | Skipped | Errored | Broken
+Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
 
 
 def classify(cmd: str, reply: dict[str, Any]) -> Reply:
-    """The typed form of a testee's answer to ``cmd`` ("read" or "write"), checked in full."""
+    """The typed form of a testee's answer to ``cmd`` ("read", "write" or "digest"), checked in full."""
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
         return Errored(_text(reply.get("message")))
+    if cmd == "digest":
+        if not isinstance(reply.get("digest"), str):
+            return Broken(f"a digest answered without a digest string: {dumps_short(reply)}", "/digest", True)
+        return Digested(reply["digest"])
     if cmd == "read" and reply.get("rejected") is True:
         bad = _first_error("response", reply)
         if bad:

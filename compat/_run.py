@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases, _checks, _expected
+from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
@@ -135,6 +135,10 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         if plan.limits and (plan.only is None or plan.only.startswith("size:")):
             for size in _built_cases.size_cases():
                 yield from settle(_checks.read_size(r, size), r, "reader")
+    for who in filter(alone, started):  # the digest is neither role's: every participant is asked
+        for dcase in _digest.digest_cases():
+            if plan.only is None or _asks(plan.only, dcase.id):
+                yield from settle([_digest.check_digest(who, dcase)], who, "digest")
     blobs: dict[str, dict[str, bytes]] = {}
     asked: dict[str, dict[str, Any]] = {}  # what a writer of each spec version is asked to write
     for w in writers:
