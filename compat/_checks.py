@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,8 @@ from refitwire.compat import _cases
 from refitwire.compat._built_cases import RefusalCase, SizeCase
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
+    NO_POINTER,
+    NO_REFUSAL_RULE,
     NO_RULE,
     RECOMMENDED,
     REQUIRED,
@@ -117,14 +120,25 @@ def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> 
         return Result(
             **base, outcome=Outcome.SKIPPED, message=f"{NO_RULE} (the spec says {rule})", symptom=NO_RULE
         )
-    if reply.rule != rule or (reply.pointer is not None and reply.pointer != pointer):
+    spec_says = f"the spec says {rule} at {show_pointer(pointer)}"
+    if reply.rule != rule:
         named = f"{reply.rule} at {show_pointer(reply.pointer)}" if reply.pointer is not None else reply.rule
-        kind = "wrong rule" if reply.rule != rule else "wrong pointer"
         return failed(
             base,
             "reader",
-            f"{kind}: named {reply.rule}, the spec says {rule}",
-            f"rejected for the wrong reason: named {named}, the spec says {rule} at {show_pointer(pointer)}",
+            f"wrong rule: named {reply.rule}, the spec says {rule}",
+            f"rejected for the wrong reason: named {named}, {spec_says}",
+        )
+    if reply.pointer is None:
+        # The rule alone does not say which value broke it: as unchecked as no rule, and counted.
+        return failed(base, "reader", NO_POINTER, f"named {rule} but no pointer; {spec_says}")
+    if reply.pointer != pointer:
+        return failed(
+            base,
+            "reader",
+            f"wrong pointer for {rule}: named {show_pointer(general(reply.pointer))}, "
+            f"the spec says {show_pointer(general(pointer))}",
+            f"rejected at the wrong place: named {rule} at {show_pointer(reply.pointer)}, {spec_says}",
         )
     return Result(**base, outcome=Outcome.PASSED)
 
@@ -270,21 +284,59 @@ def written_problem(
     return None
 
 
-def refusal(w: Any, case: RefusalCase) -> Result:
-    """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal."""
+def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
+    """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal, and it
+    reports that rule (``ID#rule``: the ``rule`` member, else the rule IDs its message names)."""
     # Recommended: a MUST, but the released upstream writers write whatever they are given.
     base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
     if isinstance(reply, Errored):
-        return Result(**base, outcome=Outcome.PASSED)
+        yield Result(**base, outcome=Outcome.PASSED)
+        yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule)
+        return
     if isinstance(reply, Written):
+        yield failed(
+            base,
+            "writer",
+            f"wrote a blob for a payload that breaks {case.rule}",
+            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+        )
+        return
+    yield _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+
+
+def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
+    named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+    if not named:
+        return Result(
+            **base,
+            outcome=Outcome.SKIPPED,
+            symptom=NO_REFUSAL_RULE,
+            message=f"{NO_REFUSAL_RULE} (the spec says {rule})",
+        )
+    if set(named) != {rule}:
+        said = ", ".join(dict.fromkeys(named))
         return failed(
             base,
             "writer",
-            f"wrote a blob breaking {case.rule}",
-            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+            f"refused for the wrong reason: named {said}, the spec says {rule}",
+            f"refused naming {said}, the spec says {rule}: {reply.message}",
         )
-    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+    return Result(**base, outcome=Outcome.PASSED)
+
+
+@functools.cache
+def spec_rules() -> frozenset[str]:
+    """Every rule ID of SPEC.md (the first column of its rule tables)."""
+    from importlib import resources
+
+    text = resources.files("refitwire.schema").joinpath("SPEC.md").read_text(encoding="utf-8")
+    return frozenset(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", text, flags=re.M))
+
+
+def named_rules(message: str) -> list[str]:
+    """The SPEC rule IDs a message names, in order."""
+    return [word for word in re.findall(r"[A-Z][A-Z0-9_]+", message) if word in spec_rules()]
 
 
 def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Result:

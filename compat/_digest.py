@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from refitwire.compat._results import (
+    NO_DIGEST,
     Broken,
     Digested,
     Errored,
@@ -24,9 +25,6 @@ from refitwire.compat._results import (
     dumps_short,
     exchange,
 )
-
-#: The symptom of a testee that computes no digest: counted, not failed.
-NO_DIGEST = "computes no digest"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,19 @@ from refitwire.compat._protocol import ProtocolError
 
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
+NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
+NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: counted, not failed
+NO_DIGEST = "computes no digest"  # a testee answering skipped to digest: counted, not failed
+#: symptom -> what the summary line and the footer say of the results counted under it
+COUNTED = {
+    NO_RULE: ("no_rule", "rejections gave no rule: the suite could not check why they rejected"),
+    NO_POINTER: ("no_pointer", "rejections gave a rule but no pointer: the suite could not check where"),
+    NO_REFUSAL_RULE: (
+        "refusal_no_rule",
+        "writer refusals named no rule: the suite could not check why they refused",
+    ),
+    NO_DIGEST: ("no_digest", "digest cases were skipped: the testee computes no digest"),
+}
 
 
 class Outcome(str, enum.Enum):
@@ -93,6 +106,7 @@ class Errored:
     """The testee answered ``errored``: it could not handle the request (or, for a write, refused)."""
 
     message: str
+    rule: str | None = None  # the optional ``rule`` member (a writer's refusal)
 
 
 @dataclass(frozen=True)
@@ -112,7 +126,8 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
-        return Errored(_text(reply.get("message")))
+        rule = reply.get("rule")
+        return Errored(_text(reply.get("message")), rule if isinstance(rule, str) else None)
     if cmd == "digest":
         if not isinstance(reply.get("digest"), str):
             return Broken(f"a digest answered without a digest string: {dumps_short(reply)}", "/digest", True)

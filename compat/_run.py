@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected
+from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
@@ -136,6 +136,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             for size in _built_cases.size_cases():
                 yield from settle(_checks.read_size(r, size), r, "reader")
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
+        if plan.only is None or plan.only.startswith("protocol:"):
+            yield from settle(_probes.probe(who), who, "protocol")
         for dcase in _digest.digest_cases():
             if plan.only is None or _asks(plan.only, dcase.id):
                 yield from settle([_digest.check_digest(who, dcase)], who, "digest")
@@ -156,9 +158,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 "writer",
             )
             if w.version in SPEC_VERSIONS:
-                yield from settle(
-                    [_checks.refusal(w, c) for c in _built_cases.refusal_cases(w.version)], w, "writer"
-                )
+                for refusal in _built_cases.refusal_cases(w.version):
+                    yield from settle(_checks.refusal(w, refusal), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():

@@ -89,14 +89,17 @@ class Testee:
             proc.kill()
             proc.wait()
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send one request with a fresh seq and return the reply; restart on failure, then re-raise."""
+    def request(self, message: dict[str, Any], *, probe: bool = False) -> dict[str, Any]:
+        """Send one request with a fresh seq and return the reply; restart on failure, then re-raise.
+
+        ``probe``: a request outside the protocol's schema on purpose (an unknown command), sent
+        unchecked."""
         self._seq += 1
         message = {**message, "seq": self._seq}
         try:
             if self._proc is None or self._proc.poll() is not None:
                 self._restart("the process had exited")
-            reply = self._exchange(message, seq=self._seq)
+            reply = self._exchange(message, seq=self._seq, check=not probe)
         except proto.ProtocolError as exc:
             self._restart(str(exc), quiet=True)
             raise
@@ -120,11 +123,11 @@ class Testee:
     # -- one exchange -----------------------------------------------------------------------
 
     def _exchange(
-        self, message: dict[str, Any], seq: int | None, timeout_s: float | None = None
+        self, message: dict[str, Any], seq: int | None, timeout_s: float | None = None, check: bool = True
     ) -> dict[str, Any]:
         proc, timeout_s = self._proc, self.timeout_s if timeout_s is None else timeout_s
         assert proc is not None and proc.stdin is not None
-        if self.check_messages:
+        if self.check_messages and check:
             proto.check_message(message, "request")
         try:
             proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")

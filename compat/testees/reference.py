@@ -57,8 +57,17 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
             else:
                 p = from_decoded(request["payload"])
                 blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version)
-        except (KeyError, InvalidBlob) as exc:
-            return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
+        except KeyError as exc:
+            return {"seq": seq, "errored": True, "message": f"not a decoded payload: missing {exc}"}
+        except InvalidBlob as exc:
+            if exc.rule == "DECODED_FORM":  # a bad request, not a rule of the spec
+                return {"seq": seq, "errored": True, "message": f"not a decoded payload: {exc}"}
+            return {
+                "seq": seq,
+                "errored": True,
+                "message": f"refusing to write an invalid blob: {exc}",
+                "rule": exc.rule,
+            }
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
     if cmd == "digest":
         try:

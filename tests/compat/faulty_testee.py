@@ -344,6 +344,90 @@ def _never_refuses(request: Reply, reply: Reply) -> Reply | None:
     return {"seq": reply["seq"], "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
 
 
+# -- the protocol's other promises: the digest, new commands and members, the refusal's rule --
+
+
+@fault("tail-weights-continue-rows")
+def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
+    """Weighs the tail words by their position in the whole input, not from 1 (SPEC.md section 4)."""
+    if request.get("cmd") != "digest" or "digest" not in reply:
+        return reply
+    import hashlib
+
+    import numpy as np
+    from refitwire._spec import DTYPE_SIZES
+
+    size = DTYPE_SIZES[request["dtype"].removeprefix("torch.")]
+    full = np.frombuffer(base64.b64decode(request["data_b64"]), np.dtype(f"V{size}")).reshape(
+        request["shape"]
+    )
+    if "box" in request:
+        box = request["box"]
+        full = full[tuple(slice(o, o + e) for o, e in zip(box["shard_offset"], box["shape"]))]
+    data = np.ascontiguousarray(full).tobytes()
+    n, words = len(data), np.frombuffer(data[: len(data) - len(data) % 4], "<i4").astype(np.int64)
+    rows = len(words) // 1024
+    scalars = [n]
+    if rows:
+        sums = words[: rows * 1024].reshape(rows, 1024).sum(axis=1)
+        scalars += [int(sums.sum()), int((np.arange(1, rows + 1) * sums).sum())]
+    tail = words[rows * 1024 :]
+    if len(tail):
+        first = rows * 1024 + 1  # the fault: the weights should restart at 1
+        scalars += [int(tail.sum()), int((np.arange(first, first + len(tail)) * tail).sum())]
+    if n % 4:
+        scalars += [sum(data[n - n % 4 :]), n % 4]
+    h = hashlib.blake2b(digest_size=16)
+    for value in scalars:
+        h.update((value % 2**64).to_bytes(8, "little"))
+    return {**reply, "digest": h.hexdigest()}
+
+
+@fault("no-digest")
+def _no_digest(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "digest":
+        return {"seq": request.get("seq"), "skipped": True, "reason": "unknown command 'digest'"}
+    return reply
+
+
+@fault("exits-on-unknown-command")
+def _exits_on_unknown(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") not in ("start", "read", "write", "digest"):
+        sys.exit(2)
+    return reply
+
+
+@fault("rejects-unknown-request-member")
+def _strict_requests(request: Reply, reply: Reply) -> Reply | None:
+    known = {"cmd", "seq", "protocol", "payload", "blob_b64", "data_b64", "dtype", "shape", "box", "document"}
+    unknown = sorted(set(request) - known)
+    if unknown and request.get("cmd") in ("read", "write"):
+        return {
+            "seq": request.get("seq"),
+            "errored": True,
+            "message": f"unknown request member {unknown[0]!r}",
+        }
+    return reply
+
+
+@fault("refuses-with-wrong-rule")
+def _wrong_refusal_rule(request: Reply, reply: Reply) -> Reply | None:
+    """Refuses every invalid payload, but always says WRITE_VALID's neighbour, TYPE."""
+    if request.get("cmd") == "write" and reply.get("errored"):
+        return {
+            "seq": reply["seq"],
+            "errored": True,
+            "message": "refusing: bad payload [TYPE]",
+            "rule": "TYPE",
+        }
+    return reply
+
+
+@fault("rejects-without-pointer")
+def _no_pointer(request: Reply, reply: Reply) -> Reply | None:
+    return {k: v for k, v in reply.items() if k != "pointer"} if reply.get("rejected") else reply
+
+
 # -- processes that misbehave --------------------------------------------------------------
 
 

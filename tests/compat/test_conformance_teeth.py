@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from refitwire import compat
-from refitwire.compat import _cases, _render, _report
+from refitwire.compat import _cases, _render, _report, _results
 from refitwire.compat._results import Outcome, Result
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
@@ -74,10 +74,16 @@ CATCHES = {
     "wrong-seq": "read:",
     "garbage-output": "read:",
     "ansi-noise-on-stderr": f"read:{vid('1.2.0 writer: addresses near 2^64')}",
+    "tail-weights-continue-rows": "digest:",
+    "exits-on-unknown-command": "protocol:unknown-command",
+    "rejects-unknown-request-member": "protocol:unknown-member",
+    "refuses-with-wrong-rule": "refuse:",
+    "rejects-without-pointer": f"read:{vid('addr is 2^64')}#rule",
 }
 LIMIT_CATCHES = {"accepts-oversized-blobs": "size:over-limit", "slow-on-large-blobs": "size:at-limit"}
-# Also in the run: a reader that never names a rule (counted and reported, not a failure).
-REPORTED = ("none", "no-rule-given")
+# Also in the run: a reader that never names a rule, a testee that computes no digest (counted
+# and reported, not failures).
+REPORTED = ("none", "no-rule-given", "no-digest")
 
 
 def label(fault: str) -> str:
@@ -170,6 +176,29 @@ def test_rejections_without_a_rule_are_counted(bank: _report.Report) -> None:
     assert quiet and all(r.outcome == Outcome.SKIPPED for r in quiet)
     assert bank.footer is not None and bank.footer.raw["no_rule"] >= len(quiet)
     assert f"{bank.footer.raw['no_rule']} rejections gave no rule" in "\n".join(_render.summary(bank))
+
+
+def test_rejections_without_a_pointer_fail_their_reason_and_are_counted(bank: _report.Report) -> None:
+    quiet = [r for r in of(bank, "rejects-without-pointer") if r.case.endswith("#rule")]
+    assert quiet and all(r.outcome == Outcome.FAILED and r.symptom == _results.NO_POINTER for r in quiet)
+    assert bank.footer is not None and bank.footer.raw["no_pointer"] == len(quiet)
+    assert f"{len(quiet)} rejections gave a rule but no pointer" in "\n".join(_render.summary(bank))
+
+
+def test_a_refusal_naming_the_wrong_rule_fails_its_reason(bank: _report.Report) -> None:
+    results = of(bank, "refuses-with-wrong-rule")
+    verdicts = [r for r in results if r.case.startswith("refuse:") and not r.case.endswith("#rule")]
+    reasons = [r for r in results if r.case.startswith("refuse:") and r.case.endswith("#rule")]
+    assert verdicts and all(r.outcome == Outcome.PASSED for r in verdicts)
+    assert reasons and all(
+        r.outcome == Outcome.FAILED and "named TYPE, the spec says" in r.symptom for r in reasons
+    )
+
+
+def test_a_testee_without_a_digest_has_its_digest_cases_skipped_and_counted(bank: _report.Report) -> None:
+    digests = [r for r in of(bank, "no-digest") if r.case.startswith("digest:")]
+    assert digests and all(r.outcome == Outcome.SKIPPED for r in digests)
+    assert bank.footer is not None and bank.footer.raw["no_digest"] >= len(digests)
 
 
 def test_a_wrong_writer_is_named_as_the_side_at_fault(bank: _report.Report) -> None:
