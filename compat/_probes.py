@@ -42,9 +42,9 @@ def unknown_command(who: Any) -> Result:
         reply = who.testee.request({"cmd": UNKNOWN_COMMAND, UNKNOWN_MEMBER: [1]}, probe=True)
     except ProtocolError as exc:
         tail = " | ".join(list(who.testee.stderr)[-5:]) or "(empty)"
-        return Result(
+        return Result(  # errored, as any broken exchange: a testee that never answers errs everywhere
             **base,
-            outcome=Outcome.FAILED,
+            outcome=Outcome.ERRORED,
             fault="reader",
             symptom="no answer to an unknown command (the protocol says: answer skipped)",
             message=f"sent {UNKNOWN_COMMAND!r}: {exc}; stderr: {tail}",
@@ -86,9 +86,10 @@ def unknown_member(who: Any) -> Result | None:
         return Result(**base, outcome=Outcome.PASSED)
     said = reply.message if hasattr(reply, "message") else dumps_short(reply)
     kind = "no answer" if isinstance(reply, Broken) and not reply.malformed else type(reply).__name__.lower()
+    broken = isinstance(reply, Broken) and not reply.malformed
     return Result(
         **base,
-        outcome=Outcome.FAILED,
+        outcome=Outcome.ERRORED if broken else Outcome.FAILED,
         fault="reader",
         symptom=f"refused a request carrying an unknown member ({kind}; the protocol says: ignore it)",
         message=f"a request with the extra member {UNKNOWN_MEMBER!r} was not served: {said}",

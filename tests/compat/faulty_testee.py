@@ -383,6 +383,28 @@ def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
     return {**reply, "digest": h.hexdigest()}
 
 
+@fault("rejects-duplicate-keys")
+def _rejects_duplicates(request: Reply, reply: Reply) -> Reply | None:
+    """Not a fault: SPEC.md DUPLICATE_KEYS lets a reader reject repeated names (this one does)."""
+    if request.get("cmd") != "read" or "payload" not in reply:
+        return reply
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        names = [name for name, _ in items]
+        repeated = next((n for n in names if names.count(n) > 1), None)
+        if repeated is not None:
+            raise KeyError(repeated)
+        return dict(items)
+
+    try:
+        json.loads(blob_of(request), object_pairs_hook=pairs)
+    except KeyError as exc:  # the vectors repeat a top-level member; its pointer is /NAME
+        name = str(exc.args[0])
+        return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": "/" + name,
+                "message": f"the member {name!r} is repeated"}  # fmt: skip
+    return reply
+
+
 @fault("no-digest")
 def _no_digest(request: Reply, reply: Reply) -> Reply | None:
     if request.get("cmd") == "digest":
