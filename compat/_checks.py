@@ -18,7 +18,7 @@ from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_b
 from refitwire._spec import SPEC_VERSIONS, version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases
-from refitwire.compat._built_cases import RefusalCase, SizeCase
+from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
     NO_POINTER,
@@ -63,8 +63,8 @@ def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
     return None
 
 
-def ask_read(who: Any, blob: bytes) -> Reply:
-    return exchange(who.testee, read(0, base64.b64encode(blob).decode()))
+def ask_read(who: Any, blob: bytes, timeout_s: float | None = None) -> Reply:
+    return exchange(who.testee, read(0, base64.b64encode(blob).decode()), timeout_s)
 
 
 # -- reading the golden vectors ------------------------------------------------------------
@@ -158,25 +158,26 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
-def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
+def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
+    """A size or scale case, allowed ``allowance`` (SPEC.md section 5: measured on this machine)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
-    reply = ask_read(r, case.blob)
+    reply = ask_read(r, case.blob, allowance.seconds)
+    if isinstance(reply, Broken) and not reply.malformed:
+        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom="too slow or broken on a large blob",
+                     message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
+        return
     if case.valid:
         if isinstance(reply, Rejected):
             yield failed(
                 base,
                 "reader",
-                "rejected the blob at the size limit",
+                "rejected a valid blob of the size or scale cases",
                 f"rejected {case.description}: {reply.message}",
             )
         elif isinstance(reply, Decoded):
-            payload = {
-                "agent_name": "agent-r0",
-                "metadata_endpoint": "h:1",
-                "agent_meta_b64": "",
-                "tensors": [],
-            }
-            yield decoded_result(base, _cases.project(payload, r.version), reply.payload, case.description)
+            assert case.payload is not None
+            expected = _cases.project(case.payload, r.version)
+            yield decoded_result(base, expected, reply.payload, case.description)
         else:
             yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
         return

@@ -160,10 +160,10 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
 
 
-def exchange(testee: Any, message: dict[str, Any]) -> Reply:
+def exchange(testee: Any, message: dict[str, Any], timeout_s: float | None = None) -> Reply:
     """Send ``message`` and classify the answer; a failed exchange is :class:`Broken`."""
     try:
-        reply = testee.request(message)
+        reply = testee.request(message) if timeout_s is None else testee.request(message, timeout_s=timeout_s)
     except ProtocolError as exc:
         tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
         return Broken(f"{exc}; stderr: {tail}")

@@ -61,6 +61,8 @@ class Plan:
     limits: bool = True
     only: str | None = None
     upstream: str = "not asked"  # whether the released upstream participants ran, for the report
+    # A size or scale case allows this many times what the reference testee needs on this machine.
+    allowance_factor: float = _built_cases.ALLOWANCE_FACTOR
 
     @property
     def focused(self) -> frozenset[str] | None:
@@ -128,13 +130,17 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or _matches(plan.only, result.case):
                 yield expected(result, listed_failure(xfails, who, role, result.case))
 
+    sized = plan.limits and (plan.only is None or plan.only.startswith("size:")) and any(map(alone, readers))
+    # Measured once, when the run starts: what the reference needs for each size case here.
+    allowances = _built_cases.measure_allowances(plan.timeout_s, plan.allowance_factor) if sized else {}
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
                 yield from settle(_checks.read_vector(r, case), r, "reader")
-        if plan.limits and (plan.only is None or plan.only.startswith("size:")):
+        if sized:
             for size in _built_cases.size_cases():
-                yield from settle(_checks.read_size(r, size), r, "reader")
+                if plan.only is None or plan.only == size.id:
+                    yield from settle(_checks.read_size(r, size, allowances[size.id]), r, "reader")
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
         if plan.only is None or plan.only.startswith("protocol:"):
             yield from settle(_probes.probe(who), who, "protocol")

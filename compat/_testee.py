@@ -89,17 +89,19 @@ class Testee:
             proc.kill()
             proc.wait()
 
-    def request(self, message: dict[str, Any], *, probe: bool = False) -> dict[str, Any]:
+    def request(
+        self, message: dict[str, Any], *, probe: bool = False, timeout_s: float | None = None
+    ) -> dict[str, Any]:
         """Send one request with a fresh seq and return the reply; restart on failure, then re-raise.
 
         ``probe``: a request outside the protocol's schema on purpose (an unknown command), sent
-        unchecked."""
+        unchecked. ``timeout_s``: this request's allowance, when it is not the testee's timeout."""
         self._seq += 1
         message = {**message, "seq": self._seq}
         try:
             if self._proc is None or self._proc.poll() is not None:
                 self._restart("the process had exited")
-            reply = self._exchange(message, seq=self._seq, check=not probe)
+            reply = self._exchange(message, seq=self._seq, timeout_s=timeout_s, check=not probe)
         except proto.ProtocolError as exc:
             self._restart(str(exc), quiet=True)
             raise

@@ -205,8 +205,20 @@ def _off_by_one(request: Reply, reply: Reply) -> Reply | None:
 
 @fault("slow-on-large-blobs")
 def _slow(request: Reply, reply: Reply) -> Reply | None:
+    """Thirty times slower than the reference on large blobs (a constant factor, not a hang)."""
     if request.get("cmd") == "read" and len(request["blob_b64"]) > 32 * 2**20 and "payload" in reply:
-        time.sleep(30)
+        time.sleep(30 * TOOK[0])
+    return reply
+
+
+@fault("quadratic-in-tensors")
+def _quadratic(request: Reply, reply: Reply) -> Reply | None:
+    """Checks each tensor name against every earlier one: right answers, time growing as n^2."""
+    if "payload" in reply:
+        names = [t["name"] for t in reply["payload"]["tensors"]]
+        for i, name in enumerate(names):
+            if any(other == name for other in names[:i]):
+                break
     return reply
 
 
@@ -398,6 +410,8 @@ def _rejects_duplicates(request: Reply, reply: Reply) -> Reply | None:
 
     try:
         json.loads(blob_of(request), object_pairs_hook=pairs)
+    except RecursionError:  # deeper than Python's parser goes: the reference's answer stands
+        return reply
     except KeyError as exc:  # the vectors repeat a top-level member; its pointer is /NAME
         name = str(exc.args[0])
         return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": "/" + name,
@@ -491,6 +505,7 @@ def _ansi(request: Reply, reply: Reply) -> Reply | None:
 
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "none"
+TOOK = [0.0]  # seconds the reference code took for the last request
 
 if __name__ == "__main__":
     if NAME not in FAULTS:
@@ -499,7 +514,10 @@ if __name__ == "__main__":
         request = json.loads(line)
         if request.get("cmd") == "stop":
             break
-        faulty = FAULTS[NAME](request, answer(request, VERSION))
+        t0 = time.perf_counter()
+        correct = answer(request, VERSION)
+        TOOK[0] = time.perf_counter() - t0
+        faulty = FAULTS[NAME](request, correct)
         if faulty is None:
             if NAME == "hangs-on-read":
                 time.sleep(3600)

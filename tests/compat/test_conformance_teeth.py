@@ -80,7 +80,14 @@ CATCHES = {
     "refuses-with-wrong-rule": "refuse:",
     "rejects-without-pointer": f"read:{vid('addr is 2^64')}#rule",
 }
-LIMIT_CATCHES = {"accepts-oversized-blobs": "size:over-limit", "slow-on-large-blobs": "size:at-limit"}
+LIMIT_CATCHES = {
+    "accepts-oversized-blobs": "size:over-limit",
+    "slow-on-large-blobs": "size:at-limit",
+    "quadratic-in-tensors": "size:many-tensors",
+}
+# The size cases allow this many times the reference's time here (the suite's default is 10):
+# the correct testee, the reference itself, needs about 1.
+LIMIT_FACTOR = 4.0
 # Also in the run: a reader that never names a rule, a testee that computes no digest (counted
 # and reported, not failures).
 REPORTED = ("none", "no-rule-given", "no-digest", "rejects-duplicate-keys")
@@ -99,7 +106,7 @@ def run(faults: list[str], *, limits: bool, tmp: Path, examples: int) -> _report
     # writes catch most faults, the cross cells the rest; fewer peers keep the bank fast.
     others = [] if limits else [compat.reference()[-1], compat.generations()[-1]]
     plan = compat.Plan([*map(participant, faults), *others], seed=7, examples=examples, timeout_s=5.0 if limits else 2.0,
-                       focus=[label(f) for f in faults], limits=limits)  # fmt: skip
+                       focus=[label(f) for f in faults], limits=limits, allowance_factor=LIMIT_FACTOR)  # fmt: skip
     out = tmp / "report.jsonl"
     with out.open("w", encoding="utf-8") as stream:
         compat.run_matrix(plan, stream)
@@ -158,6 +165,14 @@ def test_a_fault_caught_by_any_case_is_named_for_what_it_did(bank: _report.Repor
 @pytest.mark.parametrize("fault", list(LIMIT_CATCHES))
 def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
     caught(limit_bank, fault, LIMIT_CATCHES[fault])
+
+
+def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.Report) -> None:
+    hit = caught(limit_bank, "quadratic-in-tensors", "size:many-tensors")
+    assert hit.outcome == Outcome.ERRORED and "no reply within" in hit.message, hit
+    assert re.search(
+        r"allowed [0-9.]+ s: 4 x the reference testee's [0-9.]+ s on this machine", hit.message
+    ), hit
 
 
 @pytest.mark.parametrize("report", ["bank", "limit_bank"])
