@@ -48,6 +48,28 @@ def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Resu
     return Result(**base, outcome=Outcome.FAILED, fault=fault, symptom=symptom, message=message)
 
 
+def rejected_valid(reply: Rejected) -> str:
+    """The headline of a valid blob rejected: the rule it named, never ``None``."""
+    return (
+        f"rejected a valid blob, naming {reply.rule}"
+        if reply.rule
+        else "rejected a valid blob (no rule given)"
+    )
+
+
+def _unwritten(reply: Reply, base: dict[str, Any]) -> Result:
+    """The result of a write of a valid payload that produced no blob."""
+    if isinstance(reply, Errored):
+        named = reply.rule or next(iter(named_rules(reply.message)), None)
+        return failed(
+            base,
+            "writer",
+            f"refused a valid payload, naming {named}" if named else "refused a valid payload",
+            f"refused to write a valid payload: {reply.message}",
+        )
+    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+
+
 def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
     """The result for a reply that answers nothing (skipped, errored, broken), else None."""
     if isinstance(reply, Skipped):
@@ -56,8 +78,10 @@ def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
         return Result(**base, outcome=Outcome.ERRORED, message=reply.message, symptom="errored", fault=fault)
     if isinstance(reply, Broken):
         outcome = Outcome.FAILED if reply.malformed else Outcome.ERRORED
-        symptom = (
-            f"malformed reply at {general(reply.pointer or '')}" if reply.malformed else "protocol broken"
+        symptom = reply.symptom or (
+            f"malformed reply at {show_pointer(general(reply.pointer or ''))}"
+            if reply.malformed
+            else "protocol broken"
         )
         return Result(**base, outcome=outcome, message=reply.message, symptom=symptom, fault=fault)
     return None
@@ -109,7 +133,7 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
             yield failed(
                 base,
                 "reader",
-                f"rejected a valid blob as {reply.rule}",
+                rejected_valid(reply),
                 f"rejected a valid blob ({case.description}): {reply.message}",
             )
             return
@@ -197,7 +221,7 @@ def write_vector(w: Any, case: _cases.WriteCase) -> Result:
     base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
     if not isinstance(reply, Written):
-        return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+        return _unwritten(reply, base)
     return bytes_result(base, reply.blob, case.blob, case.description)
 
 
@@ -209,15 +233,45 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
         dumps_short(blob[max(0, at - 20) : at + 20]),
         dumps_short(expected[max(0, at - 20) : at + 20]),
     )
-    symptom = (
-        f"bytes differ: wrote {dumps_short(blob[at : at + 6])}, expected {dumps_short(expected[at : at + 6])}"
-    )
+    symptom = f"bytes differ: {byte_cause(blob, expected)}"
     return failed(
         base,
         "writer",
         symptom,
         f"{context}: bytes differ from the reference writer at offset {at}: wrote {wrote}, expected {wanted}",
     )
+
+
+def byte_cause(blob: bytes, expected: bytes) -> str:
+    """Why two blobs differ, as a grouping key: one cause at many offsets is one group."""
+    import json
+
+    if blob.startswith(expected):
+        return f"trailing bytes after the blob ({dumps_short(blob[len(expected) : len(expected) + 8])})"
+    try:
+        got, want = json.loads(blob), json.loads(expected)
+    except ValueError:
+        return "not the same JSON (the blob does not parse as the reference's does)"
+    diff = _cases.first_difference(want, got)
+    if diff is not None:
+        return f"other values: {diff[0]}"
+    if list(_keys(got)) != list(_keys(want)):
+        return "members in another order"
+    strings = re.compile(rb'"(?:[^"\\]|\\.)*"')
+    if strings.sub(b'""', blob) == strings.sub(b'""', expected):
+        return "other string escaping (SPEC.md section 2.8)"
+    return "other whitespace or separators"
+
+
+def _keys(value: Any, at: str = "") -> Iterator[str]:
+    """Every member's pointer, in document order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{at}/{key}"
+            yield from _keys(item, f"{at}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _keys(item, f"{at}/{i}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -243,7 +297,7 @@ def write_generated(
     projected = _cases.project(payload, w.version)
     reply = exchange(w.testee, write(0, projected))
     if not isinstance(reply, Written):
-        return [_unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)], None
+        return [_unwritten(reply, base)], None
     blob = reply.blob
     problem = written_problem(blob, w.version, candidate, projected)
     if problem:
@@ -280,7 +334,7 @@ def written_problem(
         )
     broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
     if broken:
-        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}"
+        return f"wrote a blob breaking {broken[0].rule}", f"wrote {violation_text(broken[0])}"
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
         diff = _cases.first_difference(projected, decoded)
@@ -356,7 +410,7 @@ def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Re
         return failed(
             base,
             "reader",
-            f"rejected a valid blob as {reply.rule}",
+            rejected_valid(reply),
             f"rejected {w.label}'s valid blob: {reply.message}",
         )
     if not isinstance(reply, Decoded):

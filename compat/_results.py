@@ -116,6 +116,7 @@ class Broken:
     message: str
     pointer: str | None = None
     malformed: bool = False
+    symptom: str | None = None  # a headline that says more than "malformed reply at POINTER"
 
 
 Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
@@ -151,6 +152,13 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
                 f"the decoded form breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
             )
         return Decoded(reply["payload"])
+    if reply.get("rejected") is True:
+        return Broken(
+            f"answered a write with rejected ({dumps_short(reply)}): a writer refuses a payload with errored",
+            "/rejected",
+            True,
+            "answered a write with rejected (a refusal is errored)",
+        )
     blob_b64 = reply.get("blob_b64")
     if not isinstance(blob_b64, str):
         return Broken(f"a write answered without blob_b64: {dumps_short(reply)}", "/blob_b64", True)

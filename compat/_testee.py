@@ -50,6 +50,7 @@ class Testee:
     _proc: subprocess.Popen[bytes] | None = None
     _lines: queue.Queue[bytes | proto.ProtocolError | None] = field(default_factory=queue.Queue)
     _seq: int = 0
+    _answered: bool = False  # whether any request after the handshake was ever answered
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -139,7 +140,8 @@ class Testee:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
-            raise proto.ProtocolError(f"no reply within {timeout_s:g} s") from None
+            hint = "" if self._answered else " (none so far: a testee must flush stdout after each line)"
+            raise proto.ProtocolError(f"no reply within {timeout_s:g} s{hint}") from None
         if isinstance(line, proto.ProtocolError):
             raise line
         if line is None:
@@ -152,6 +154,7 @@ class Testee:
             raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
         if not isinstance(reply, dict):
             raise proto.ProtocolError(f"reply is not a JSON object: {_as_text(line)}")
+        self._answered = True
         if seq is not None and reply.get("seq") != seq:
             raise proto.ProtocolError(f"reply has seq {json.dumps(reply.get('seq'))}, expected {seq}")
         return reply  # in step with the testee; the runner checks the reply against its schema

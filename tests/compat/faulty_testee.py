@@ -292,6 +292,32 @@ def _writes_reversed(request: Reply, reply: Reply) -> Reply | None:
     return rewrite_json(reply, lambda d: [t["shards"].reverse() for t in d["tensors"]])
 
 
+@fault("strips-torch-prefix")
+def _strips_prefix(request: Reply, reply: Reply) -> Reply | None:
+    def strip(doc: Any) -> None:
+        for t in doc.get("tensors", []):
+            t["dtype"] = t["dtype"].removeprefix("torch.")
+
+    return rewrite_json(reply, strip)
+
+
+@fault("refuses-with-rejected")
+def _refuses_rejected(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "write" and reply.get("errored"):
+        return {"seq": reply["seq"], "rejected": True, "message": reply["message"]}
+    return reply
+
+
+@fault("refuses-valid-digests")
+def _refuses_digests(request: Reply, reply: Reply) -> Reply | None:
+    payload = request.get("payload") or {}
+    if request.get("cmd") == "write" and any(
+        s.get("digest") for t in payload.get("tensors", []) for s in t.get("shards", [])
+    ):
+        return {"seq": reply["seq"], "errored": True, "message": "digests are not supported [DIGEST_FORMAT]"}
+    return reply
+
+
 @fault("compact-separators")
 def _compact(request: Reply, reply: Reply) -> Reply | None:
     blob = written(reply)
@@ -467,6 +493,11 @@ def _no_pointer(request: Reply, reply: Reply) -> Reply | None:
 # -- processes that misbehave --------------------------------------------------------------
 
 
+@fault("never-flushes")  # the main loop leaves stdout unflushed: a pipe buffers it
+def _never_flushes(request: Reply, reply: Reply) -> Reply | None:
+    return reply
+
+
 @fault("crashes-on-empty-table")
 def _crash(request: Reply, reply: Reply) -> Reply | None:
     if "payload" in reply and not reply["payload"]["tensors"]:
@@ -506,6 +537,8 @@ def _ansi(request: Reply, reply: Reply) -> Reply | None:
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "none"
 TOOK = [0.0]  # seconds the reference code took for the last request
+# Block-buffered whatever PYTHONUNBUFFERED says, as a testee's stdout on a pipe usually is.
+OUT = open(1, "w", buffering=1 << 20, encoding="utf-8", closefd=False)  # noqa: SIM115
 
 if __name__ == "__main__":
     if NAME not in FAULTS:
@@ -522,5 +555,6 @@ if __name__ == "__main__":
             if NAME == "hangs-on-read":
                 time.sleep(3600)
             continue
-        sys.stdout.write(json.dumps(faulty) + "\n")
-        sys.stdout.flush()
+        OUT.write(json.dumps(faulty) + "\n")
+        if NAME != "never-flushes":
+            OUT.flush()

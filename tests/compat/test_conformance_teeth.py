@@ -74,6 +74,10 @@ CATCHES = {
     "wrong-seq": "read:",
     "garbage-output": "read:",
     "ansi-noise-on-stderr": f"read:{vid('1.2.0 writer: addresses near 2^64')}",
+    "strips-torch-prefix": f"write:{ONE_SHARD}@1.2.0",
+    "refuses-with-rejected": "refuse:",
+    "refuses-valid-digests": f"write:{vid('1.1.0 writer: shards with digests')}@1.2.0",
+    "never-flushes": "handshake",
     "tail-weights-continue-rows": "digest:",
     "exits-on-unknown-command": "protocol:unknown-command",
     "rejects-unknown-request-member": "protocol:unknown-member",
@@ -142,7 +146,8 @@ def test_the_bank_covers_thirty_distinct_faults() -> None:
 def test_a_broken_testee_is_caught_by_the_named_case(bank: _report.Report, fault: str) -> None:
     hit = caught(bank, fault, CATCHES[fault])
     text = "\n".join(_render.failure_lines([r for r in of(bank, fault)], limit=100))
-    assert hit.symptom in text and hit.case.split(":")[0] in text
+    # The group is named; the case is shown, or counted when the group holds more than it shows.
+    assert hit.symptom in text and (hit.case.split(":")[0] in text or re.search(r"and \d+ more", text))
     assert not re.search(r"(expected|got) None|b'|code None", hit.message)  # the report speaks JSON
 
 
@@ -186,6 +191,46 @@ def test_a_reader_rejecting_repeated_names_as_the_spec_allows_passes_cleanly(ban
     dup = [r for r in results if r.case.startswith(f"read:{vid('a repeated member name')}")]
     assert [r.outcome for r in dup] == [Outcome.PASSED, Outcome.PASSED], dup  # the verdict and its #rule
     assert not [r for r in results if r.outcome.bad], [r for r in results if r.outcome.bad][:3]
+
+
+# What the headline (the failure group's symptom) of each fault must say.
+HEADLINES = {
+    "strips-torch-prefix": "bytes differ: other values: value differs at /tensors/*/dtype",
+    "compact-separators": "bytes differ: other whitespace or separators",
+    "sorted-members": "bytes differ: members in another order",
+    "trailing-newline": 'bytes differ: trailing bytes after the blob ("\\n")',
+    "upper-case-hex": "bytes differ: other string escaping",
+    "refuses-with-rejected": "answered a write with rejected",
+    "refuses-valid-digests": "refused a valid payload, naming DIGEST_FORMAT",
+    "rejects-without-pointer": "rejection gave no pointer",
+    "root-pointer-always": 'wrong pointer for ADDR_RANGE: named "", the spec says /tensors/*/shards/*/addr',
+    "writes-null-step": "wrote a blob breaking WRITE_OMIT_ABSENT",
+}
+
+
+@pytest.mark.parametrize("fault", list(HEADLINES))
+def test_a_failure_headline_says_what_went_wrong(bank: _report.Report, fault: str) -> None:
+    symptoms = {r.symptom for r in of(bank, fault) if r.outcome.bad}
+    assert any(HEADLINES[fault] in symptom for symptom in symptoms), sorted(symptoms)
+
+
+def test_one_cause_of_differing_bytes_is_one_group(bank: _report.Report) -> None:
+    groups = {
+        r.symptom for r in of(bank, "strips-torch-prefix") if r.outcome.bad and r.case.startswith("write:")
+    }
+    assert len(groups) == 1, groups
+
+
+def test_no_headline_speaks_python_or_uses_a_rule_as_a_verb(bank: _report.Report) -> None:
+    for r in bank.results:
+        if r.outcome.bad:
+            assert not re.search(r"\bNone\b|b'", r.symptom), r
+            assert not re.search(r"\b(wrote|rejected|refused) [A-Z][A-Z0-9]*_[A-Z0-9_]+\b", r.symptom), r
+
+
+def test_a_testee_that_never_flushes_is_told_to(bank: _report.Report) -> None:
+    hit = caught(bank, "never-flushes", "handshake")
+    assert "flush stdout after each line" in hit.message, hit
 
 
 def test_a_malformed_reply_names_the_pointer(bank: _report.Report) -> None:
