@@ -107,3 +107,16 @@ def test_the_released_code_still_gives_every_recorded_digest() -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_digest_case_can_be_rerun_alone() -> None:
+    """``--case digest:ID`` finds the case and shows its input and upstream's digest."""
+    from refitwire.compat import _rerun
+    from refitwire.compat._run import Plan
+
+    v = CASES[0]
+    plan = Plan([], examples=0)
+    assert _rerun.known(plan, f"digest:{v['id']}") and not _rerun.known(plan, "digest:d-000000000000")
+    lines = list(_rerun.describe(plan, [], f"digest:{v['id']}"))
+    assert lines[0] == f"case digest:{v['id']}: {v['description']} (SPEC.md section 4)"
+    assert f"upstream's digest: {v['digest']}" in lines
