@@ -9,6 +9,8 @@
 // marks numbers with a fraction or exponent (JsonFloat), and every line is written by
 // `dumps`, which prints BigInts digit for digit. See README.md.
 //
+// It answers `digest` too (SPEC.md section 4): the digest of a box of a row-major tensor.
+//
 // Extension: a read request may carry "document": "shard-table" to read a standalone shard
 // table (decoded form {"tensors": [...]}); the default is "rendezvous".
 'use strict';
