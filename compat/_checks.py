@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from refitwire._spec import SPEC_VERSIONS, version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases
 from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
+from refitwire.compat._causes import byte_cause, named_rules
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
     NO_POINTER,
@@ -60,7 +60,7 @@ def rejected_valid(reply: Rejected) -> str:
 def _unwritten(reply: Reply, base: dict[str, Any]) -> Result:
     """The result of a write of a valid payload that produced no blob."""
     if isinstance(reply, Errored):
-        named = reply.rule or next(iter(named_rules(reply.message)), None)
+        named = reply.rule or next((r for r in named_rules(reply.message) if r != "WRITE_VALID"), None)
         return failed(
             base,
             "writer",
@@ -242,38 +242,6 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
     )
 
 
-def byte_cause(blob: bytes, expected: bytes) -> str:
-    """Why two blobs differ, as a grouping key: one cause at many offsets is one group."""
-    import json
-
-    if blob.startswith(expected):
-        return f"trailing bytes after the blob ({dumps_short(blob[len(expected) : len(expected) + 8])})"
-    try:
-        got, want = json.loads(blob), json.loads(expected)
-    except ValueError:
-        return "not the same JSON (the blob does not parse as the reference's does)"
-    diff = _cases.first_difference(want, got)
-    if diff is not None:
-        return f"other values: {diff[0]}"
-    if list(_keys(got)) != list(_keys(want)):
-        return "members in another order"
-    strings = re.compile(rb'"(?:[^"\\]|\\.)*"')
-    if strings.sub(b'""', blob) == strings.sub(b'""', expected):
-        return "other string escaping (SPEC.md section 2.8)"
-    return "other whitespace or separators"
-
-
-def _keys(value: Any, at: str = "") -> Iterator[str]:
-    """Every member's pointer, in document order."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield f"{at}/{key}"
-            yield from _keys(item, f"{at}/{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _keys(item, f"{at}/{i}")
-
-
 @functools.lru_cache(maxsize=4096)
 def reference_blob(payload_json: str, version: str) -> bytes | None:
     """What the reference writer of ``version`` writes for a projected payload (None: it refuses)."""
@@ -385,20 +353,6 @@ def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
             f"refused naming {said}, the spec says {rule}: {reply.message}",
         )
     return Result(**base, outcome=Outcome.PASSED)
-
-
-@functools.cache
-def spec_rules() -> frozenset[str]:
-    """Every rule ID of SPEC.md (the first column of its rule tables)."""
-    from importlib import resources
-
-    text = resources.files("refitwire.schema").joinpath("SPEC.md").read_text(encoding="utf-8")
-    return frozenset(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", text, flags=re.M))
-
-
-def named_rules(message: str) -> list[str]:
-    """The SPEC rule IDs a message names, in order."""
-    return [word for word in re.findall(r"[A-Z][A-Z0-9_]+", message) if word in spec_rules()]
 
 
 def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Result:
