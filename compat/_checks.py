@@ -17,9 +17,12 @@ from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_b
 from refitwire._spec import SPEC_VERSIONS, version_key
 from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases
-from refitwire.compat._built_cases import RefusalCase, SizeCase
+from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
+from refitwire.compat._causes import byte_cause, named_rules
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
+    NO_POINTER,
+    NO_REFUSAL_RULE,
     NO_RULE,
     RECOMMENDED,
     REQUIRED,
@@ -45,6 +48,28 @@ def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Resu
     return Result(**base, outcome=Outcome.FAILED, fault=fault, symptom=symptom, message=message)
 
 
+def rejected_valid(reply: Rejected) -> str:
+    """The headline of a valid blob rejected: the rule it named, never ``None``."""
+    return (
+        f"rejected a valid blob, naming {reply.rule}"
+        if reply.rule
+        else "rejected a valid blob (no rule given)"
+    )
+
+
+def _unwritten(reply: Reply, base: dict[str, Any]) -> Result:
+    """The result of a write of a valid payload that produced no blob."""
+    if isinstance(reply, Errored):
+        named = reply.rule or next((r for r in named_rules(reply.message) if r != "WRITE_VALID"), None)
+        return failed(
+            base,
+            "writer",
+            f"refused a valid payload, naming {named}" if named else "refused a valid payload",
+            f"refused to write a valid payload: {reply.message}",
+        )
+    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+
+
 def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
     """The result for a reply that answers nothing (skipped, errored, broken), else None."""
     if isinstance(reply, Skipped):
@@ -53,15 +78,17 @@ def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
         return Result(**base, outcome=Outcome.ERRORED, message=reply.message, symptom="errored", fault=fault)
     if isinstance(reply, Broken):
         outcome = Outcome.FAILED if reply.malformed else Outcome.ERRORED
-        symptom = (
-            f"malformed reply at {general(reply.pointer or '')}" if reply.malformed else "protocol broken"
+        symptom = reply.symptom or (
+            f"malformed reply at {show_pointer(general(reply.pointer or ''))}"
+            if reply.malformed
+            else "protocol broken"
         )
         return Result(**base, outcome=outcome, message=reply.message, symptom=symptom, fault=fault)
     return None
 
 
-def ask_read(who: Any, blob: bytes) -> Reply:
-    return exchange(who.testee, read(0, base64.b64encode(blob).decode()))
+def ask_read(who: Any, blob: bytes, timeout_s: float | None = None) -> Reply:
+    return exchange(who.testee, read(0, base64.b64encode(blob).decode()), timeout_s)
 
 
 # -- reading the golden vectors ------------------------------------------------------------
@@ -95,11 +122,18 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
         yield unusable
         return
     if expect["valid"]:
+        allowed = expect.get("or_reject")
+        if isinstance(reply, Rejected) and allowed and reply.rule in (None, allowed["rule"]):
+            # The spec lets a reader reject this blob (a MAY): either outcome passes; the reason
+            # is checked like any rejection's.
+            yield Result(**base, outcome=Outcome.PASSED)
+            yield reason(case.id, r.label, reply, allowed["rule"], allowed["pointer"])
+            return
         if isinstance(reply, Rejected):
             yield failed(
                 base,
                 "reader",
-                f"rejected a valid blob as {reply.rule}",
+                rejected_valid(reply),
                 f"rejected a valid blob ({case.description}): {reply.message}",
             )
             return
@@ -120,14 +154,25 @@ def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> 
         return Result(
             **base, outcome=Outcome.SKIPPED, message=f"{NO_RULE} (the spec says {rule})", symptom=NO_RULE
         )
-    if reply.rule != rule or (reply.pointer is not None and reply.pointer != pointer):
+    spec_says = f"the spec says {rule} at {show_pointer(pointer)}"
+    if reply.rule != rule:
         named = f"{reply.rule} at {show_pointer(reply.pointer)}" if reply.pointer is not None else reply.rule
-        kind = "wrong rule" if reply.rule != rule else "wrong pointer"
         return failed(
             base,
             "reader",
-            f"{kind}: named {reply.rule}, the spec says {rule}",
-            f"rejected for the wrong reason: named {named}, the spec says {rule} at {show_pointer(pointer)}",
+            f"wrong rule: named {reply.rule}, the spec says {rule}",
+            f"rejected for the wrong reason: named {named}, {spec_says}",
+        )
+    if reply.pointer is None:
+        # The rule alone does not say which value broke it: as unchecked as no rule, and counted.
+        return failed(base, "reader", NO_POINTER, f"named {rule} but no pointer; {spec_says}")
+    if reply.pointer != pointer:
+        return failed(
+            base,
+            "reader",
+            f"wrong pointer for {rule}: named {show_pointer(general(reply.pointer))}, "
+            f"the spec says {show_pointer(general(pointer))}",
+            f"rejected at the wrong place: named {rule} at {show_pointer(reply.pointer)}, {spec_says}",
         )
     return Result(**base, outcome=Outcome.PASSED)
 
@@ -140,25 +185,26 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
-def read_size(r: Any, case: SizeCase) -> Iterator[Result]:
+def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
+    """A size or scale case, allowed ``allowance`` (SPEC.md section 5: measured on this machine)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
-    reply = ask_read(r, case.blob)
+    reply = ask_read(r, case.blob, allowance.seconds)
+    if isinstance(reply, Broken) and not reply.malformed:
+        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom="too slow or broken on a large blob",
+                     message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
+        return
     if case.valid:
         if isinstance(reply, Rejected):
             yield failed(
                 base,
                 "reader",
-                "rejected the blob at the size limit",
+                "rejected a valid blob of the size or scale cases",
                 f"rejected {case.description}: {reply.message}",
             )
         elif isinstance(reply, Decoded):
-            payload = {
-                "agent_name": "agent-r0",
-                "metadata_endpoint": "h:1",
-                "agent_meta_b64": "",
-                "tensors": [],
-            }
-            yield decoded_result(base, _cases.project(payload, r.version), reply.payload, case.description)
+            assert case.payload is not None
+            expected = _cases.project(case.payload, r.version)
+            yield decoded_result(base, expected, reply.payload, case.description)
         else:
             yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
         return
@@ -178,7 +224,7 @@ def write_vector(w: Any, case: _cases.WriteCase) -> Result:
     base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
     if not isinstance(reply, Written):
-        return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+        return _unwritten(reply, base)
     return bytes_result(base, reply.blob, case.blob, case.description)
 
 
@@ -190,9 +236,7 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
         dumps_short(blob[max(0, at - 20) : at + 20]),
         dumps_short(expected[max(0, at - 20) : at + 20]),
     )
-    symptom = (
-        f"bytes differ: wrote {dumps_short(blob[at : at + 6])}, expected {dumps_short(expected[at : at + 6])}"
-    )
+    symptom = f"bytes differ: {byte_cause(blob, expected)}"
     return failed(
         base,
         "writer",
@@ -224,7 +268,7 @@ def write_generated(
     projected = _cases.project(payload, w.version)
     reply = exchange(w.testee, write(0, projected))
     if not isinstance(reply, Written):
-        return [_unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)], None
+        return [_unwritten(reply, base)], None
     blob = reply.blob
     problem = written_problem(blob, w.version, candidate, projected)
     if problem:
@@ -261,7 +305,10 @@ def written_problem(
         )
     broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
     if broken:
-        return f"wrote {broken[0].rule}", f"wrote {violation_text(broken[0])}{_declare_hint(broken[0].rule)}"
+        return (
+            f"wrote a blob breaking {broken[0].rule}",
+            f"wrote {violation_text(broken[0])}{_declare_hint(broken[0].rule)}",
+        )
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
         diff = _cases.first_difference(projected, decoded)
@@ -284,21 +331,45 @@ def _declare_hint(rule: str) -> str:
     )
 
 
-def refusal(w: Any, case: RefusalCase) -> Result:
-    """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal."""
+def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
+    """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal, and it
+    reports that rule (``ID#rule``: the ``rule`` member, else the rule IDs its message names)."""
     # Recommended: a MUST, but the released upstream writers write whatever they are given.
     base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
     if isinstance(reply, Errored):
-        return Result(**base, outcome=Outcome.PASSED)
+        yield Result(**base, outcome=Outcome.PASSED)
+        yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule)
+        return
     if isinstance(reply, Written):
+        yield failed(
+            base,
+            "writer",
+            f"wrote a blob for a payload that breaks {case.rule}",
+            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+        )
+        return
+    yield _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+
+
+def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
+    named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+    if not named:
+        return Result(
+            **base,
+            outcome=Outcome.SKIPPED,
+            symptom=NO_REFUSAL_RULE,
+            message=f"{NO_REFUSAL_RULE} (the spec says {rule})",
+        )
+    if set(named) != {rule}:
+        said = ", ".join(dict.fromkeys(named))
         return failed(
             base,
             "writer",
-            f"wrote a blob breaking {case.rule}",
-            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+            f"refused for the wrong reason: named {said}, the spec says {rule}",
+            f"refused naming {said}, the spec says {rule}: {reply.message}",
         )
-    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+    return Result(**base, outcome=Outcome.PASSED)
 
 
 def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Result:
@@ -310,7 +381,7 @@ def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Re
         return failed(
             base,
             "reader",
-            f"rejected a valid blob as {reply.rule}",
+            rejected_valid(reply),
             f"rejected {w.label}'s valid blob: {reply.message}",
         )
     if not isinstance(reply, Decoded):

@@ -17,7 +17,7 @@ from typing import Any
 
 from refitwire.compat import _junit
 from refitwire.compat._report import Header, Report
-from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
 
 VECTORS = "(vectors)"
 EXAMPLES = 3  # example case IDs shown per failure group
@@ -220,9 +220,10 @@ def summary(report: Report, enforce_recommended: bool = False, narrow: bool = Fa
     by = collections.Counter(r.outcome for r in results)
     bad = sum(1 for r in results if unexpected(r, enforce_recommended))
     tolerated = sum(1 for r in results if r.outcome.bad and not unexpected(r, enforce_recommended))
-    no_rule = sum(1 for r in results if r.symptom == NO_RULE)
-    if no_rule:
-        out.append(f"{no_rule} rejections gave no rule: the suite could not check why they rejected")
+    for symptom, (_, said) in COUNTED.items():
+        number = sum(1 for r in results if r.symptom == symptom)
+        if number:
+            out.append(f"{number} {said}")
     if foot is None:
         out.append("INCOMPLETE: the report has no footer (the run stopped before it finished)")
     verdict = "PASSED" if foot is not None and bad == 0 else "FAILED"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat._results import NO_RULE, RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 
@@ -118,7 +118,7 @@ def footer(results: Sequence[Result], started: Sequence[Any], seconds: float) ->
             1 for r in results if r.tier == RECOMMENDED and r.outcome in (Outcome.FAILED, Outcome.ERRORED)
         ),
         "xpassed": sum(1 for r in results if r.outcome == Outcome.XPASSED),
-        "no_rule": sum(1 for r in results if r.symptom == NO_RULE),
+        **{key: sum(1 for r in results if r.symptom == symptom) for symptom, (key, _) in COUNTED.items()},
         "stderr": {s.label: list(s.testee.stderr)[-20:] for s in started if s.testee.stderr},
     }
 

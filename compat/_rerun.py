@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases, _run
+from refitwire.compat import _built_cases, _cases, _digest, _probes, _run
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
 
@@ -33,6 +33,13 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
         return
     description, payload, blob = inputs
     yield f"case {case_id}: {description}"
+    digest = next((d for d in _digest.digest_cases() if d.id == case_id), None)
+    if digest is not None:  # every participant is asked; show each answer beside upstream's digest
+        yield f"request: {_reply_text({'cmd': 'digest', **digest.request})}"
+        yield f"upstream's digest: {digest.digest}"
+        for s in started:
+            yield f"{s.label} answers: {_reply_text(_ask(s, {'cmd': 'digest', 'seq': 0, **digest.request}))}"
+        return
     if payload is not None:
         yield "payload: " + _reply_text(payload)
     if blob is not None:
@@ -80,6 +87,21 @@ def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes
 def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
     """A case's description and input (payload and/or blob), found again from its ID and the seed."""
     bare = _run.bare(case_id)
+    for dc in _digest.digest_cases():
+        if dc.id == bare:
+            return f"{dc.description} (SPEC.md section 4)", None, None
+    if bare == "protocol:unknown-command":
+        return (
+            f"a command no testee knows ({_probes.UNKNOWN_COMMAND!r}): the answer must be skipped",
+            None,
+            None,
+        )
+    if bare == "protocol:unknown-member":
+        return (
+            f"a request carrying a member no testee knows ({_probes.UNKNOWN_MEMBER!r}): served as without it",
+            None,
+            None,
+        )
     for rc in _cases.read_cases():
         if rc.id == bare:
             return rc.description, None, rc.blob

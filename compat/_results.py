@@ -19,6 +19,19 @@ from refitwire.wire import pointer, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
+NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
+NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: counted, not failed
+NO_DIGEST = "computes no digest"  # a testee answering skipped to digest: counted, not failed
+#: symptom -> what the summary line and the footer say of the results counted under it
+COUNTED = {
+    NO_RULE: ("no_rule", "rejections gave no rule: the suite could not check why they rejected"),
+    NO_POINTER: ("no_pointer", "rejections gave a rule but no pointer: the suite could not check where"),
+    NO_REFUSAL_RULE: (
+        "refusal_no_rule",
+        "writer refusals named no rule: the suite could not check why they refused",
+    ),
+    NO_DIGEST: ("no_digest", "digest cases were skipped: the testee computes no digest"),
+}
 
 
 class Outcome(str, enum.Enum):
@@ -73,6 +86,11 @@ class Decoded:
 
 
 @dataclass(frozen=True)
+class Digested:
+    digest: str
+
+
+@dataclass(frozen=True)
 class Rejected:
     message: str
     rule: str | None
@@ -89,6 +107,7 @@ class Errored:
     """The testee answered ``errored``: it could not handle the request (or, for a write, refused)."""
 
     message: str
+    rule: str | None = None  # the optional ``rule`` member (a writer's refusal)
 
 
 @dataclass(frozen=True)
@@ -98,17 +117,23 @@ class Broken:
     message: str
     pointer: str | None = None
     malformed: bool = False
+    symptom: str | None = None  # a headline that says more than "malformed reply at POINTER"
 
 
-Reply = Written | Decoded | Rejected | Skipped | Errored | Broken
+Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
 
 
 def classify(cmd: str, reply: dict[str, Any]) -> Reply:
-    """The typed form of a testee's answer to ``cmd`` ("read" or "write"), checked in full."""
+    """The typed form of a testee's answer to ``cmd`` ("read", "write" or "digest"), checked in full."""
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
-        return Errored(_text(reply.get("message")))
+        rule = reply.get("rule")
+        return Errored(_text(reply.get("message")), rule if isinstance(rule, str) else None)
+    if cmd == "digest":
+        if not isinstance(reply.get("digest"), str):
+            return Broken(f"a digest answered without a digest string: {dumps_short(reply)}", "/digest", True)
+        return Digested(reply["digest"])
     if cmd == "read" and reply.get("rejected") is True:
         bad = _first_error("response", reply)
         if bad:
@@ -128,6 +153,13 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
                 f"the decoded form breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
             )
         return Decoded(reply["payload"])
+    if reply.get("rejected") is True:
+        return Broken(
+            f"answered a write with rejected ({dumps_short(reply)}): a writer refuses a payload with errored",
+            "/rejected",
+            True,
+            "answered a write with rejected (a refusal is errored)",
+        )
     blob_b64 = reply.get("blob_b64")
     if not isinstance(blob_b64, str):
         return Broken(f"a write answered without blob_b64: {dumps_short(reply)}", "/blob_b64", True)
@@ -137,10 +169,10 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
 
 
-def exchange(testee: Any, message: dict[str, Any]) -> Reply:
+def exchange(testee: Any, message: dict[str, Any], timeout_s: float | None = None) -> Reply:
     """Send ``message`` and classify the answer; a failed exchange is :class:`Broken`."""
     try:
-        reply = testee.request(message)
+        reply = testee.request(message) if timeout_s is None else testee.request(message, timeout_s=timeout_s)
     except ProtocolError as exc:
         tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
         return Broken(f"{exc}; stderr: {tail}")

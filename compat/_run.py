@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire._spec import SPEC_VERSIONS
-from refitwire.compat import _built_cases, _cases, _checks, _digest_cases, _expected
+from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
@@ -66,6 +66,8 @@ class Plan:
     # Expected failures given explicitly (--expected-failures), by participant label: never by the
     # name a testee gives itself.
     expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
+    # A size or scale case allows this many times what the reference testee needs on this machine.
+    allowance_factor: float = _built_cases.ALLOWANCE_FACTOR
 
     @property
     def focused(self) -> frozenset[str] | None:
@@ -145,13 +147,23 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 found = listed.get((role, result.case)) if listed is not None else None
                 yield expected(result, found or listed_failure(xfails, who, role, result.case))
 
+    sized = plan.limits and (plan.only is None or plan.only.startswith("size:")) and any(map(alone, readers))
+    # Measured once, when the run starts: what the reference needs for each size case here.
+    allowances = _built_cases.measure_allowances(plan.timeout_s, plan.allowance_factor) if sized else {}
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
                 yield from settle(_checks.read_vector(r, case), r, "reader")
-        if plan.limits and (plan.only is None or plan.only.startswith("size:")):
+        if sized:
             for size in _built_cases.size_cases():
-                yield from settle(_checks.read_size(r, size), r, "reader")
+                if plan.only is None or plan.only == size.id:
+                    yield from settle(_checks.read_size(r, size, allowances[size.id]), r, "reader")
+    for who in filter(alone, started):  # the digest is neither role's: every participant is asked
+        if plan.only is None or plan.only.startswith("protocol:"):
+            yield from settle(_probes.probe(who), who, "protocol")
+        for dcase in _digest.digest_cases():
+            if plan.only is None or _asks(plan.only, dcase.id):
+                yield from settle([_digest.check_digest(who, dcase)], who, "digest")
     blobs: dict[str, dict[str, bytes]] = {}
     asked: dict[str, dict[str, Any]] = {}  # what a writer of each spec version is asked to write
     for w in writers:
@@ -171,13 +183,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 "writer",
             )
             if w.version in SPEC_VERSIONS:
-                yield from settle(
-                    [_checks.refusal(w, c) for c in _built_cases.refusal_cases(w.version)], w, "writer"
-                )
-            if w.participant.kind in _digest_cases.ASKED_KINDS and (plan.only or "digest:").startswith(
-                "digest:"
-            ):
-                yield from settle(_digest_cases.check_digests(w), w, "writer")
+                for refusal in _built_cases.refusal_cases(w.version):
+                    yield from settle(_checks.refusal(w, refusal), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():

@@ -51,6 +51,7 @@ class Testee:
     _proc: subprocess.Popen[bytes] | None = None
     _lines: queue.Queue[bytes | proto.ProtocolError | None] = field(default_factory=queue.Queue)
     _seq: int = 0
+    _answered: bool = False  # whether any request after the handshake was ever answered
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -90,15 +91,19 @@ class Testee:
             proc.kill()
             proc.wait()
 
-    def request(self, message: dict[str, Any], check: bool = True) -> dict[str, Any]:
+    def request(
+        self, message: dict[str, Any], *, probe: bool = False, timeout_s: float | None = None
+    ) -> dict[str, Any]:
         """Send one request with a fresh seq and return the reply; restart on failure, then re-raise.
-        ``check=False``: an extension command that protocol 1 does not list (not validated)."""
+
+        ``probe``: a request outside the protocol's schema on purpose (an unknown command), sent
+        unchecked. ``timeout_s``: this request's allowance, when it is not the testee's timeout."""
         self._seq += 1
         message = {**message, "seq": self._seq}
         try:
             if self._proc is None or self._proc.poll() is not None:
                 self._restart("the process had exited")
-            reply = self._exchange(message, seq=self._seq, check=check)
+            reply = self._exchange(message, seq=self._seq, timeout_s=timeout_s, check=not probe)
         except proto.ProtocolError as exc:
             self._restart(str(exc), quiet=True)
             raise
@@ -136,7 +141,8 @@ class Testee:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
-            raise proto.ProtocolError(f"no reply within {timeout_s:g} s") from None
+            hint = "" if self._answered else " (none so far: a testee must flush stdout after each line)"
+            raise proto.ProtocolError(f"no reply within {timeout_s:g} s{hint}") from None
         if isinstance(line, proto.ProtocolError):
             raise line
         if line is None:
@@ -149,6 +155,7 @@ class Testee:
             raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
         if not isinstance(reply, dict):
             raise proto.ProtocolError(f"reply is not a JSON object: {_as_text(line)}")
+        self._answered = True
         if seq is not None and reply.get("seq") != seq:
             raise proto.ProtocolError(f"reply has seq {json.dumps(reply.get('seq'))}, expected {seq}")
         return reply  # in step with the testee; the runner checks the reply against its schema

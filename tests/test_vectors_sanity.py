@@ -128,3 +128,27 @@ def test_each_vector_states_the_tier_its_upstream_verdict_gives() -> None:
         invalid = not v["expect"][SPEC_VERSION]["valid"]
         lenient = (invalid and v["upstream"] == "accepts") or {"upstream-diverges", "limits"} & set(v["tags"])
         assert v["tier"] == ("recommended" if lenient else "required"), v["description"]
+
+
+def spec_rows(rule: str) -> list[str]:
+    """The SPEC.md table rows that name ``rule`` (its own row first)."""
+    rows = [line for line in SPEC.splitlines() if line.startswith("|") and f"`{rule}`" in line]
+    return sorted(rows, key=lambda row: not row.startswith(f"| `{rule}` |"))
+
+
+@pytest.mark.parametrize("v", VECTORS_LIST, ids=IDS)
+def test_each_vector_names_the_rule_and_keyword_its_expectation_follows_from(v: dict[str, Any]) -> None:
+    """A Required expectation rests on a MUST of the rule it names; where that rule lets a reader
+    reject (MAY), a Required acceptance must allow the rejection too (SPEC.md section 7)."""
+    rule, keyword = v["spec"]["rule"], v["spec"]["keyword"]
+    rows = spec_rows(rule)
+    assert rows and rows[0].startswith(f"| `{rule}` |"), f"{v['id']} names {rule}, which is not a SPEC rule"
+    assert any(re.search(rf"\b{keyword}\b", row) for row in rows), f"{rule} says no {keyword}"
+    rejections = {o["rule"] for o in v["expect"].values() if not o["valid"]}
+    assert not rejections or rule in rejections, (v["id"], rule, rejections)
+    if v["tier"] == "required":
+        assert keyword == "MUST", f"{v['id']} is Required on a {keyword} of {rule}"
+        if re.search(r"\bMAY reject\b", rows[0]):
+            assert all(not o["valid"] or "or_reject" in o for o in v["expect"].values()), (
+                f"{v['id']}: {rule} lets a reader reject, yet the vector requires acceptance"
+            )

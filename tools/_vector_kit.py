@@ -125,8 +125,10 @@ def vector(
     written_by: list[str] | None = None,
     writer_conformant=True,
     tags: list[str] | None = None,
+    or_reject: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``invalid`` maps a version (or "*" for all) to the (rule, pointer) it must reject with."""
+    """``invalid`` maps a version (or "*" for all) to the (rule, pointer) it must reject with;
+    ``or_reject``: a (rule, pointer) the spec lets a reader reject a valid blob with instead (MAY)."""
     invalid = invalid or {}
     expect = {}
     for v in VERSIONS:
@@ -136,6 +138,8 @@ def vector(
         else:
             doc = parsed if parsed is not None else json.loads(blob)
             expect[v] = {"valid": True, "decoded": decoded(doc, v, document)}
+            if or_reject:
+                expect[v]["or_reject"] = {"rule": or_reject[0], "pointer": or_reject[1]}
     content = document.encode() + b"\n" + blob
     v: dict[str, Any] = {
         "id": "v-" + hashlib.sha256(content).hexdigest()[:12],
@@ -152,12 +156,33 @@ def vector(
     v["expect"] = expect
     v["upstream"] = upstream
     v["tier"] = tier_of(expect, upstream, tags or [])
+    v["spec"] = spec_of(invalid, tags or [], or_reject)
     v["writer_conformant"] = writer_conformant and not invalid
     if written_by:  # the writers of these versions, given the decoded payload, emit exactly `blob`
         doc = json.loads(blob)
         v["written_by"] = [{"spec_version": w, "payload": decoded(doc, w, document)} for w in written_by]
     v["tags"] = tags or []
     return v
+
+
+#: The reader rule a valid vector exercises, by tag (first match); otherwise READ_VALIDATE (a
+#: blob that breaks no rule is accepted) or, for a writer's output, READ_PROJECTION.
+TAG_RULES = {
+    "duplicate-keys": "DUPLICATE_KEYS", "unknown-keys": "READ_IGNORE_UNKNOWN", "null-optional": "READ_NULL_IS_ABSENT",
+    "endpoint-default": "READ_ENDPOINT_DEFAULT", "large-integers": "READ_EXACT_INTEGERS", "order": "READ_ORDER",
+    "step-zero": "READ_STEP_UNKNOWN", "writer-output": "READ_PROJECTION",
+}  # fmt: skip
+
+
+def spec_of(invalid: dict[str, Any], tags: list[str], or_reject: Any) -> dict[str, str]:
+    """The SPEC rule the vector's expectation follows from, and that rule's keyword for it: a
+    rejection follows from the broken rule (a reader limit only SHOULD be enforced, section 5);
+    an acceptance from the reader rule of its tags. Required vectors must rest on a MUST."""
+    if invalid:
+        rule = next(iter(invalid.values()))[0]
+        return {"rule": rule, "keyword": "SHOULD" if "limits" in tags else "MUST"}
+    rule = next((TAG_RULES[t] for t in tags if t in TAG_RULES), "READ_VALIDATE")
+    return {"rule": rule, "keyword": "MUST"}
 
 
 def tier_of(expect: dict[str, Any], upstream: str, tags: list[str]) -> str:

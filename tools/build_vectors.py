@@ -184,6 +184,7 @@ def legal_forms() -> list[dict[str, Any]]:
             parsed=doc,
             writer_conformant=False,
             tags=["duplicate-keys"],
+            or_reject=("DUPLICATE_KEYS", "/publisher_step"),
         ),
         vector(
             "a digest that a 1.0.0 reader does not know",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire._spec import DTYPE_SIZES
 from refitwire._validate import parse
 
 if TYPE_CHECKING:
@@ -58,10 +59,50 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
                 blob = wrap_rendezvous_blob(
                     *p[:4], p.publisher_step, spec_version=version, **p.optional_members
                 )
-        except (KeyError, InvalidBlob) as exc:
-            return {"seq": seq, "errored": True, "message": f"cannot write this payload: {exc}"}
+        except KeyError as exc:
+            return {"seq": seq, "errored": True, "message": f"not a decoded payload: missing {exc}"}
+        except InvalidBlob as exc:
+            if exc.rule == "DECODED_FORM":  # a bad request, not a rule of the spec
+                return {"seq": seq, "errored": True, "message": f"not a decoded payload: {exc}"}
+            return {
+                "seq": seq,
+                "errored": True,
+                "message": f"refusing to write an invalid blob: {exc}",
+                "rule": exc.rule,
+            }
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
+    if cmd == "digest":
+        try:
+            return {"seq": seq, "digest": digest(request)}
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"seq": seq, "errored": True, "message": f"cannot digest this: {exc}"}
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
+
+
+def digest(request: dict[str, Any]) -> str:
+    """SPEC.md section 4's digest of the box ``request["box"]`` of the tensor in ``data_b64``."""
+    import numpy as np
+
+    data = base64.b64decode(request["data_b64"], validate=True)
+    label, shape = request["dtype"], request["shape"]
+    elsize = DTYPE_SIZES.get(label.removeprefix("torch."))
+    if elsize is None:
+        raise ValueError(f"unknown dtype {label!r}")
+    count = 1
+    for extent in shape:
+        count *= extent
+    if len(data) != count * elsize:
+        raise ValueError(f"{len(data)} bytes for shape {shape} of {label} ({count * elsize} expected)")
+    tensor = np.frombuffer(data, dtype=np.dtype(f"V{elsize}")).reshape(shape)
+    box = request.get("box")
+    if box is not None:
+        offset, extent = box["shard_offset"], box["shape"]
+        if not len(offset) == len(extent) == len(shape):
+            raise ValueError(f"rank mismatch: shape {shape}, box {offset} + {extent}")
+        if any(o < 0 or e < 0 or o + e > n for o, e, n in zip(offset, extent, shape)):
+            raise ValueError(f"the box {offset} + {extent} is not inside shape {shape}")
+        tensor = tensor[tuple(slice(o, o + e) for o, e in zip(offset, extent))]
+    return refitwire.tensor_digest(np.ascontiguousarray(tensor).reshape(-1).view(np.uint8))
 
 
 def refitwire_version() -> str:

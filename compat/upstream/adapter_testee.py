@@ -23,12 +23,14 @@ Commands:
 ``{"cmd": "stop"}``
     -> no answer; exit status 0. End of input does the same.
 
-Optional extension command (not part of the matrix protocol):
+``digest`` (protocol 1, SPEC.md section 4):
 
-``{"cmd": "digest", "seq": N, "data_b64": ..., "dtype": "int32", "shape": [...]}``
+``{"cmd": "digest", "seq": N, "data_b64": ..., "dtype": "int32", "shape": [...], "box": {...}}``
     -> ``{"seq": N, "digest": ...}``: ``verify.tensor_digest`` of a CPU torch tensor
     holding exactly those bytes, viewed as ``dtype`` (``"int32"`` or
-    ``"torch.int32"``) and reshaped to ``shape`` (flat when ``shape`` is absent).
+    ``"torch.int32"``) and reshaped to ``shape`` (flat when ``shape`` is absent);
+    with ``box`` (``{"shard_offset": [...], "shape": [...]}``), of the box the
+    release's own ``verify.shard_region`` cuts out of it, as a receiver does.
 
 Anything else gets ``{"seq": N, "skipped": true, "reason": "unknown command"}``;
 a request that is not valid JSON, not an object, or misses a field gets
@@ -242,6 +244,12 @@ class Adapter:
         tensor = raw.view(dtype)
         if shape is not None:
             tensor = tensor.reshape(shape)
+        box = request.get("box")
+        if box is not None:
+            offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
+            if shape is None:
+                raise BadRequest("a box needs the tensor's shape")
+            tensor = self.verify.shard_region(tensor, shape, offset, extent)
         return {"seq": seq, "digest": self.verify.tensor_digest(tensor)}
 
     # -- dispatch --------------------------------------------------------------

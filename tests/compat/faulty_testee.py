@@ -205,8 +205,20 @@ def _off_by_one(request: Reply, reply: Reply) -> Reply | None:
 
 @fault("slow-on-large-blobs")
 def _slow(request: Reply, reply: Reply) -> Reply | None:
+    """Thirty times slower than the reference on large blobs (a constant factor, not a hang)."""
     if request.get("cmd") == "read" and len(request["blob_b64"]) > 32 * 2**20 and "payload" in reply:
-        time.sleep(30)
+        time.sleep(30 * TOOK[0])
+    return reply
+
+
+@fault("quadratic-in-tensors")
+def _quadratic(request: Reply, reply: Reply) -> Reply | None:
+    """Checks each tensor name against every earlier one: right answers, time growing as n^2."""
+    if "payload" in reply:
+        names = [t["name"] for t in reply["payload"]["tensors"]]
+        for i, name in enumerate(names):
+            if any(other == name for other in names[:i]):
+                break
     return reply
 
 
@@ -326,6 +338,32 @@ def _writes_reversed(request: Reply, reply: Reply) -> Reply | None:
     return rewrite_json(reply, lambda d: [t["shards"].reverse() for t in d["tensors"]])
 
 
+@fault("strips-torch-prefix")
+def _strips_prefix(request: Reply, reply: Reply) -> Reply | None:
+    def strip(doc: Any) -> None:
+        for t in doc.get("tensors", []):
+            t["dtype"] = t["dtype"].removeprefix("torch.")
+
+    return rewrite_json(reply, strip)
+
+
+@fault("refuses-with-rejected")
+def _refuses_rejected(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "write" and reply.get("errored"):
+        return {"seq": reply["seq"], "rejected": True, "message": reply["message"]}
+    return reply
+
+
+@fault("refuses-valid-digests")
+def _refuses_digests(request: Reply, reply: Reply) -> Reply | None:
+    payload = request.get("payload") or {}
+    if request.get("cmd") == "write" and any(
+        s.get("digest") for t in payload.get("tensors", []) for s in t.get("shards", [])
+    ):
+        return {"seq": reply["seq"], "errored": True, "message": "digests are not supported [DIGEST_FORMAT]"}
+    return reply
+
+
 @fault("compact-separators")
 def _compact(request: Reply, reply: Reply) -> Reply | None:
     blob = written(reply)
@@ -390,7 +428,120 @@ def _never_refuses(request: Reply, reply: Reply) -> Reply | None:
     return {"seq": reply["seq"], "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
 
 
+# -- the protocol's other promises: the digest, new commands and members, the refusal's rule --
+
+
+@fault("tail-weights-continue-rows")
+def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
+    """Weighs the tail words by their position in the whole input, not from 1 (SPEC.md section 4)."""
+    if request.get("cmd") != "digest" or "digest" not in reply:
+        return reply
+    import hashlib
+
+    import numpy as np
+    from refitwire._spec import DTYPE_SIZES
+
+    size = DTYPE_SIZES[request["dtype"].removeprefix("torch.")]
+    full = np.frombuffer(base64.b64decode(request["data_b64"]), np.dtype(f"V{size}")).reshape(
+        request["shape"]
+    )
+    if "box" in request:
+        box = request["box"]
+        full = full[tuple(slice(o, o + e) for o, e in zip(box["shard_offset"], box["shape"]))]
+    data = np.ascontiguousarray(full).tobytes()
+    n, words = len(data), np.frombuffer(data[: len(data) - len(data) % 4], "<i4").astype(np.int64)
+    rows = len(words) // 1024
+    scalars = [n]
+    if rows:
+        sums = words[: rows * 1024].reshape(rows, 1024).sum(axis=1)
+        scalars += [int(sums.sum()), int((np.arange(1, rows + 1) * sums).sum())]
+    tail = words[rows * 1024 :]
+    if len(tail):
+        first = rows * 1024 + 1  # the fault: the weights should restart at 1
+        scalars += [int(tail.sum()), int((np.arange(first, first + len(tail)) * tail).sum())]
+    if n % 4:
+        scalars += [sum(data[n - n % 4 :]), n % 4]
+    h = hashlib.blake2b(digest_size=16)
+    for value in scalars:
+        h.update((value % 2**64).to_bytes(8, "little"))
+    return {**reply, "digest": h.hexdigest()}
+
+
+@fault("rejects-duplicate-keys")
+def _rejects_duplicates(request: Reply, reply: Reply) -> Reply | None:
+    """Not a fault: SPEC.md DUPLICATE_KEYS lets a reader reject repeated names (this one does)."""
+    if request.get("cmd") != "read" or "payload" not in reply:
+        return reply
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        names = [name for name, _ in items]
+        repeated = next((n for n in names if names.count(n) > 1), None)
+        if repeated is not None:
+            raise KeyError(repeated)
+        return dict(items)
+
+    try:
+        json.loads(blob_of(request), object_pairs_hook=pairs)
+    except RecursionError:  # deeper than Python's parser goes: the reference's answer stands
+        return reply
+    except KeyError as exc:  # the vectors repeat a top-level member; its pointer is /NAME
+        name = str(exc.args[0])
+        return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": "/" + name,
+                "message": f"the member {name!r} is repeated"}  # fmt: skip
+    return reply
+
+
+@fault("no-digest")
+def _no_digest(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") == "digest":
+        return {"seq": request.get("seq"), "skipped": True, "reason": "unknown command 'digest'"}
+    return reply
+
+
+@fault("exits-on-unknown-command")
+def _exits_on_unknown(request: Reply, reply: Reply) -> Reply | None:
+    if request.get("cmd") not in ("start", "read", "write", "digest"):
+        sys.exit(2)
+    return reply
+
+
+@fault("rejects-unknown-request-member")
+def _strict_requests(request: Reply, reply: Reply) -> Reply | None:
+    known = {"cmd", "seq", "protocol", "payload", "blob_b64", "data_b64", "dtype", "shape", "box", "document"}
+    unknown = sorted(set(request) - known)
+    if unknown and request.get("cmd") in ("read", "write"):
+        return {
+            "seq": request.get("seq"),
+            "errored": True,
+            "message": f"unknown request member {unknown[0]!r}",
+        }
+    return reply
+
+
+@fault("refuses-with-wrong-rule")
+def _wrong_refusal_rule(request: Reply, reply: Reply) -> Reply | None:
+    """Refuses every invalid payload, but always says WRITE_VALID's neighbour, TYPE."""
+    if request.get("cmd") == "write" and reply.get("errored"):
+        return {
+            "seq": reply["seq"],
+            "errored": True,
+            "message": "refusing: bad payload [TYPE]",
+            "rule": "TYPE",
+        }
+    return reply
+
+
+@fault("rejects-without-pointer")
+def _no_pointer(request: Reply, reply: Reply) -> Reply | None:
+    return {k: v for k, v in reply.items() if k != "pointer"} if reply.get("rejected") else reply
+
+
 # -- processes that misbehave --------------------------------------------------------------
+
+
+@fault("never-flushes")  # the main loop leaves stdout unflushed: a pipe buffers it
+def _never_flushes(request: Reply, reply: Reply) -> Reply | None:
+    return reply
 
 
 @fault("crashes-on-empty-table")
@@ -431,6 +582,9 @@ def _ansi(request: Reply, reply: Reply) -> Reply | None:
 
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "none"
+TOOK = [0.0]  # seconds the reference code took for the last request
+# Block-buffered whatever PYTHONUNBUFFERED says, as a testee's stdout on a pipe usually is.
+OUT = open(1, "w", buffering=1 << 20, encoding="utf-8", closefd=False)  # noqa: SIM115
 
 if __name__ == "__main__":
     if NAME not in FAULTS:
@@ -439,10 +593,14 @@ if __name__ == "__main__":
         request = json.loads(line)
         if request.get("cmd") == "stop":
             break
-        faulty = FAULTS[NAME](request, answer(request, VERSION))
+        t0 = time.perf_counter()
+        correct = answer(request, VERSION)
+        TOOK[0] = time.perf_counter() - t0
+        faulty = FAULTS[NAME](request, correct)
         if faulty is None:
             if NAME == "hangs-on-read":
                 time.sleep(3600)
             continue
-        sys.stdout.write(json.dumps(faulty) + "\n")
-        sys.stdout.flush()
+        OUT.write(json.dumps(faulty) + "\n")
+        if NAME != "never-flushes":
+            OUT.flush()

@@ -9,6 +9,8 @@
 // marks numbers with a fraction or exponent (JsonFloat), and every line is written by
 // `dumps`, which prints BigInts digit for digit. See README.md.
 //
+// It answers `digest` too (SPEC.md section 4): the digest of a box of a row-major tensor.
+//
 // Extension: a read request may carry "document": "shard-table" to read a standalone shard
 // table (decoded form {"tensors": [...]}); the default is "rendezvous".
 'use strict';
@@ -446,6 +448,143 @@ function write(payload) {
   return blob;
 }
 
+// -- the per-shard digest (SPEC.md section 4) ------------------------------------------------
+
+const MASK64 = U64 - 1n;
+const BLAKE2B_IV = [
+  0x6a09e667f3bcc908n, 0xbb67ae8584caa73bn, 0x3c6ef372fe94f82bn, 0xa54ff53a5f1d36f1n,
+  0x510e527fade682d1n, 0x9b05688c2b3e6c1fn, 0x1f83d9abfb41bd6bn, 0x5be0cd19137e2179n,
+];
+const BLAKE2B_SIGMA = [
+  [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+  [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4], [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
+  [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13], [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
+  [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11], [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
+  [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5], [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+];
+const rotr64 = (x, n) => ((x >> n) | (x << (64n - n))) & MASK64;
+
+/** BLAKE2b (RFC 7693) with an `outLength`-byte digest, no key: 64-bit words as BigInt. */
+function blake2b(message, outLength) {
+  const h = BLAKE2B_IV.slice();
+  h[0] ^= 0x01010000n ^ BigInt(outLength);
+  const blocks = Math.max(1, Math.ceil(message.length / 128));
+  for (let b = 0; b < blocks; b++) {
+    const block = Buffer.alloc(128);
+    message.copy(block, 0, b * 128, Math.min(message.length, (b + 1) * 128));
+    const last = b === blocks - 1;
+    const m = Array.from({ length: 16 }, (_, i) => block.readBigUInt64LE(i * 8));
+    const v = [...h, ...BLAKE2B_IV];
+    v[12] ^= BigInt(last ? message.length : (b + 1) * 128);
+    if (last) v[14] ^= MASK64;
+    const g = (a, bb, c, d, x, y) => {
+      v[a] = (v[a] + v[bb] + x) & MASK64;
+      v[d] = rotr64(v[d] ^ v[a], 32n);
+      v[c] = (v[c] + v[d]) & MASK64;
+      v[bb] = rotr64(v[bb] ^ v[c], 24n);
+      v[a] = (v[a] + v[bb] + y) & MASK64;
+      v[d] = rotr64(v[d] ^ v[a], 16n);
+      v[c] = (v[c] + v[d]) & MASK64;
+      v[bb] = rotr64(v[bb] ^ v[c], 63n);
+    };
+    for (let round = 0; round < 12; round++) {
+      const s = BLAKE2B_SIGMA[round % 10];
+      g(0, 4, 8, 12, m[s[0]], m[s[1]]);
+      g(1, 5, 9, 13, m[s[2]], m[s[3]]);
+      g(2, 6, 10, 14, m[s[4]], m[s[5]]);
+      g(3, 7, 11, 15, m[s[6]], m[s[7]]);
+      g(0, 5, 10, 15, m[s[8]], m[s[9]]);
+      g(1, 6, 11, 12, m[s[10]], m[s[11]]);
+      g(2, 7, 8, 13, m[s[12]], m[s[13]]);
+      g(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (let i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+  }
+  const out = Buffer.alloc(64);
+  h.forEach((word, i) => out.writeBigUInt64LE(word, i * 8));
+  return out.subarray(0, outLength).toString('hex');
+}
+
+/** The digest of bytes: int32 words in 4 KiB rows reduced to a few sums, hashed with BLAKE2b-128. */
+function digestBytes(data) {
+  const n = data.length;
+  const words = Math.floor(n / 4);
+  const rows = Math.floor(words / 1024);
+  const scalars = [BigInt(n)];
+  if (rows > 0) {
+    let s1 = 0n;
+    let s2 = 0n;
+    for (let r = 0; r < rows; r++) {
+      let sum = 0; // at most 1024 * 2^31 in magnitude: exact as a double
+      for (let i = 0; i < 1024; i++) sum += data.readInt32LE((r * 1024 + i) * 4);
+      s1 += BigInt(sum);
+      s2 += BigInt(r + 1) * BigInt(sum);
+    }
+    scalars.push(s1, s2);
+  }
+  if (words > rows * 1024) {
+    let sum = 0n;
+    let weighted = 0n;
+    for (let i = 0; i < words - rows * 1024; i++) {
+      const w = BigInt(data.readInt32LE((rows * 1024 + i) * 4));
+      sum += w;
+      weighted += BigInt(i + 1) * w;
+    }
+    scalars.push(sum, weighted);
+  }
+  if (n % 4) {
+    let ragged = 0;
+    for (let i = words * 4; i < n; i++) ragged += data[i];
+    scalars.push(BigInt(ragged), BigInt(n % 4));
+  }
+  const fed = Buffer.alloc(8 * scalars.length);
+  scalars.forEach((v, i) => fed.writeBigUInt64LE(((v % U64) + U64) % U64, i * 8));
+  return blake2b(fed, 16);
+}
+
+function sizeList(v, where) {
+  if (!Array.isArray(v) || !v.every((d) => typeof d === 'bigint' && d >= 0n)) {
+    throw new BadRequest(`${where} is ${short(v)}, not an array of sizes`);
+  }
+  return v.map(Number);
+}
+
+/** The digest request: the box `box` (default: all) of the row-major tensor in data_b64. */
+function digest(request) {
+  const b64 = field(request, 'data_b64', 'request');
+  if (typeof b64 !== 'string' || !isBase64(b64)) throw new BadRequest('data_b64 is not padded standard base64');
+  const data = Buffer.from(b64, 'base64');
+  const label = field(request, 'dtype', 'request');
+  const elsize = typeof label === 'string' ? DTYPE_SIZES[label.replace(/^torch\./, '')] : undefined;
+  if (!has(DTYPE_SIZES, String(label).replace(/^torch\./, '')) || elsize === undefined) {
+    throw new BadRequest(`unknown dtype ${short(label)}`);
+  }
+  const shape = sizeList(field(request, 'shape', 'request'), 'shape');
+  if (data.length !== shape.reduce((a, d) => a * d, elsize)) {
+    throw new BadRequest(`${data.length} bytes do not fill shape [${shape}] of ${label}`);
+  }
+  if (!has(request, 'box')) return digestBytes(data);
+  const offset = sizeList(field(request.box, 'shard_offset', 'box'), 'box.shard_offset');
+  const extent = sizeList(field(request.box, 'shape', 'box'), 'box.shape');
+  if (offset.length !== shape.length || extent.length !== shape.length) throw new BadRequest('box rank mismatch');
+  if (offset.some((o, d) => o + extent[d] > shape[d])) throw new BadRequest('the box is not inside the tensor');
+  // Row-major strides in bytes; copy the box's innermost runs in order.
+  const strides = shape.map((_, d) => shape.slice(d + 1).reduce((a, x) => a * x, elsize));
+  const run = (extent.length ? extent[extent.length - 1] : 1) * elsize;
+  const out = Buffer.alloc(extent.reduce((a, e) => a * e, elsize));
+  let at = 0;
+  const walk = (d, base) => {
+    if (d >= extent.length - 1) {
+      const start = base + (extent.length ? offset[d] * strides[d] : 0);
+      at += data.copy(out, at, start, start + run);
+      return;
+    }
+    for (let i = 0; i < extent[d]; i++) walk(d + 1, base + (offset[d] + i) * strides[d]);
+  };
+  if (out.length) walk(0, 0);
+  return digestBytes(out);
+}
+
 // -- protocol --------------------------------------------------------------------------------
 
 function handle(request) {
@@ -459,6 +598,10 @@ function handle(request) {
       spec_version: VERSION,
       roles: ['reader', 'writer'],
     };
+  }
+  if (cmd === 'digest') {
+    if (!has(request, 'seq')) throw new BadRequest('digest request has no "seq"');
+    return { seq, digest: digest(request) };
   }
   if (cmd !== 'read' && cmd !== 'write') return { seq, skipped: true, reason: `unknown command ${short(cmd)}` };
   if (!has(request, 'seq')) throw new BadRequest(`${cmd} request has no "seq"`);

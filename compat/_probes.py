@@ -1,0 +1,96 @@
+"""The protocol's promises, probed once per testee per run.
+
+The protocol grows by adding commands and request members (``schema/protocol/request.json``),
+so a testee MUST answer a command it does not know with ``skipped`` and MUST ignore request
+members it does not know (compat/IMPLEMENTERS.md). Both are Required: a testee that exits on
+a new command or refuses a new member breaks the day the kit adds one.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+from refitwire.compat import _cases
+from refitwire.compat._protocol import ProtocolError, check_message
+from refitwire.compat._results import (
+    REQUIRED,
+    Broken,
+    Decoded,
+    Outcome,
+    Result,
+    Written,
+    dumps_short,
+    exchange,
+)
+
+UNKNOWN_COMMAND = "refitwire-probe-unknown-command"
+UNKNOWN_MEMBER = "refitwire_probe_unknown_member"
+
+
+def probe(who: Any) -> Iterator[Result]:
+    yield unknown_command(who)
+    member = unknown_member(who)
+    if member is not None:
+        yield member
+
+
+def unknown_command(who: Any) -> Result:
+    base = {"case": "protocol:unknown-command", "tier": REQUIRED, "reader": who.label}
+    try:
+        reply = who.testee.request({"cmd": UNKNOWN_COMMAND, UNKNOWN_MEMBER: [1]}, probe=True)
+    except ProtocolError as exc:
+        tail = " | ".join(list(who.testee.stderr)[-5:]) or "(empty)"
+        return Result(  # errored, as any broken exchange: a testee that never answers errs everywhere
+            **base,
+            outcome=Outcome.ERRORED,
+            fault="reader",
+            symptom="no answer to an unknown command (the protocol says: answer skipped)",
+            message=f"sent {UNKNOWN_COMMAND!r}: {exc}; stderr: {tail}",
+        )
+    try:
+        check_message(reply, "response")
+    except ProtocolError as exc:
+        bad = str(exc)
+    else:
+        bad = "" if reply.get("skipped") is True else "not skipped"
+    if bad:
+        return Result(
+            **base,
+            outcome=Outcome.FAILED,
+            fault="reader",
+            symptom="answered an unknown command with something other than skipped",
+            message=f"sent {UNKNOWN_COMMAND!r}, answered {dumps_short(reply)} ({bad}); the protocol says: skipped",
+        )
+    return Result(**base, outcome=Outcome.PASSED)
+
+
+def unknown_member(who: Any) -> Result | None:
+    """A request the testee can serve, with one member it cannot know: served as without it."""
+    base = {"case": "protocol:unknown-member", "tier": REQUIRED, "reader": who.label}
+    extra = {UNKNOWN_MEMBER: {"added": "in a later protocol", "n": 1}}
+    if "reader" in who.identity.roles:
+        case = next(c for c in _cases.read_cases() if c.expect.get("1.0.0", {}).get("valid"))
+        reply = exchange(
+            who.testee, {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(case.blob).decode(), **extra}
+        )
+        good = isinstance(reply, Decoded)
+    elif "writer" in who.identity.roles:
+        case_w = next(c for c in _cases.write_cases() if c.spec_version == who.version)
+        reply = exchange(who.testee, {"cmd": "write", "seq": 0, "payload": case_w.payload, **extra})
+        good = isinstance(reply, Written)
+    else:
+        return None
+    if good:
+        return Result(**base, outcome=Outcome.PASSED)
+    said = reply.message if hasattr(reply, "message") else dumps_short(reply)
+    kind = "no answer" if isinstance(reply, Broken) and not reply.malformed else type(reply).__name__.lower()
+    broken = isinstance(reply, Broken) and not reply.malformed
+    return Result(
+        **base,
+        outcome=Outcome.ERRORED if broken else Outcome.FAILED,
+        fault="reader",
+        symptom=f"refused a request carrying an unknown member ({kind}; the protocol says: ignore it)",
+        message=f"a request with the extra member {UNKNOWN_MEMBER!r} was not served: {said}",
+    )
