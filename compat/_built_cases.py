@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire._spec import MAX_BLOB_BYTES, knows
+from refitwire import wire
+from refitwire._spec import MAX_BLOB_BYTES, SPEC_VERSIONS, knows
 from refitwire.compat._results import RECOMMENDED, REQUIRED
 
 
@@ -127,13 +128,23 @@ _REFUSALS: tuple[_Mutation, ...] = (
 
 @functools.cache
 def refusal_cases(version: str) -> tuple[RefusalCase, ...]:
-    """One payload per writer-side rule a ``version`` writer checks, each breaking only that rule."""
-    cases = []
+    """One payload per writer-side rule a ``version`` writer checks, each breaking only that rule:
+    the hand-written ones, then one per bound, pattern and type of each member the released
+    versions lack (a candidate's new members), generated from the version's wire model."""
+    from refitwire.compat import _cases, _refusals
+
+    model = _cases.model_of(version)
+    base = _cases.conform(base_payload(version), version, 0)  # a later version's members carried
+    found: list[tuple[str, str, dict[str, Any]]] = []
     for rule, description, mutate, member in _REFUSALS:
         if member is not None and not knows(version, member):
             continue
-        payload = copy.deepcopy(base_payload(version))
+        payload = copy.deepcopy(base)
         mutate(payload)
+        found.append((rule, description, payload))
+    found += _refusals.mutations(model, base, wire.wire_model("rendezvous", SPEC_VERSIONS[-1]))
+    cases = []
+    for rule, description, payload in found:
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
         cases.append(RefusalCase(f"refuse:{rule}-{digest}", rule, description, payload))
     return tuple(cases)

@@ -118,6 +118,16 @@ class Candidate:
         self.check(document)
         return json.dumps(document).encode("ascii")
 
+    def refusal_rule(self, payload: dict[str, Any]) -> str | None:
+        """The rule the candidate refuses ``payload`` with, or None when it would write it."""
+        try:
+            self.check(self.document(payload))
+        except InvalidBlob as exc:
+            return exc.rule
+        except (KeyError, TypeError):
+            return None
+        return None
+
     def exercise(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``payload`` with each changed member set to a value only the candidate allows: in
         every object of its level, or when that breaks a semantic rule (an address span, a box)

@@ -182,9 +182,11 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 w,
                 "writer",
             )
-            if w.version in SPEC_VERSIONS:
-                for refusal in _built_cases.refusal_cases(w.version):
-                    yield from settle(_checks.refusal(w, refusal), w, "writer")
+            refusals = _built_cases.refusal_cases(w.version)
+            if candidate is not None:  # a candidate may allow what a release refuses: only what it refuses
+                refusals = tuple(c for c in refusals if candidate.refusal_rule(c.payload) == c.rule)
+            for refusal in refusals:
+                yield from settle(_checks.refusal(w, refusal), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():

@@ -144,8 +144,9 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
     shape = table_shape("rendezvous", version)
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
-    # Whether a shard has an absent optional member, in one C call (one member: its value, not a tuple).
-    absent_in = _any_absent(optional_shard)
+    # A shard's optional members in one C call (one member: its value; several: a tuple).
+    optionals = operator.itemgetter(*optional_shard) if optional_shard else None
+    single = len(optional_shard) == 1
     entries = []
     for t, tensor in enumerate(tensors):
         if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
@@ -156,7 +157,11 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
             if type(shard) is not PublishedShard:
                 shard = as_model(PublishedShard, shard, ("tensors", t, "shards", s))
             entry = shard.__dict__
-            if mutable or drop_shard or absent_in(entry):
+            if (
+                mutable
+                or drop_shard
+                or (optionals is not None and ((v := optionals(entry)) is None if single else None in v))
+            ):
                 entry = _omitted(entry, drop_shard, optional_shard)
                 if mutable:
                     entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
@@ -169,15 +174,6 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
             entry["full_shape"] = list(entry["full_shape"])
         entries.append(entry)
     return entries
-
-
-def _any_absent(names: tuple[str, ...]) -> Any:
-    if not names:
-        return lambda entry: False
-    get = operator.itemgetter(*names)
-    if len(names) == 1:
-        return lambda entry: get(entry) is None
-    return lambda entry: None in get(entry)
 
 
 def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:

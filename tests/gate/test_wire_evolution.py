@@ -138,6 +138,13 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     nodes = {s.get("numa_node") for p in asked for t in p["tensors"] for s in t["shards"]}
     assert {0, 2147483647, None} <= ranks and {0, 255} <= nodes  # its bounds, and its absence
     assert all(_cases.conform(p, "1.2.0", n) is p for n, p in enumerate(payloads.values()))
+    # ... and a writer of the candidate is asked to refuse each of them out of bounds or mistyped.
+    from refitwire.compat._built_cases import refusal_cases
+
+    refusals = {c.description: c.rule for c in refusal_cases("1.3.0")}
+    assert refusals["publisher_rank below its minimum 0"] == "SCHEMA"  # the schema names no rule for it
+    assert refusals["tensors/shards/numa_node of the wrong JSON type"] == "TYPE"
+    assert len(refusal_cases("1.3.0")) == len(refusal_cases("1.2.0")) + 6
 
 
 def test_a_member_made_required_passes_once_its_breaks_are_accepted(tmp_path: Path) -> None:
