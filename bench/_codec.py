@@ -18,11 +18,8 @@ from typing import Any
 
 import orjson
 from refitwire import unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._codec import rendezvous_document
-from refitwire._registry import fast_validator
-from refitwire._spec import LATEST
-from refitwire._typed import typed_read
 from refitwire.bench._timing import interleaved, timed
+from refitwire.engine import LATEST, fast_validator, rendezvous_document, typed_read
 
 __all__ = ["decode_section", "encode_section", "goal", "quorum_section"]
 

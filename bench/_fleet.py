@@ -31,9 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.refit._layout import parse_bytes, resolve_model
-from refitwire.refit._model import Model
-from refitwire.refit._store import RendezvousStore, open_store
+from refitwire.refit import Model, RendezvousStore, open_store, parse_bytes, resolve_model
 
 __all__ = ["discover_once", "main", "publish_tables"]
 

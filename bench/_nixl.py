@@ -55,10 +55,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def nixl_section(sizes: list[int], descriptors: tuple[int, int], reps: int) -> dict[str, Any]:
     """READ ``sizes`` bytes in one descriptor, then ``descriptors`` = (count, each) in one request."""
-    from refitwire.refit._errors import NixlMissing
+    from refitwire.refit import NixlMissing
 
     try:
-        from refitwire.refit._nixl import Agent
+        from refitwire.refit import Agent
     except NixlMissing as exc:  # NIXL absent; a broken import of ours still fails the bench
         return {"status": "not available", "reason": str(exc)}
     logging.getLogger("nixl").setLevel(logging.WARNING)  # its INFO lines go to stdout

@@ -20,7 +20,7 @@ import numpy as np
 
 
 def main(nbytes: str, fd: str) -> None:
-    from refitwire.refit._nixl import Agent
+    from refitwire.refit import Agent
 
     buf = np.random.default_rng(1).integers(0, 256, size=int(nbytes), dtype=np.uint8)
     with Agent(f"bench-publisher-{os.getpid()}", progress="off") as agent:

@@ -27,12 +27,11 @@ from typing import Any
 import numpy as np
 import orjson
 from refitwire import RendezvousPayload, tensor_digest, to_decoded, wrap_rendezvous_blob
-from refitwire._registry import fast_validator, schema
-from refitwire._spec import LATEST
 from refitwire.bench._codec import decode_section, encode_section, goal, quorum_section
 from refitwire.bench._nixl import KiB, MiB, nixl_section
 from refitwire.bench._table import ENTRIES, table_inputs
 from refitwire.bench._timing import interleaved, timed
+from refitwire.engine import LATEST, fast_validator, schema
 
 __all__ = ["Settings", "run_bench"]
 

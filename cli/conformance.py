@@ -23,8 +23,7 @@ from refitwire.cli.matrix import (
     source_participant,
     upstream_participants,
 )
-from refitwire.compat import _participants as parts
-from refitwire.compat._run import Plan
+from refitwire.compat import Participant, Plan, generations, reference, third_party
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         under_test = source_participant(args)
         if args.testee:
-            testee = parts.third_party(args.testee)
-            under_test.insert(0, parts.Participant(f"testee: {testee.label}", testee.command, testee.kind))
+            testee = third_party(args.testee)
+            under_test.insert(0, Participant(f"testee: {testee.label}", testee.command, testee.kind))
         unavailable: list[str] = []
         upstream, upstream_ran = upstream_participants(args, unavailable, build=bool(args.upstream_src))
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
-        participants = [*under_test, *parts.reference(), *parts.generations()[0], *upstream]
+        participants = [*under_test, *reference(), *generations()[0], *upstream]
         plan = Plan(participants, focus=[p.label for p in under_test], unavailable=unavailable,
                     upstream=upstream_ran, schema_dir=schema_dir, **plan_options(args, under_test))  # fmt: skip
     except Usage as exc:

@@ -12,12 +12,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from refitwire.gate._document import load_document
-from refitwire.gate._errors import GateError
-from refitwire.gate._gate import EXIT_ERROR, GateReport, compare
-from refitwire.gate._git import read_source
-from refitwire.gate._matrix import MatrixOutcome
-from refitwire.gate._report import FORMATS, render
+from refitwire.gate import (
+    EXIT_ERROR,
+    FORMATS,
+    GateError,
+    GateReport,
+    MatrixOutcome,
+    compare,
+    load_document,
+    read_source,
+    render,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

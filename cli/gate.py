@@ -17,11 +17,17 @@ import shlex
 import sys
 from pathlib import Path
 
-from refitwire.gate._baseline import load_baseline
-from refitwire.gate._errors import GateError
-from refitwire.gate._gate import EXIT_ERROR, Finding, GateReport, run_gate
-from refitwire.gate._git import repo_root
-from refitwire.gate._report import FORMATS, render
+from refitwire.gate import (
+    EXIT_ERROR,
+    FORMATS,
+    Finding,
+    GateError,
+    GateReport,
+    load_baseline,
+    render,
+    repo_root,
+    run_gate,
+)
 
 #: Used when it exists and --baseline is not given.
 DEFAULT_BASELINE = "schema/gate-baseline.json"
@@ -147,7 +153,7 @@ def _render(report: GateReport, fmt: str, root: Path) -> str:
     """``fmt`` of the report; html is the page of its JSON lines (``refitwire report`` renders the same)."""
     if fmt != "html":
         return render(report, fmt, root=root)
-    from refitwire.compat._html import gate_page
+    from refitwire.compat import html_gate_page as gate_page
 
     return gate_page([json.loads(line) for line in render(report, "json", root=root).splitlines()])
 

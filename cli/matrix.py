@@ -19,11 +19,33 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.cli._io import fail
-from refitwire.compat import _delta, _expected, _render, _report, _rerun
-from refitwire.compat import _participants as parts
-from refitwire.compat._results import Outcome
-from refitwire.compat._run import Plan, start_all, stop_all
-from refitwire.compat._session import execute
+from refitwire.compat import (
+    BaseMismatch,
+    Outcome,
+    Participant,
+    Plan,
+    Report,
+    ReportError,
+    candidates,
+    compare_with_base,
+    describe_case,
+    generations,
+    javascript,
+    knows_case,
+    load_expected_failures,
+    read_report,
+    reference,
+    render_base_comparison,
+    render_report,
+    render_summary,
+    report_ok,
+    start_all,
+    stop_all,
+    third_party,
+    upstream,
+    upstream_source,
+)
+from refitwire.compat import run_matrix as execute
 
 
 class Usage(ValueError):
@@ -93,21 +115,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        frozen, unavailable = parts.generations()
-        participants = parts.reference() + frozen
+        frozen, unavailable = generations()
+        participants = reference() + frozen
         source = source_participant(args)
         found, upstream_ran = upstream_participants(
             args, unavailable, build=args.build_upstream or bool(source)
         )
         participants += found
-        js, missing = parts.javascript()
+        js, missing = javascript()
         participants += js
         unavailable += missing
-        testees = [parts.third_party(cmd) for cmd in args.testee] + source
+        testees = [third_party(cmd) for cmd in args.testee] + source
         participants += testees
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
         if schema_dir:
-            participants += parts.candidates(schema_dir)
+            participants += candidates(schema_dir)
         plan = Plan(participants, unavailable=unavailable, schema_dir=schema_dir, upstream=upstream_ran,
                     **plan_options(args, testees))  # fmt: skip
     except Usage as exc:
@@ -115,16 +137,14 @@ def run(args: argparse.Namespace) -> int:
     return finish(plan, args)
 
 
-def source_participant(args: argparse.Namespace) -> list[parts.Participant]:
+def source_participant(args: argparse.Namespace) -> list[Participant]:
     """The --upstream-src tree as a participant (its environment built when missing), or none."""
     if args.upstream_src is None:
         return []
     from refitwire.compat.upstream.envs import EnvBuildError
 
     try:
-        found = parts.upstream_source(
-            args.upstream_src, log=lambda m: print(f"refitwire: {m}", file=sys.stderr)
-        )
+        found = upstream_source(args.upstream_src, log=lambda m: print(f"refitwire: {m}", file=sys.stderr))
     except ValueError as exc:  # SourceError
         raise Usage(f"--upstream-src {exc}") from None
     except EnvBuildError as exc:
@@ -135,14 +155,14 @@ def source_participant(args: argparse.Namespace) -> list[parts.Participant]:
 
 def upstream_participants(
     args: argparse.Namespace, unavailable: list[str], build: bool = False
-) -> tuple[list[parts.Participant], str]:
+) -> tuple[list[Participant], str]:
     """The released modelexpress participants, and what the report says about them."""
     if args.no_upstream:
         return [], "left out (--no-upstream)"
     from refitwire.compat.upstream.envs import EnvBuildError
 
     try:
-        found, missing = parts.upstream(build=build)
+        found, missing = upstream(build=build)
     except EnvBuildError as exc:
         found, missing = [], [f"modelexpress {exc.version}: environment could not be built ({exc.step})"]
     unavailable += missing
@@ -151,7 +171,7 @@ def upstream_participants(
     return found, "partly built, partly ran" if found else "not built (not run)"
 
 
-def plan_options(args: argparse.Namespace, testees: list[parts.Participant]) -> dict[str, Any]:
+def plan_options(args: argparse.Namespace, testees: list[Participant]) -> dict[str, Any]:
     """The plan's settings from the flags; with --baseline-report, the base's seed and examples
     unless given. ``testees``: the participants named on the command line."""
     base = load_base(args.baseline_report) if args.baseline_report else None
@@ -160,7 +180,7 @@ def plan_options(args: argparse.Namespace, testees: list[parts.Participant]) -> 
     listed = {}
     if args.expected_failures is not None:
         try:
-            table = _expected.load_file(args.expected_failures)
+            table = load_expected_failures(args.expected_failures)
         except ValueError as exc:
             raise Usage(f"--expected-failures {exc}") from None
         listed = {t.label: table for t in testees}
@@ -176,51 +196,51 @@ def plan_options(args: argparse.Namespace, testees: list[parts.Participant]) -> 
     }
 
 
-def load_base(path: Path) -> _report.Report:
+def load_base(path: Path) -> Report:
     try:
-        return _report.read_report(path)
-    except (OSError, _report.ReportError) as exc:
+        return read_report(path)
+    except (OSError, ReportError) as exc:
         raise Usage(f"--baseline-report {path}: {exc}") from None
 
 
 def finish(plan: Plan, args: argparse.Namespace) -> int:
     print(f"refitwire: seed {plan.seed} (rerun with --seed {plan.seed})", file=sys.stderr)
-    if args.case and not _rerun.known(plan, args.case):
+    if args.case and not knows_case(plan, args.case):
         print(f"refitwire: no case {args.case} (seed {plan.seed}, {plan.examples} examples)", file=sys.stderr)
         return 2
     with _open(args.output) as out:
         lines = execute(plan, out)
-    report = _report.read_report(_json_lines(lines))
+    report = read_report(_json_lines(lines))
     if args.case:
         started, _ = start_all(plan)
         try:
-            print("\n".join(_rerun.describe(plan, started, args.case)))
+            print("\n".join(describe_case(plan, started, args.case)))
         finally:
             stop_all(started)
         print()
     if args.case and args.format == "text":  # one case: its verdicts, without the matrix
-        print("\n".join(_render.summary(report, args.enforce_recommended)))
+        print("\n".join(render_summary(report, args.enforce_recommended)))
     elif args.format == "html":  # one self-contained page, as `refitwire report --html` writes it
-        from refitwire.compat import _html
+        from refitwire.compat import html_page
 
-        print(_html.page(report, enforce_recommended=args.enforce_recommended))
+        print(html_page(report, enforce_recommended=args.enforce_recommended))
     else:
-        print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
+        print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
     nothing = checked_nothing(report)
     if nothing:
         return fail(f"the run checked nothing: {nothing}", 1)
     if args.baseline_report:
         base = load_base(args.baseline_report)
         try:
-            delta = _delta.compare(report, base)
-        except _delta.BaseMismatch as exc:
+            delta = compare_with_base(report, base)
+        except BaseMismatch as exc:
             return fail(f"--baseline-report {args.baseline_report}: {exc}")
-        print("\n".join(_delta.render(delta, str(args.baseline_report), args.enforce_recommended)))
+        print("\n".join(render_base_comparison(delta, str(args.baseline_report), args.enforce_recommended)))
         return 0 if delta.ok(args.enforce_recommended) else 1
-    return 0 if _report.ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
+    return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
 
 
-def checked_nothing(report: _report.Report) -> str:
+def checked_nothing(report: Report) -> str:
     """Why a finished run checked nothing (no case passed or failed), or "" when it checked something."""
     judged = (Outcome.PASSED, Outcome.FAILED, Outcome.XFAILED, Outcome.XPASSED)
     if any(r.outcome in judged for r in report.results):

@@ -31,8 +31,7 @@ def _require_extra() -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     # Neither module imports torch or NIXL: parsing a refitwire command never does.
-    from refitwire.refit._model import MODELS
-    from refitwire.refit._options import CLI_INJECTIONS, PROGRESS_MODES
+    from refitwire.refit import CLI_INJECTIONS, MODELS, PROGRESS_MODES
 
     _require_extra()
 
@@ -71,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _byte_count(text: str) -> int:
-    from refitwire.refit._layout import parse_bytes
+    from refitwire.refit import parse_bytes
 
     try:
         return parse_bytes(text)
@@ -80,7 +79,7 @@ def _byte_count(text: str) -> int:
 
 
 def _store_spec(spec: str) -> str:
-    from refitwire.refit._store import check_spec
+    from refitwire.refit import check_spec
 
     try:
         check_spec(spec)
@@ -91,9 +90,8 @@ def _store_spec(spec: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from refitwire.refit._report import render_table
-        from refitwire.refit._run import RunConfig
-        from refitwire.refit._run import run as run_refit
+        from refitwire.refit import RunConfig, render_table
+        from refitwire.refit import run as run_refit
 
         config = RunConfig(
             publishers=args.publishers,

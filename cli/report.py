@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from refitwire.compat import _html, _render, _report
+    from refitwire.compat import ReportError, html_badges, html_page, read_report, render_report, report_ok
 
     try:
         lines = Path(args.report).read_text(encoding="utf-8").splitlines()
@@ -48,18 +48,18 @@ def run(args: argparse.Namespace) -> int:
     if gate is not None:
         return _gate(args, gate)
     try:
-        report = _report.read_report(lines)
-    except _report.ReportError as exc:
+        report = read_report(lines)
+    except ReportError as exc:
         return fail(f"report: {args.report}: {exc}")
     if args.html:
-        _write(args.html, _html.page(report, enforce_recommended=args.enforce_recommended))
+        _write(args.html, html_page(report, enforce_recommended=args.enforce_recommended))
     if args.badges:
         args.badges.mkdir(parents=True, exist_ok=True)
-        for label, svg in _html.badges(report).items():
+        for label, svg in html_badges(report).items():
             _write(args.badges / f"{_file_name(label)}.svg", svg)
     if args.format != "none":
-        print(_render.render(report, args.format, enforce_recommended=args.enforce_recommended))
-    return 0 if _report.ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
+        print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
+    return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
 
 
 def _gate_records(lines: list[str]) -> list[dict[str, Any]] | None:
@@ -82,10 +82,10 @@ def _gate_records(lines: list[str]) -> list[dict[str, Any]] | None:
 
 
 def _gate(args: argparse.Namespace, records: list[dict[str, Any]]) -> int:
-    from refitwire.compat import _html
+    from refitwire.compat import html_gate_page
 
     if args.html:
-        _write(args.html, _html.gate_page(records))
+        _write(args.html, html_gate_page(records))
     if args.badges:
         return fail("report: --badges needs a matrix or conformance report, not a gate report")
     foot = next((r for r in records if r.get("type") == "footer"), None)

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from refitwire._registry import released, schema_bytes
-from refitwire._spec import DOCUMENTS, LATEST
 from refitwire.cli._io import fail
+from refitwire.engine import DOCUMENTS, LATEST, released, schema_bytes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _make(args: argparse.Namespace) -> int:
-    from refitwire.gate._errors import GateError
-    from refitwire.gate._scaffold import new_version, release
+    from refitwire.gate import GateError, new_version, release
 
     try:
         if args.action == "new":

@@ -13,8 +13,8 @@ import math
 from typing import Any
 
 from refitwire import LATEST, InvalidBlob
-from refitwire._validate import parse, violations
 from refitwire.cli._io import fail, read_input
+from refitwire.engine import parse, violations
 from refitwire.wire import known_versions
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire import wire
-from refitwire._spec import MAX_BLOB_BYTES, SPEC_VERSIONS, knows
 from refitwire.compat._results import RECOMMENDED, REQUIRED
+from refitwire.engine import MAX_BLOB_BYTES, SPEC_VERSIONS, knows
 
 
 @dataclass(frozen=True)

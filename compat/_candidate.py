@@ -22,11 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire._errors import InvalidBlob, Violation
-from refitwire._spec import SPEC_VERSIONS, WIRE_SCHEMA_ID
-from refitwire._validate import schema_errors, semantic_violations, writer_violations
 from refitwire.compat._cases import register_candidate
 from refitwire.compat._forms import decoded_document, objects_at, written_document
+from refitwire.engine import (
+    SPEC_VERSIONS,
+    WIRE_SCHEMA_ID,
+    InvalidBlob,
+    Violation,
+    schema_errors,
+    semantic_violations,
+    writer_violations,
+)
 from refitwire.wire import Member, compile_model, parse_version, tokens, version_key, wire_model
 
 

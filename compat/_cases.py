@@ -11,10 +11,10 @@ from importlib import resources
 from typing import Any, Literal
 
 from refitwire import wire
-from refitwire._spec import DTYPE_SIZES, version_key
 from refitwire.compat import _forms
 from refitwire.compat._hypothesis import HealthCheck, Phase, given, hypothesis_seed, outside_cwd, settings, st
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
+from refitwire.engine import DTYPE_SIZES, version_key
 from refitwire.wire import WireModel, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]

@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._spec import SPEC_VERSIONS, version_key
-from refitwire._validate import check, parse, writer_violations
 from refitwire.compat import _cases
 from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
 from refitwire.compat._causes import byte_cause, named_rules
@@ -40,6 +38,7 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
+from refitwire.engine import SPEC_VERSIONS, check, parse, version_key, writer_violations
 from refitwire.wire import show_pointer
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from refitwire._spec import SPEC_VERSIONS
+from refitwire.engine import SPEC_VERSIONS
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refitwire._registry import protocol_validator
+from refitwire.engine import protocol_validator
 from refitwire.wire import pointer
 
 PROTOCOL = 1

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from refitwire._spec import SPEC_VERSIONS
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.engine import SPEC_VERSIONS
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 

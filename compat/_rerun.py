@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire._spec import SPEC_VERSIONS
 from refitwire.compat import _built_cases, _cases, _digest, _probes, _run
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
+from refitwire.engine import SPEC_VERSIONS
 
 TEXT_LIMIT = 4000  # characters of a blob shown as text
 

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire._registry import protocol_validator
 from refitwire.compat._protocol import ProtocolError
+from refitwire.engine import protocol_validator
 from refitwire.wire import pointer, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"

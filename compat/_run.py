@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refitwire._spec import SPEC_VERSIONS
 from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
 from refitwire.compat._testee import Identity, Testee
+from refitwire.engine import SPEC_VERSIONS
 
 __all__ = ["Outcome", "Plan", "Result", "Started", "run", "start_all", "stop_all"]
 

@@ -20,9 +20,11 @@ from refitwire.gate._gate import (
     evidence,
     run_gate,
 )
+from refitwire.gate._git import read_source, repo_root
 from refitwire.gate._matrix import MatrixOutcome, run_matrix
 from refitwire.gate._report import FORMATS, render
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule
+from refitwire.gate._scaffold import new_version, release
 from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, close, find_witness
 
@@ -38,6 +40,10 @@ __all__ = [
     "load_baseline",
     "render",
     "close",
+    "new_version",
+    "release",
+    "read_source",
+    "repo_root",
     # records
     "Accepted",
     "Change",

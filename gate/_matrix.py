@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from refitwire.compat._report import Report, ReportError, read_report
-from refitwire.compat._results import REQUIRED, Outcome
+from refitwire.compat import REQUIRED, Outcome, Report, ReportError, read_report
 
 MatrixStatus = Literal["passed", "failed", "not-run", "errored", "incomplete"]
 
@@ -56,8 +55,8 @@ class Scope:
 
 def released_participants() -> tuple[str, ...]:
     """The labels of every released participant the runtime step must hear from."""
-    from refitwire._spec import SPEC_VERSIONS
     from refitwire.compat.upstream.envs import UPSTREAM_VERSIONS
+    from refitwire.engine import SPEC_VERSIONS
 
     return (*(f"reference@{v}" for v in SPEC_VERSIONS), *(f"modelexpress@{v}" for v in UPSTREAM_VERSIONS))
 
@@ -170,7 +169,7 @@ def _expected_failure(writer: str | None, reader: str | None, scope: Scope) -> b
 
 def _vector_major() -> int | None:
     """The major line the golden vectors belong to: the first released one."""
-    from refitwire._spec import SPEC_VERSIONS
+    from refitwire.engine import SPEC_VERSIONS
 
     return _major(SPEC_VERSIONS[0])
 

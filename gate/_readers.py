@@ -20,8 +20,8 @@ from typing import Any
 
 import jsonschema_rs
 import refitwire
-from refitwire._spec import DOCUMENTS
-from refitwire.compat._candidate import Candidate
+from refitwire.compat import Candidate
+from refitwire.engine import DOCUMENTS
 from refitwire.gate._document import Document
 
 #: A reader: the first complaint about a blob, or None when it reads it.

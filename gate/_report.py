@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from refitwire.compat._junit import Case, Status, Suite
-from refitwire.compat._junit import render as render_junit
+from refitwire.compat import JUnitCase as Case
+from refitwire.compat import JUnitStatus as Status
+from refitwire.compat import JUnitSuite as Suite
+from refitwire.compat import render_junit
 from refitwire.gate._gate import Finding, GateReport
 from refitwire.gate._locate import locate
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, rule

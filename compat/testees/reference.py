@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import refitwire
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire._spec import DTYPE_SIZES
-from refitwire._validate import parse
+from refitwire.engine import DTYPE_SIZES, parse
 
 if TYPE_CHECKING:
     from refitwire.compat._candidate import Candidate

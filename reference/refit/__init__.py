@@ -10,7 +10,7 @@ starting with ``_`` are private.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
@@ -59,7 +59,26 @@ __all__ = [
     "StepResult",
     "RunConfig",
     "run",
+    # for the CLI and the bench (loaded on first use)
+    "Model",
+    "NixlMissing",
+    "CLI_INJECTIONS",
+    "PROGRESS_MODES",
+    "check_spec",
+    "parse_bytes",
+    "resolve_model",
+    "render_table",
 ]
+
+if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
+    from ._errors import NixlMissing
+    from ._layout import parse_bytes, resolve_model
+    from ._model import MODELS, Model
+    from ._nixl import Agent
+    from ._options import CLI_INJECTIONS, PROGRESS_MODES
+    from ._report import render_table
+    from ._run import RunConfig, run
+    from ._store import check_spec
 
 _LAZY = {
     "RedisStore": "_redis_store",
@@ -71,6 +90,14 @@ _LAZY = {
     "StepResult": "_receiver",
     "RunConfig": "_run",
     "run": "_run",
+    "Model": "_model",
+    "NixlMissing": "_errors",
+    "CLI_INJECTIONS": "_options",
+    "PROGRESS_MODES": "_options",
+    "check_spec": "_store",
+    "parse_bytes": "_layout",
+    "resolve_model": "_layout",
+    "render_table": "_report",
 }
 
 

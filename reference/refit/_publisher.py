@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from refitwire import PublishedShard, PublishedTensor, tensor_digest
-from refitwire._codec import rendezvous_document
+from refitwire.engine import rendezvous_document
 
 from ._layout import resolve_model
 from ._model import Model, fill_truth

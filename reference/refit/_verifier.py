@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from refitwire import PublishedShard, tensor_digest
-from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
+from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
 
 from ._check import PlannedRead, ReadPlan
 from ._pull import Piece, Segment

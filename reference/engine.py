@@ -1,0 +1,47 @@
+"""The reference's internal API for the kit's own packages (compat, gate, cli, bench, refit).
+
+Public and documented, unlike the ``_`` modules it reads from: the spec's constants, the
+schema registry, the rule engine and the codec's building blocks. ``refitwire.__all__`` is
+the library's API for users; this module is what the rest of the kit may build on, so the
+reference's private layout can change without touching them. ``refitwire.wire`` holds the
+model of the wire and the shared pointer, version and ``$ref`` helpers.
+"""
+
+from __future__ import annotations
+
+from refitwire._codec import rendezvous_document
+from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
+from refitwire._errors import InvalidBlob, Violation
+from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
+from refitwire._spec import (
+    DOCUMENTS,
+    DTYPE_SIZES,
+    LATEST,
+    MAX_BLOB_BYTES,
+    SPEC_VERSIONS,
+    WIRE_SCHEMA_ID,
+    knows,
+    version_key,
+)
+from refitwire._typed import typed_read
+from refitwire._validate import (
+    check,
+    parse,
+    schema_errors,
+    semantic_violations,
+    violations,
+    writer_violations,
+)
+
+__all__ = [
+    # the spec's constants
+    "DOCUMENTS", "DTYPE_SIZES", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
+    "version_key",
+    # the schema registry
+    "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
+    # the rule engine
+    "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
+    "writer_violations",
+    # the codec's building blocks
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "rendezvous_document", "typed_read",
+]  # fmt: skip

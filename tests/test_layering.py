@@ -1,0 +1,80 @@
+"""The packages talk through public names: none imports another package's private (``_``) module.
+
+A package is a folder of the architecture (README "What lives where"): the reference
+(``reference/``, i.e. ``refitwire``), ``refitwire.wire``, ``refitwire.refit``, ``compat``,
+``gate``, ``cli`` and ``bench``. Within a package, ``_`` modules are its own business;
+across packages only public modules and names may be used: each package's ``__init__``
+and the documented internal API modules (``refitwire.engine``, ``refitwire.wire``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"reference": "refitwire", "compat": "refitwire.compat", "gate": "refitwire.gate",
+           "cli": "refitwire.cli", "bench": "refitwire.bench"}  # fmt: skip
+SUBPACKAGES = ("refit", "wire")  # packages of their own inside reference/
+
+
+def package_of_file(path: Path) -> str:
+    parts = path.relative_to(ROOT).parts
+    if parts[0] == "reference" and len(parts) > 2 and parts[1] in SUBPACKAGES:
+        return f"refitwire.{parts[1]}"
+    return FOLDERS[parts[0]]
+
+
+def package_of_module(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in SUBPACKAGES:
+        return ".".join(parts[:2])
+    if len(parts) > 1 and parts[1] in ("compat", "gate", "cli", "bench", "schema"):
+        return ".".join(parts[:2])
+    return "refitwire"
+
+
+def private_imports(path: Path) -> list[str]:
+    """``file:line imports module`` for each import of another package's private module."""
+    mine, found = package_of_file(path), []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("refitwire"):
+            modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names if a.name.startswith("refitwire")]
+        else:
+            continue
+        flagged: dict[str, None] = {}  # one line per private module a statement reaches
+        for module in modules:
+            parts = module.split(".")
+            private = next(
+                (i for i, p in enumerate(parts) if p.startswith("_") and not p.startswith("__")), None
+            )
+            if private is not None and package_of_module(".".join(parts[: private + 1])) != mine:
+                flagged[".".join(parts[: private + 1])] = None
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {module}" for module in flagged]
+    return found
+
+
+def sources() -> list[Path]:
+    return [
+        p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py")) if "generations" not in p.parts
+    ]
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    found = [line for path in sources() for line in private_imports(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
+    """The check can fail: a cli module reaching into compat's privates is named."""
+    offender = ROOT / "cli" / "_layering_probe.py"
+    offender.write_text("from refitwire.compat._run import Plan\nfrom refitwire.compat import _render\n")
+    try:
+        assert [line.split(" imports ")[1] for line in private_imports(offender)] == [
+            "refitwire.compat._run",
+            "refitwire.compat._render",
+        ]
+    finally:
+        offender.unlink()
