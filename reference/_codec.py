@@ -160,7 +160,10 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
             if (
                 mutable
                 or drop_shard
-                or (optionals is not None and ((v := optionals(entry)) is None if single else None in v))
+                or (
+                    optionals is not None
+                    and (optionals(entry) is None if single else None in optionals(entry))
+                )
             ):
                 entry = _omitted(entry, drop_shard, optional_shard)
                 if mutable:

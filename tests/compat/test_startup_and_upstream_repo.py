@@ -80,7 +80,7 @@ def test_an_undeclared_member_is_told_to_declare_a_spec_version() -> None:
         "agent_meta_b64": "", "tensors": [], "publisher_step": 1, "generation": 3,
     }).encode()  # fmt: skip
     problem = written_problem(blob, "1.2.0", None, {})
-    assert problem is not None and problem[0] == "wrote WRITE_KNOWN_MEMBERS"
+    assert problem is not None and problem[0] == "wrote a blob breaking WRITE_KNOWN_MEMBERS"
     assert "declare a new spec version" in problem[1] and "refitwire schema new VERSION" in problem[1]
 
 

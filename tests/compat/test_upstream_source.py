@@ -140,7 +140,7 @@ def test_a_patched_tree_gets_a_label_of_its_own(released_tree: Path, tmp_path: P
     [
         (None, set(), set()),
         ("refactor", set(), set()),
-        ("null-step", {"wrote WRITE_OMIT_ABSENT"}, None),
+        ("null-step", {"wrote a blob breaking WRITE_OMIT_ABSENT"}, None),
         ("absent-step-as-zero", {"/publisher_step"}, None),
         ("new-digest", {"digest differs"}, None),
         ("sorted-keys", set(), {"bytes differ"}),

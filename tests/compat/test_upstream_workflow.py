@@ -72,5 +72,5 @@ def test_its_steps_judge_a_pull_request_here(released_tree: Path, tmp_path: Path
         assert done.returncode == 0, (step["name"], done.stdout[-3000:], done.stderr[-3000:])
     assert outputs.read_text().strip() == "code=1"
     said = (repo / "reports/pull-request.txt").read_text()
-    assert "AGAINST BASE FAILED" in said and "wrote WRITE_OMIT_ABSENT" in said
+    assert "AGAINST BASE FAILED" in said and "wrote a blob breaking WRITE_OMIT_ABSENT" in said
     assert "modelexpress@0.7.0+g" in said  # labelled by the pull request's commit
