@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
@@ -144,9 +143,9 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
     shape = table_shape("rendezvous", version)
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
-    # A shard's optional members in one C call (one member: its value; several: a tuple).
-    optionals = operator.itemgetter(*optional_shard) if optional_shard else None
-    single = len(optional_shard) == 1
+    # The first optional member is tested inline (most versions have one: this is the hot loop).
+    first = optional_shard[0] if optional_shard else None
+    more = optional_shard[1:]
     entries = []
     for t, tensor in enumerate(tensors):
         if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
@@ -160,10 +159,8 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
             if (
                 mutable
                 or drop_shard
-                or (
-                    optionals is not None
-                    and (optionals(entry) is None if single else None in optionals(entry))
-                )
+                or (first is not None and entry[first] is None)
+                or (more and None in [entry[name] for name in more])
             ):
                 entry = _omitted(entry, drop_shard, optional_shard)
                 if mutable:
@@ -236,11 +233,15 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     which the writer has already checked. Anything else takes the plain ``json.dumps`` path.
     """
     try:
-        names = "".join([entry[m] for entry in entries for m in _FREE_TEXT[0] if m in entry])
-        agents = "".join(
-            {shard[m] for entry in entries for shard in entry["shards"] for m in _FREE_TEXT[1] if m in shard}
-        )
-        for joined in (names, agents):
+        tensor_text, shard_text = _FREE_TEXT
+        joined_texts = [
+            *("".join([entry.get(m) or "" for entry in entries]) for m in tensor_text),
+            *(
+                "".join({shard.get(m) or "" for entry in entries for shard in entry["shards"]})
+                for m in shard_text
+            ),
+        ]
+        for joined in joined_texts:
             if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in _UNSAFE):
                 return None
         compact = orjson.dumps(entries)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,8 +111,20 @@ def table_rules(
     literals = not typed  # the typed decode takes no 4096.0 for an integer: nothing to sum
     get = operator.attrgetter if typed else operator.itemgetter
     tensor_fields = get("full_shape", "elsize", "dtype", "shards", "name")
-    shard_fields = get("shard_offset", "shape", "addr", "device_id", "agent_name")
-    shard_known, tensor_known = shape.shard_known, shape.tensor_known
+    # The first optional member rides in the same getter and the same dict display as the
+    # rules' members (most versions have one: this is the hot loop); with none, the display
+    # repeats "agent_name". Any further ones are copied one by one.
+    first = shape.shard_known[0] if shape.shard_known else "agent_name"
+    more_known, tensor_known = shape.shard_known[1:], shape.tensor_known
+    shard_fields: Callable[[Any], tuple[Any, ...]]
+    if typed:
+        shard_fields = get("shard_offset", "shape", "addr", "device_id", "agent_name", first)
+    else:  # a parsed dict may lack an optional member
+
+        def shard_fields(shard: Any) -> tuple[Any, ...]:
+            return (shard["shard_offset"], shard["shape"], shard["addr"], shard["device_id"], shard["agent_name"],
+                    shard.get(first))  # fmt: skip
+
     shard_absent, tensor_absent = dict.fromkeys(shape.shard_unknown), dict.fromkeys(shape.tensor_unknown)
     # the integers of members beyond the rules' own count towards the INTEGER_LITERAL sum too
     tensor_counted = [m for m in shape.integers[0] if m not in _TENSOR_RULED]
@@ -138,7 +150,7 @@ def table_rules(
         s = -1
         for shard in entry_shards:
             s += 1
-            offset, shape_, addr, device_id, agent_name = shard_fields(shard)
+            offset, shape_, addr, device_id, agent_name, first_value = shard_fields(shard)
             if literals:
                 total += device_id + addr + sum(offset) + sum(shape_)
                 for member in shard_counted:
@@ -165,8 +177,9 @@ def table_rules(
                 fields = {
                     "agent_name": agent_name, "device_id": device_id, "addr": addr,
                     "shard_offset": offset if typed else tuple(offset), "shape": shape_ if typed else tuple(shape_),
+                    first: first_value,
                 }  # fmt: skip
-                for member in shard_known:
+                for member in more_known:
                     fields[member] = getattr(shard, member) if typed else shard.get(member)
                 if shard_absent:
                     fields.update(shard_absent)
