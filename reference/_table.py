@@ -129,6 +129,7 @@ def table_rules(
     # the integers of members beyond the rules' own count towards the INTEGER_LITERAL sum too
     tensor_counted = [m for m in shape.integers[0] if m not in _TENSOR_RULED]
     shard_counted = [m for m in shape.integers[1] if m not in _SHARD_RULED]
+    shard_rest, tensor_rest = bool(more_known or shard_absent), bool(tensor_known or tensor_absent)
     sized: dict[tuple[str, int], int] = {}  # (dtype, elsize) -> the size it should be, 0 if right
     t = -1
     for entry in entries:
@@ -144,8 +145,9 @@ def table_rules(
             )
         rank = len(full)
         total = elsize + sum(full) if literals else 0
-        for member in tensor_counted if literals else ():
-            total += _number(entry.get(member))
+        if literals and tensor_counted:
+            for member in tensor_counted:
+                total += _number(entry.get(member))
         shards = []
         s = -1
         for shard in entry_shards:
@@ -153,8 +155,9 @@ def table_rules(
             offset, shape_, addr, device_id, agent_name, first_value = shard_fields(shard)
             if literals:
                 total += device_id + addr + sum(offset) + sum(shape_)
-                for member in shard_counted:
-                    total += _number(shard.get(member))
+                if shard_counted:
+                    for member in shard_counted:
+                        total += _number(shard.get(member))
             if len(offset) != rank or len(shape_) != rank:
                 yield Violation(
                     "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape_), rank],
@@ -179,9 +182,9 @@ def table_rules(
                     "shard_offset": offset if typed else tuple(offset), "shape": shape_ if typed else tuple(shape_),
                     first: first_value,
                 }  # fmt: skip
-                for member in more_known:
-                    fields[member] = getattr(shard, member) if typed else shard.get(member)
-                if shard_absent:
+                if shard_rest:  # members beyond the first optional one, or ones the version lacks
+                    for member in more_known:
+                        fields[member] = getattr(shard, member) if typed else shard.get(member)
                     fields.update(shard_absent)
                 set_dict(model, fields)
                 set_fields_set(model, shard_set)
@@ -196,9 +199,9 @@ def table_rules(
                 "name": name, "dtype": dtype, "elsize": elsize,
                 "full_shape": full if typed else tuple(full), "shards": tuple(shards),
             }  # fmt: skip
-            for member in tensor_known:
-                fields[member] = getattr(entry, member) if typed else entry.get(member)
-            if tensor_absent:
+            if tensor_rest:
+                for member in tensor_known:
+                    fields[member] = getattr(entry, member) if typed else entry.get(member)
                 fields.update(tensor_absent)
             set_dict(tensor, fields)
             set_fields_set(tensor, tensor_set)

@@ -79,6 +79,10 @@ for bad in ("-1", "2147483648", "3.0", '"5"'):
             unwrap_rendezvous_blob(blob, spec_version="1.3.0", with_tensors=with_tensors)
         except InvalidBlob as exc:
             refused[f"{bad} {with_tensors}"] = [exc.rule, exc.pointer]
+try:  # a table member's integer literal, too (the table pass sums every integer member)
+    unwrap_rendezvous_blob(new.replace(b'"numa_node": 3', b'"numa_node": 3.0'), spec_version="1.3.0")
+except InvalidBlob as exc:
+    refused["numa_node 3.0"] = [exc.rule, exc.pointer]
 json.dump({
     "new": new.decode(), "old": old.decode(), "rank": read.publisher_rank, "counted_rank": counted.publisher_rank,
     "numa": read.tensors[0].shards[0].numa_node, "decoded": to_decoded(read, "1.3.0"),
@@ -106,7 +110,8 @@ def test_an_optional_member_is_one_schema_file(tmp_path: Path) -> None:
     )
     assert "publisher_rank" not in seen["decoded_old"]
     # Its bounds and INTEGER_LITERAL hold in the full read and in the count-only (quorum) read alike.
-    assert len(seen["refused"]) == 8, seen["refused"]
+    assert len(seen["refused"]) == 9, seen["refused"]
+    assert seen["refused"]["numa_node 3.0"] == ["INTEGER_LITERAL", "/tensors/0/shards/0/numa_node"]
     assert seen["refused"]["3.0 False"] == ["INTEGER_LITERAL", "/publisher_rank"]
     assert seen["refused"]['"5" True'] == ["TYPE", "/publisher_rank"]
 
