@@ -34,10 +34,12 @@ def package_of_module(module: str) -> str:
     return "refitwire"
 
 
-def private_imports(path: Path) -> list[str]:
-    """``file:line imports module`` for each import of another package's private module."""
+def private_imports(path: Path, source: str | None = None) -> list[str]:
+    """``file:line imports module`` for each import of another package's private module
+    (``source``: the file's text, when it is not read from ``path``)."""
     mine, found = package_of_file(path), []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    text = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("refitwire"):
             modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
         elif isinstance(node, ast.Import):
