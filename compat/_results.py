@@ -15,7 +15,7 @@ from typing import Any
 
 from refitwire.compat._protocol import ProtocolError
 from refitwire.engine import protocol_validator
-from refitwire.wire import pointer, show_pointer
+from refitwire.wire import general_pointer, pointer, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
@@ -215,6 +215,6 @@ def violation_text(v: Any) -> str:
     return f"{dumps_short(v.value, 60)} at {show_pointer(v.pointer)}: {v.detail} [{v.rule}]"
 
 
-def general(pointer: str) -> str:
+def general(at: str) -> str:
     """The pointer with array indices replaced by ``*``, so one bug at many indices groups as one."""
-    return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))
+    return general_pointer(at)

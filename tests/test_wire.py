@@ -24,6 +24,15 @@ def test_pointers_follow_rfc_6901_and_the_root_is_empty(parts: tuple[Any, ...], 
     assert tokens(text) == [str(p) for p in parts]
 
 
+def test_a_place_is_a_pointer_with_every_index_starred() -> None:
+    from refitwire.wire import general_pointer
+
+    assert general_pointer("/tensors/3/shards/10/a~1b") == "/tensors/*/shards/*/a~1b"
+    assert general_pointer("") == ""
+    shard = wire.wire_model("rendezvous", SPEC_VERSIONS[-1]).level("tensors", "shards")
+    assert shard["addr"].place == "/tensors/*/shards/*/addr"
+
+
 def test_versions_compare_as_numbers() -> None:
     assert version_key("1.10.0") > version_key("1.9.0")
     assert parse_version("1.2") is None and parse_version("01.2.0") is None and parse_version(None) is None

@@ -19,7 +19,7 @@ from typing import Any
 
 from refitwire import wire
 from refitwire._spec import DTYPE_SIZES
-from refitwire.wire import NO_CONST
+from refitwire.wire import NO_CONST, general_pointer, join
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "coverage.md"
@@ -30,16 +30,12 @@ ELSEWHERE = {
 }
 
 
-def _place(at: str) -> str:
-    return "/".join("*" if t.isdigit() else t for t in at.split("/"))
-
-
 def required_cells() -> dict[tuple[str, str], str]:
     """(rule, place) -> what the cell is about, for every cell the vectors must fill."""
     model = wire.newest_model("rendezvous")
     cells: dict[tuple[str, str], str] = {}
     for member in model.members():
-        at = "".join(f"/{name}/*" for name in member.level) + "/" + member.name
+        at = member.place
         if member.const is NO_CONST:  # any other value of a constant breaks its own rule (SPEC 2.7 step 2)
             cells[("TYPE", at)] = "a value of a wrong JSON type"
         if member.const is not NO_CONST or member.pattern is not None or member.bounds != (None, None):
@@ -77,7 +73,7 @@ def covering(vectors: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
                 continue
             rule, at = outcome["rule"], outcome["pointer"]
             keys.add((rule, "(any)"))
-            keys.add((rule, _place(at)))
+            keys.add((rule, general_pointer(at)))
             if rule == "REQUIRED":
                 keys |= _missing(v, at, model)
             if rule == "ELSIZE_DTYPE":
@@ -94,7 +90,11 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
     for token in wire.tokens(at):
         obj = obj[int(token)] if isinstance(obj, list) else obj[token]
     level = tuple(t for t in wire.tokens(at) if not t.isdigit())
-    return {("REQUIRED", f"{_place(at)}/{name}") for name in model.level(*level).required if name not in obj}
+    return {
+        ("REQUIRED", join(general_pointer(at), name))
+        for name in model.level(*level).required
+        if name not in obj
+    }
 
 
 def table() -> tuple[str, list[tuple[str, str]]]:

@@ -20,6 +20,7 @@ __all__ = [
     "SEMVER",
     "RefError",
     "escape",
+    "general_pointer",
     "join",
     "parse_version",
     "pointer",
@@ -50,6 +51,12 @@ def pointer(*parts: str | int) -> str:
 def join(at: str, *more: str | int) -> str:
     """``at`` extended by more tokens."""
     return at + pointer(*more)
+
+
+def general_pointer(at: str) -> str:
+    """``at`` with every array index written ``*``: one place of the wire, whatever the indices
+    (``/tensors/3/shards/0/addr`` -> ``/tensors/*/shards/*/addr``)."""
+    return pointer(*("*" if t.isdigit() else t for t in tokens(at)))
 
 
 def show_pointer(at: str | None) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from refitwire.wire._basics import resolve_refs, version_key
+from refitwire.wire._basics import pointer, resolve_refs, version_key
 
 __all__ = ["NO_CONST", "Level", "Member", "WireModel", "compile_model"]
 
@@ -54,6 +54,12 @@ class Member:
         if self.types == ("integer",):
             return True
         return self.items is not None and self.items.types == ("integer",)
+
+    @property
+    def place(self) -> str:
+        """The member's pointer with ``*`` for every array index (``/tensors/*/shards/*/addr``);
+        an array's items are at its place + ``/*``."""
+        return pointer(*[step for name in self.level for step in (name, "*")], self.name)
 
     def item_rule(self) -> str | None:
         """The rule of an item of this array, else of the member."""
