@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire.compat._cases import register_candidate
+from refitwire.compat._cases import member_values, register_candidate
 from refitwire.compat._forms import decoded_document, objects_at, written_document
+from refitwire.compat._hypothesis import deterministic
 from refitwire.engine import (
     SPEC_VERSIONS,
     WIRE_SCHEMA_ID,
@@ -170,7 +171,8 @@ class Candidate:
         return found
 
     def _sample(self, member: Member) -> Any:
-        return _sample(json.dumps(_bare(member.schema), sort_keys=True))
+        """A value the candidate allows for a required member a payload lacks (deterministic)."""
+        return member_values(json.dumps(_bare(member.schema), sort_keys=True))[0]
 
 
 def _bare(subschema: Any) -> Any:
@@ -186,13 +188,6 @@ def _bare(subschema: Any) -> Any:
 _NOTHING = object()
 
 
-def _quiet() -> Any:
-    from hypothesis import HealthCheck, settings
-
-    return settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
-                    derandomize=True)  # fmt: skip
-
-
 @functools.cache
 def _only_in(new_json: str, old_json: str) -> Any:
     """A non-null value ``new`` allows and ``old`` does not (deterministic), or _NOTHING."""
@@ -204,16 +199,7 @@ def _only_in(new_json: str, old_json: str) -> Any:
         return find(
             from_schema(json.loads(new_json)),
             lambda v: v is not None and not old.is_valid(v),
-            settings=_quiet(),
+            settings=deterministic(),
         )
     except (errors.NoSuchExample, errors.Unsatisfiable, errors.InvalidArgument):
         return _NOTHING
-
-
-@functools.cache
-def _sample(subschema_json: str) -> Any:
-    """The simplest non-null value the candidate allows for a new member (deterministic)."""
-    from hypothesis import find
-    from hypothesis_jsonschema import from_schema
-
-    return find(from_schema(json.loads(subschema_json)), lambda value: value is not None, settings=_quiet())

@@ -12,7 +12,16 @@ from typing import Any, Literal
 
 from refitwire import wire
 from refitwire.compat import _forms
-from refitwire.compat._hypothesis import HealthCheck, Phase, given, hypothesis_seed, outside_cwd, settings, st
+from refitwire.compat._hypothesis import (
+    HealthCheck,
+    Phase,
+    deterministic,
+    given,
+    hypothesis_seed,
+    outside_cwd,
+    settings,
+    st,
+)
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import DTYPE_SIZES, version_key
 from refitwire.wire import WireModel, show_pointer
@@ -191,10 +200,10 @@ def member_values(schema_json: str) -> tuple[Any, ...]:
 
     schema = json.loads(schema_json)
     found: list[Any] = [schema[b] for b in ("minimum", "maximum") if type(schema.get(b)) is int]
-    quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
-                     derandomize=True)  # fmt: skip
     with outside_cwd():
-        found.append(find(from_schema(schema), lambda v: v is not None and v not in found, settings=quiet))
+        found.append(
+            find(from_schema(schema), lambda v: v is not None and v not in found, settings=deterministic())
+        )
     return tuple(found)
 
 

@@ -42,4 +42,20 @@ with outside_cwd():
     with contextlib.suppress(ImportError):
         import hypothesis_jsonschema  # noqa: F401
 
-__all__ = ["HealthCheck", "Phase", "given", "hypothesis_seed", "outside_cwd", "settings", "st"]
+__all__ = [
+    "HealthCheck",
+    "Phase",
+    "deterministic",
+    "given",
+    "hypothesis_seed",
+    "outside_cwd",
+    "settings",
+    "st",
+]
+
+
+def deterministic() -> settings:
+    """Settings for a ``find`` that must give the same value in every run (no database, no
+    deadline, no health checks, derandomized): the sample values the kit writes into payloads."""
+    return settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
+                    derandomize=True)  # fmt: skip
