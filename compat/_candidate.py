@@ -34,7 +34,15 @@ from refitwire.engine import (
     semantic_violations,
     writer_violations,
 )
-from refitwire.wire import Member, compile_model, parse_version, tokens, version_key, wire_model
+from refitwire.wire import (
+    Member,
+    compile_model,
+    parse_version,
+    tokens,
+    unreleased_versions,
+    version_key,
+    wire_model,
+)
 
 
 class UnknownVersion(ValueError):
@@ -43,8 +51,7 @@ class UnknownVersion(ValueError):
 
 def candidate_versions(schema_dir: Path) -> list[str]:
     """Rendezvous versions in ``schema_dir`` that are not released."""
-    found = [p.stem for p in (schema_dir / "rendezvous").glob("*.json")]
-    return sorted((v for v in found if v not in SPEC_VERSIONS and parse_version(v)), key=version_key)
+    return list(unreleased_versions(schema_dir))
 
 
 def base_version(version: str) -> str | None:

@@ -63,6 +63,7 @@ __all__ = [
     "show_pointer",
     "tokens",
     "unescape",
+    "unreleased_versions",
     "version_key",
     "wire_model",
 ]
@@ -102,17 +103,20 @@ def released_versions() -> tuple[str, ...]:
     return tuple(sorted(found, key=version_key))
 
 
+def unreleased_versions(folder: Path, document: str = "rendezvous") -> tuple[str, ...]:
+    """Versions of ``document`` that have a schema file in ``folder`` (a ``schema/`` folder) but
+    are not released here: the candidates, in version order."""
+    released = released_versions()
+    found = [
+        p.stem for p in (folder / document).glob("*.json") if parse_version(p.stem) and p.stem not in released
+    ]
+    return tuple(sorted(found, key=version_key))
+
+
 @functools.cache
 def candidate_versions(document: str = "rendezvous") -> tuple[str, ...]:
-    """Versions of ``document`` with a schema file the index does not list, above every release."""
-    released = released_versions()
-    newest = version_key(released[-1]) if released else (0, 0, 0)
-    found = []
-    for path in (schema_root() / document).glob("*.json"):
-        key = parse_version(path.stem)
-        if key is not None and path.stem not in released and key > newest:
-            found.append(path.stem)
-    return tuple(sorted(found, key=version_key))
+    """The candidates of the folder the schemas are read from (:func:`unreleased_versions`)."""
+    return unreleased_versions(schema_root(), document)
 
 
 def known_versions(document: str = "rendezvous") -> tuple[str, ...]:
