@@ -4,20 +4,17 @@ candidate's new members are carried to and from every participant with no edit h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from refitwire.engine import EMPTY_WHEN_ABSENT, decoded_members
 from refitwire.wire import NO_CONST, Member, WireModel, version_key
 
 __all__ = ["NO_CONST", "decoded_document", "objects_at", "project", "written_document"]
 
-#: A top-level member that reads as "" when absent or null (SPEC.md section 1), not as null.
-EMPTY_WHEN_ABSENT = "metadata_endpoint"
 
-
-def _members(model: WireModel, level: tuple[str, ...]) -> Iterator[Member]:
-    """The members of ``level`` the decoded form holds (constants such as ``schema`` left out)."""
-    return (m for m in model.levels[level].members if m.const is NO_CONST)
+def _members(model: WireModel, level: tuple[str, ...]) -> list[Member]:
+    return decoded_members(model.levels[level])
 
 
 def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -111,15 +108,14 @@ def _decoded_object(model: WireModel, level: tuple[str, ...], first: str) -> dic
 
 
 def _decoded_value(model: WireModel, member: Member, first: str) -> dict[str, Any]:
-    may_be_null = not member.required or member.nullable
+    types = ["array"] if member.items is not None else list(member.types)
+    if not member.required or member.nullable:
+        types.append("null")
+    shape: dict[str, Any] = {"type": _one_or_list(types)}
     if member.child is not None:
-        shape = {"type": "array", "items": _decoded_object(model, member.child, first)}
+        shape["items"] = _decoded_object(model, member.child, first)
     elif member.items is not None:
-        shape = {"type": "array", "items": {"type": _one_or_list(list(member.items.types))}}
-    else:
-        shape = {"type": list(member.types)}
-    shape["type"] = _one_or_list([*([shape["type"]] if isinstance(shape["type"], str) else shape["type"]),
-                                  *(["null"] if may_be_null else [])])  # fmt: skip
+        shape["items"] = {"type": _one_or_list(list(member.items.types))}
     return shape
 
 

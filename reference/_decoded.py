@@ -15,7 +15,7 @@ from refitwire._errors import InvalidBlob
 from refitwire._models import PublishedTensor, RendezvousPayload, as_model, table_levels
 from refitwire._spec import LATEST
 from refitwire._validate import canonical_base64
-from refitwire.wire import NO_CONST, Level
+from refitwire.wire import NO_CONST, Level, Member
 
 __all__ = ["decoded_members", "from_decoded", "to_decoded"]
 
@@ -23,15 +23,15 @@ __all__ = ["decoded_members", "from_decoded", "to_decoded"]
 _PAYLOAD_FIELDS = {"agent_meta_b64": "agent_metadata"}
 
 
-def decoded_members(level: Level) -> list[str]:
+def decoded_members(level: Level) -> list[Member]:
     """The members of ``level`` the decoded form holds, in the schema's order (constants left out)."""
-    return [m.name for m in level.members if m.const is NO_CONST]
+    return [m for m in level.members if m.const is NO_CONST]
 
 
 def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[str, Any]:
     model = wire.wire_model("rendezvous", spec_version)
     decoded: dict[str, Any] = {}
-    for name in decoded_members(model.top):
+    for name in (m.name for m in decoded_members(model.top)):
         if name == "agent_meta_b64":
             decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
         elif (child := model.top[name].child) is not None:
@@ -43,7 +43,7 @@ def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[s
 
 def _plain(obj: Any, level: Level, model: wire.WireModel) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in decoded_members(level):
+    for name in (m.name for m in decoded_members(level)):
         value = getattr(obj, name)
         child = level[name].child
         if child is not None:

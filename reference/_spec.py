@@ -14,6 +14,7 @@ __all__ = [
     "ADDED_IN",
     "DOCUMENTS",
     "DTYPE_SIZES",
+    "EMPTY_WHEN_ABSENT",
     "LATEST",
     "MAX_BLOB_BYTES",
     "MAX_NESTING_DEPTH",
@@ -52,6 +53,10 @@ def _added_in() -> dict[str, str]:
 
 #: Which optional member each version added, from the schemas' ``x-added-in`` (SPEC.md, "Versions").
 ADDED_IN: dict[str, str] = _added_in()
+
+#: The top-level member a reader reports as "" when it is absent or null (SPEC.md section 1),
+#: where every other absent optional member reads as null.
+EMPTY_WHEN_ABSENT = "metadata_endpoint"
 
 #: Reader limits (SPEC.md, "Limits"). Larger input is rejected, never partly read.
 MAX_BLOB_BYTES = 64 * 1024 * 1024

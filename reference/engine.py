@@ -10,12 +10,14 @@ model of the wire and the shared pointer, version and ``$ref`` helpers.
 from __future__ import annotations
 
 from refitwire._codec import rendezvous_document
+from refitwire._decoded import decoded_members
 from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
 from refitwire._spec import (
     DOCUMENTS,
     DTYPE_SIZES,
+    EMPTY_WHEN_ABSENT,
     LATEST,
     MAX_BLOB_BYTES,
     SPEC_VERSIONS,
@@ -35,7 +37,7 @@ from refitwire._validate import (
 
 __all__ = [
     # the spec's constants
-    "DOCUMENTS", "DTYPE_SIZES", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
+    "DOCUMENTS", "DTYPE_SIZES", "EMPTY_WHEN_ABSENT", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
     "version_key",
     # the schema registry
     "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
@@ -43,5 +45,5 @@ __all__ = [
     "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
     "writer_violations",
     # the codec's building blocks
-    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "rendezvous_document", "typed_read",
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "decoded_members", "rendezvous_document", "typed_read",
 ]  # fmt: skip
