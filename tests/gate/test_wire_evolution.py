@@ -130,6 +130,18 @@ def test_an_optional_member_is_one_schema_file(tmp_path: Path) -> None:
     assert {"modelexpress@0.6.0", "modelexpress@0.7.0", "candidate@1.3.0"} <= set(matrix["ran"])
 
 
+@pytest.fixture
+def _forget_candidates() -> Any:
+    """A candidate loaded in this process is known to it until forgotten: no later test sees it."""
+    from refitwire.compat import _cases
+    from refitwire.compat._candidate import load
+
+    yield
+    _cases._CANDIDATES.clear()
+    load.cache_clear()
+
+
+@pytest.mark.usefixtures("_forget_candidates")
 def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     from refitwire.compat import _cases
     from refitwire.compat._candidate import load
