@@ -14,7 +14,7 @@ from typing import Any
 
 from refitwire.gate._change import _JSON_TYPES, _LENGTHS, _MODELLED, _VERSION_STAMPS, ANNOTATIONS, Change
 from refitwire.gate._equivalence import integer_bound, integer_only, same_pattern
-from refitwire.wire import escape
+from refitwire.wire import join
 
 
 #: Keywords that never change which instances validate.
@@ -246,7 +246,7 @@ def annotation_changes(old: dict[str, Any], new: dict[str, Any], at: str, path: 
         if (key in ANNOTATIONS or key.startswith("x-")) and old.get(key) != new.get(key):
             yield Change(
                 "ANNOTATION_CHANGED",
-                f"{at}/{escape(key)}",
+                join(at, key),
                 path,
                 f"{key} changed",
                 old.get(key),
@@ -261,7 +261,7 @@ def unmodelled(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> 
         if old.get(key) != new.get(key):
             yield Change(
                 "UNCLASSIFIED_CHANGE",
-                f"{at}/{escape(key)}",
+                join(at, key),
                 path,
                 f"{key} changed; the gate does not model it",
                 old.get(key),

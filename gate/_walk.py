@@ -17,7 +17,7 @@ from refitwire.gate import _keywords as kw
 from refitwire.gate._change import ANNOTATIONS, Change
 from refitwire.gate._document import Document
 from refitwire.gate._errors import GateError
-from refitwire.wire import escape, parse_version
+from refitwire.wire import join, parse_version
 
 
 def diff(old: Document, new: Document) -> list[Change]:
@@ -101,7 +101,7 @@ class _Walker:
         old_closed, new_closed = kw.closed(old), kw.closed(new)
         version = self.new.version
         for name in new_props.keys() - old_props.keys():
-            where, here = f"{new_at}/properties/{escape(name)}", f"{path}/{escape(name)}"
+            where, here = join(new_at, "properties", name), join(path, name)
             if name in new_req and name not in old_req:
                 yield Change(
                     "PROPERTY_ADDED_REQUIRED",
@@ -143,7 +143,7 @@ class _Walker:
                     added_in,
                 )
         for name in old_props.keys() - new_props.keys():
-            where, here = f"{old_at}/properties/{escape(name)}", f"{path}/{escape(name)}"
+            where, here = join(old_at, "properties", name), join(path, name)
             required = name in old_req
             yield Change(
                 "PROPERTY_REMOVED_REQUIRED" if required else "PROPERTY_REMOVED_OPTIONAL",
@@ -163,7 +163,7 @@ class _Walker:
                     None,
                 )
         for name in sorted(new_props.keys() & old_props.keys(), key=list(new_props).index):
-            where, here = f"{new_at}/properties/{escape(name)}", f"{path}/{escape(name)}"
+            where, here = join(new_at, "properties", name), join(path, name)
             if name in new_req and name not in old_req:
                 yield Change(
                     "REQUIRED_ADDED",
@@ -184,10 +184,10 @@ class _Walker:
                 )
             yield from self._added_in(old_props[name], new_props[name], where, here, name)
             yield from self.walk(
-                old_props[name], f"{old_at}/properties/{escape(name)}", new_props[name], where, here
+                old_props[name], join(old_at, "properties", name), new_props[name], where, here
             )
         for name in sorted((new_req ^ old_req) - old_props.keys() - new_props.keys()):
-            here = f"{path}/{escape(name)}"
+            here = join(path, name)
             rule_id = "REQUIRED_ADDED" if name in new_req else "REQUIRED_REMOVED"
             yield Change(
                 rule_id,
