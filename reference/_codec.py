@@ -9,6 +9,7 @@ semantic rules) before they hand anything back.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
@@ -21,7 +22,7 @@ from refitwire._quorum import quorum_envelope
 from refitwire._spec import LATEST, check_version
 from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read, table_models
-from refitwire.wire import NO_CONST, pointer
+from refitwire.wire import NO_CONST, Registry, WireModel, pointer
 
 __all__ = [
     "decode_shard_table",
@@ -44,6 +45,7 @@ def wrap_rendezvous_blob(
     publisher_step: int | None = None,
     *,
     spec_version: str = LATEST,
+    registry: Registry | None = None,
     **members: Any,
 ) -> bytes:
     """The blob a publisher posts. ``spec_version`` writes what an older writer would have.
@@ -52,11 +54,13 @@ def wrap_rendezvous_blob(
     InvalidBlob). ``members``: other optional top-level members by name (those a later
     schema added); like ``publisher_step``, one the version does not declare is left out,
     and ``None`` is absent. What is written is checked first by the reader's own rules; a
-    table a reader would refuse raises InvalidBlob and is never written.
+    table a reader would refuse raises InvalidBlob and is never written. ``registry``: where
+    ``spec_version`` is read (default: the default registry; a candidate's is its own).
     """
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
-        return _written(_document(*args, members, checked=False), "rendezvous", spec_version)
+        document = _document(*args, members, checked=False, registry=registry)
+        return _written(document, "rendezvous", spec_version, registry)
 
 
 def rendezvous_document(
@@ -66,11 +70,12 @@ def rendezvous_document(
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None = None,
     spec_version: str = LATEST,
+    registry: Registry | None = None,
     **members: Any,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
-    return _document(*args, members, mutable=True)
+    return _document(*args, members, mutable=True, registry=registry)
 
 
 def _document(
@@ -84,12 +89,13 @@ def _document(
     *,
     mutable: bool = False,
     checked: bool = True,
+    registry: Registry | None = None,
 ) -> dict[str, Any]:
-    check_version(spec_version)
+    check_version(spec_version, registry=registry)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", agent_metadata, "agent metadata is bytes")
-    unheard = [name for name in members if not any(name in wire.wire_model("rendezvous", v).top
-                                                     for v in wire.known_versions())]  # fmt: skip
+    unheard = [name for name in members if not any(name in wire.wire_model("rendezvous", v, registry).top
+                                                     for v in wire.known_versions(registry=registry))]  # fmt: skip
     if unheard:
         raise TypeError(f"no spec version declares the member(s) {', '.join(map(repr, unheard))}")
     values = {
@@ -100,38 +106,42 @@ def _document(
         "publisher_step": publisher_step,
     }
     document: dict[str, Any] = {}
-    for member in wire.wire_model("rendezvous", spec_version).top.members:  # the writer's order
+    for member in wire.wire_model("rendezvous", spec_version, registry).top.members:  # the writer's order
         if member.const is not NO_CONST:
             document[member.name] = member.const
         elif member.child is not None:
-            document[member.name] = _entries(tensors, spec_version, mutable)
+            document[member.name] = _entries(tensors, spec_version, mutable, registry)
         elif values.get(member.name) is not None:
             document[member.name] = values[member.name]
     if checked:
-        check(document, "rendezvous", spec_version)  # never hand out what a reader would refuse
+        check(document, "rendezvous", spec_version, registry)  # never hand out what a reader would refuse
     return document
 
 
-def encode_shard_table(tensors: Sequence[PublishedTensor], *, spec_version: str = LATEST) -> bytes:
+def encode_shard_table(
+    tensors: Sequence[PublishedTensor], *, spec_version: str = LATEST, registry: Registry | None = None
+) -> bytes:
     """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
-    check_version(spec_version)
+    check_version(spec_version, registry=registry)
     with no_gc():
-        top = wire.wire_model("shard-table", spec_version).top
+        top = wire.wire_model("shard-table", spec_version, registry).top
         document = {
-            m.name: m.const if m.const is not NO_CONST else _entries(tensors, spec_version, False)
+            m.name: m.const if m.const is not NO_CONST else _entries(tensors, spec_version, False, registry)
             for m in top.members
             if m.required
         }
-        return _written(document, "shard-table", spec_version)
+        return _written(document, "shard-table", spec_version, registry)
 
 
-def _written(document: dict[str, Any], kind: str, version: str) -> bytes:
+def _written(document: dict[str, Any], kind: str, version: str, registry: Registry | None) -> bytes:
     """The bytes of ``document`` once the engine has checked it: never write what a reader would refuse."""
-    check(document, kind, version)
-    return _dump(document)
+    check(document, kind, version, registry)
+    return _dump(document, registry)
 
 
-def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) -> list[dict[str, Any]]:
+def _entries(
+    tensors: Sequence[PublishedTensor], version: str, mutable: bool, registry: Registry | None = None
+) -> list[dict[str, Any]]:
     """The table as JSON-ready dicts in writer order: each model's fields as they are,
     absent optionals and what ``version`` does not know left out.
 
@@ -140,7 +150,9 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
     orjson and ``json.dumps`` all take a tuple as an array) unless ``mutable`` asks for
     copies with lists.
     """
-    shape = table_shape("rendezvous", version)
+    shape = table_shape("rendezvous", version, registry)
+    classes = shape.classes
+    tensor_class, shard_class = classes.tensor, classes.shard
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
     # The first optional member is tested inline (most versions have one: this is the hot loop).
@@ -148,13 +160,13 @@ def _entries(tensors: Sequence[PublishedTensor], version: str, mutable: bool) ->
     more = optional_shard[1:]
     entries = []
     for t, tensor in enumerate(tensors):
-        if type(tensor) is not PublishedTensor:  # tested here: most tables are all models
-            tensor = as_model(PublishedTensor, tensor, ("tensors", t))
+        if type(tensor) is not tensor_class:  # tested here: most tables are all models
+            tensor = as_model(tensor_class, tensor, ("tensors", t), classes)
         fields = tensor.__dict__
         shards = []
         for s, shard in enumerate(fields["shards"]):
-            if type(shard) is not PublishedShard:
-                shard = as_model(PublishedShard, shard, ("tensors", t, "shards", s))
+            if type(shard) is not shard_class:
+                shard = as_model(shard_class, shard, ("tensors", t, "shards", s), classes)
             entry = shard.__dict__
             if (
                 mutable
@@ -187,10 +199,14 @@ def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[s
     return entry
 
 
-def _dump(document: dict[str, Any]) -> bytes:
+def _dump(document: dict[str, Any], registry: Registry | None = None) -> bytes:
     # Python's defaults on purpose: ", " and ": " separators, ASCII escapes, insertion order.
     tensors = document.get("tensors")
-    table = _compact_table(tensors) if isinstance(tensors, list) else None
+    table = (
+        _compact_table(tensors, _free_text(wire.newest_model(registry=registry)))
+        if isinstance(tensors, list)
+        else None
+    )
     if table is None:
         return json.dumps(document).encode("ascii")
     # The envelope through json.dumps, the table through orjson, spliced at "tensors".
@@ -207,9 +223,10 @@ def _dump(document: dict[str, Any]) -> bytes:
 _UNSAFE = (",", ":", '"', "\\")
 
 
-def _free_text() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The string members of a tensor and of a shard that no pattern or constant pins down."""
-    model = wire.newest_model()
+@functools.cache
+def _free_text(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The string members of a tensor and of a shard that no pattern or constant pins down
+    (in a registry's newest model: every member its models have), kept per model."""
     tensor, shard = (model.level(*level) for level in table_levels(model))
     return tuple(
         tuple(
@@ -219,10 +236,7 @@ def _free_text() -> tuple[tuple[str, ...], tuple[str, ...]]:
     )  # type: ignore[return-value]
 
 
-_FREE_TEXT = _free_text()
-
-
-def _compact_table(entries: list[Any]) -> bytes | None:
+def _compact_table(entries: list[Any], free_text: tuple[tuple[str, ...], tuple[str, ...]]) -> bytes | None:
     """The ``tensors`` array in exactly ``json.dumps``'s bytes, or None when that is not sure.
 
     orjson writes compact JSON (",", ":") in insertion order with the same integer text.
@@ -233,7 +247,7 @@ def _compact_table(entries: list[Any]) -> bytes | None:
     which the writer has already checked. Anything else takes the plain ``json.dumps`` path.
     """
     try:
-        tensor_text, shard_text = _FREE_TEXT
+        tensor_text, shard_text = free_text
         joined_texts = [
             *("".join([entry.get(m) or "" for entry in entries]) for m in tensor_text),
             *(
@@ -254,7 +268,12 @@ def _compact_table(entries: list[Any]) -> bytes | None:
 
 
 def unwrap_rendezvous_blob(
-    blob: bytes, *, with_tensors: bool = True, spec_version: str = LATEST, lazy: bool = False
+    blob: bytes,
+    *,
+    with_tensors: bool = True,
+    spec_version: str = LATEST,
+    lazy: bool = False,
+    registry: Registry | None = None,
 ) -> RendezvousPayload:
     """Check and decode one blob as a reader of ``spec_version`` would.
 
@@ -267,24 +286,33 @@ def unwrap_rendezvous_blob(
     With ``lazy=True`` the whole blob is still checked before this returns, but ``tensors``
     is a read-only sequence (:class:`LazyTable`) that builds each entry's models the first
     time it is read, instead of a list built up front.
+
+    ``registry``: where ``spec_version`` is read (default: the default registry; a
+    candidate's is its own, whose models carry the candidate's members).
     """
-    check_version(spec_version)
+    check_version(spec_version, registry=registry)
     if not with_tensors:
-        envelope = quorum_envelope(blob, spec_version)
+        envelope = quorum_envelope(blob, spec_version, registry)
         if envelope is not None:
-            return _payload(envelope[0], spec_version, [], envelope[1])
+            return _payload(envelope[0], spec_version, [], envelope[1], registry)
     with no_gc():
-        got = read(blob, "rendezvous", spec_version, build=with_tensors and not lazy)
+        got = read(blob, "rendezvous", spec_version, build=with_tensors and not lazy, registry=registry)
     lazily = with_tensors and lazy
-    tensors = LazyTable(got.entries, spec_version, typed=got.typed) if lazily else got.tensors
-    return _payload(got.members, spec_version, tensors, None if with_tensors else len(got.entries))
+    tensors = (
+        LazyTable(got.entries, spec_version, typed=got.typed, registry=registry) if lazily else got.tensors
+    )
+    return _payload(got.members, spec_version, tensors, None if with_tensors else len(got.entries), registry)
 
 
 def _payload(
-    members: Any, version: str, tensors: Sequence[PublishedTensor], count: int | None
+    members: Any,
+    version: str,
+    tensors: Sequence[PublishedTensor],
+    count: int | None,
+    registry: Registry | None,
 ) -> RendezvousPayload:
     """The payload of a checked blob's top-level ``members``: what ``version`` declares, absent as None."""
-    top = wire.wire_model("rendezvous", version).top
+    top = wire.wire_model("rendezvous", version, registry).top
     declared = {m.name: members.get(m.name) for m in top.members if m.child is None}
     return RendezvousPayload(
         agent_metadata=base64.b64decode(declared["agent_meta_b64"]),
@@ -301,11 +329,13 @@ def _payload(
     )
 
 
-def decode_shard_table(blob: bytes, *, spec_version: str = LATEST) -> list[PublishedTensor]:
+def decode_shard_table(
+    blob: bytes, *, spec_version: str = LATEST, registry: Registry | None = None
+) -> list[PublishedTensor]:
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
-    check_version(spec_version)
+    check_version(spec_version, registry=registry)
     with no_gc():
-        return read(blob, "shard-table", spec_version, build=True).tensors
+        return read(blob, "shard-table", spec_version, build=True, registry=registry).tensors
 
 
 class LazyTable(Sequence[PublishedTensor]):
@@ -317,12 +347,15 @@ class LazyTable(Sequence[PublishedTensor]):
     its models.
     """
 
-    __slots__ = ("_built", "_entries", "_typed", "_version")
+    __slots__ = ("_built", "_entries", "_registry", "_typed", "_version")
 
-    def __init__(self, entries: Sequence[Any], version: str, *, typed: bool) -> None:
+    def __init__(
+        self, entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
+    ) -> None:
         self._entries = entries
         self._version = version
         self._typed = typed
+        self._registry = registry
         self._built: list[PublishedTensor | None] = [None] * len(entries)
 
     def __len__(self) -> int:
@@ -338,7 +371,7 @@ class LazyTable(Sequence[PublishedTensor]):
         model = self._built[index]
         if model is None:
             model = self._built[index] = table_models(
-                [self._entries[index]], self._version, typed=self._typed
+                [self._entries[index]], self._version, typed=self._typed, registry=self._registry
             )[0]
         return model
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from refitwire import wire
 from refitwire._errors import InvalidBlob
-from refitwire._models import PublishedTensor, RendezvousPayload, as_model, table_levels
+from refitwire._models import RendezvousPayload, as_model, classes_of
 from refitwire._spec import LATEST
 from refitwire._validate import canonical_base64
-from refitwire.wire import NO_CONST, Level, Member
+from refitwire.wire import NO_CONST, Level, Member, Registry
 
 __all__ = ["decoded_members", "from_decoded", "to_decoded"]
 
@@ -28,8 +28,10 @@ def decoded_members(level: Level) -> list[Member]:
     return [m for m in level.members if m.const is NO_CONST]
 
 
-def to_decoded(payload: RendezvousPayload, spec_version: str = LATEST) -> dict[str, Any]:
-    model = wire.wire_model("rendezvous", spec_version)
+def to_decoded(
+    payload: RendezvousPayload, spec_version: str = LATEST, registry: Registry | None = None
+) -> dict[str, Any]:
+    model = wire.wire_model("rendezvous", spec_version, registry)
     decoded: dict[str, Any] = {}
     for name in (m.name for m in decoded_members(model.top)):
         if name == "agent_meta_b64":
@@ -55,13 +57,14 @@ def _plain(obj: Any, level: Level, model: wire.WireModel) -> dict[str, Any]:
     return out
 
 
-def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
+def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> RendezvousPayload:
     """The payload a writer is asked to write; ``null`` or a missing optional means absent.
 
     A tensor that is not one raises InvalidBlob naming the rule and its pointer
     (``/tensors/<i>/shards/<j>/addr``), and so does agent metadata that is not canonical
     padded base64 (AGENT_META_BASE64: another spelling would be re-encoded, and the blob would
     not carry the payload); a document that is not a decoded form at all is DECODED_FORM.
+    The tensors are ``registry``'s models (default: the default registry's).
     """
     try:
         encoded, entries = decoded["agent_meta_b64"], list(decoded["tensors"])
@@ -71,9 +74,10 @@ def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )
-    top = wire.newest_model().top
+    classes = classes_of(registry)
+    top = classes.model.top
     named = set(RendezvousPayload._fields) | set(_PAYLOAD_FIELDS)
-    tensor_level, _ = table_levels(wire.newest_model())
+    tensor_level = classes.tensor_level
     more = {
         m.name: decoded[m.name]
         for m in top.optional
@@ -83,7 +87,7 @@ def from_decoded(decoded: dict[str, Any]) -> RendezvousPayload:
         agent_metadata=base64.b64decode(encoded),
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written
         metadata_endpoint=decoded.get("metadata_endpoint") or "",
-        tensors=[as_model(PublishedTensor, t, (*tensor_level, i)) for i, t in enumerate(entries)],
+        tensors=[as_model(classes.tensor, t, (*tensor_level, i), classes) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
         optional_members=more,
     )

@@ -1,23 +1,30 @@
 """Typed, immutable views of the wire objects, generated from the wire model.
 
 The fields of :class:`PublishedTensor` and :class:`PublishedShard` are the members of the
-table's two levels in the newest schema the library knows (``refitwire.wire``), with the
+table's two levels in the newest schema the default registry knows (``refitwire.wire``), with the
 schema's types, bounds and patterns: a member added to a schema file is a field here with
 no code edit. Scalars are strict (no ``"12"``, no ``1.0``, no ``True``); arrays are tuples
 (lists or tuples accepted). tests/test_models.py proves models and schema agree both ways.
+Another registry (one with a candidate holding new members) has its own pair of classes,
+built the same way from its newest model (:func:`table_classes`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError, create_model
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
-from refitwire.wire import Member, WireModel
+from refitwire.wire import Member, Registry, WireModel
 
-__all__ = ["PublishedShard", "PublishedTensor", "RendezvousPayload", "as_model", "table_levels"]
+__all__ = [
+    "PublishedShard", "PublishedTensor", "RendezvousPayload", "TableClasses", "as_model", "classes_of", "table_classes",
+    "table_levels",
+]  # fmt: skip
 
 
 class _Wire(BaseModel):
@@ -32,7 +39,6 @@ def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 _NEWEST = wire.newest_model()
-_TENSOR_LEVEL, _SHARD_LEVEL = table_levels(_NEWEST)
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 _TUPLE: Any = tuple  # subscripted with types known only at run time
 _ANNOTATED: Any = Annotated
@@ -56,10 +62,14 @@ def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]
 
 
 def _build(
-    level: tuple[str, ...], name: str, doc: str, models: dict[tuple[str, ...], type[BaseModel]]
+    newest: WireModel,
+    level: tuple[str, ...],
+    name: str,
+    doc: str,
+    models: dict[tuple[str, ...], type[BaseModel]],
 ) -> Any:
     fields: dict[str, Any] = {}
-    for member in _NEWEST.level(*level).members:
+    for member in newest.level(*level).members:
         annotation = _annotation(member, models)
         if member.required and not member.nullable:
             fields[member.name] = (annotation, ...)
@@ -91,18 +101,40 @@ if TYPE_CHECKING:  # what static checkers see; tests/test_models.py holds it to 
 
         def __getattr__(self, name: str) -> Any: ...
 
-else:
-    _MODELS: dict[tuple[str, ...], type[BaseModel]] = {}
-    PublishedShard = _build(
-        _SHARD_LEVEL, "PublishedShard",
-        "One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``.", _MODELS,
+
+@dataclass(frozen=True)
+class TableClasses:
+    """The model classes of a table entry and of its shard, built from one newest model."""
+
+    model: WireModel
+    tensor: type[PublishedTensor]
+    shard: type[PublishedShard]
+    tensor_level: tuple[str, ...]
+    shard_level: tuple[str, ...]
+
+
+@functools.cache
+def table_classes(newest: WireModel) -> TableClasses:
+    """The classes whose fields are the members of ``newest``'s table levels (one pair per model)."""
+    tensor_level, shard_level = table_levels(newest)
+    models: dict[tuple[str, ...], type[BaseModel]] = {}
+    shard = _build(newest, shard_level, "PublishedShard",
+                   "One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``.", models)  # fmt: skip
+    tensor = _build(
+        newest, tensor_level, "PublishedTensor", "One source tensor and the shards of it that a publisher holds.",
+        models,
     )  # fmt: skip
-    PublishedTensor = _build(
-        _TENSOR_LEVEL,
-        "PublishedTensor",
-        "One source tensor and the shards of it that a publisher holds.",
-        _MODELS,
-    )
+    return TableClasses(newest, tensor, shard, tensor_level, shard_level)
+
+
+def classes_of(registry: Registry | None = None) -> TableClasses:
+    """The model classes of ``registry`` (default: the default registry's, PublishedTensor and PublishedShard)."""
+    return table_classes(wire.newest_model(registry=registry))
+
+
+if not TYPE_CHECKING:
+    PublishedShard = table_classes(_NEWEST).shard
+    PublishedTensor = table_classes(_NEWEST).tensor
 
 M = TypeVar("M", PublishedShard, PublishedTensor)
 
@@ -126,34 +158,37 @@ class RendezvousPayload(NamedTuple):
         return len(self.tensors) if self.tensor_count is None else self.tensor_count
 
     def __getattr__(self, name: str) -> Any:
-        if name in _NEWEST.top and not name.startswith("_"):
+        if not name.startswith("_") and (name in self.optional_members or name in _NEWEST.top):
             return self.optional_members.get(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-def as_model(model: type[M], obj: Any, at: tuple[str | int, ...]) -> M:
+def as_model(model: type[M], obj: Any, at: tuple[str | int, ...], classes: TableClasses | None = None) -> M:
     """``obj`` as exactly a ``model`` (PublishedTensor or PublishedShard): a mapping with its
     fields, or an instance of it or of a subclass (read by field name, extras left behind).
 
     What does not convert raises InvalidBlob, never pydantic's ValidationError: each
     problem becomes a violation at ``at`` + its place in ``obj``, named by the rule the
     schema gives that member (REQUIRED, TYPE, INTEGER_LITERAL, WRITE_KNOWN_MEMBERS, or
-    the member's range or pattern rule).
+    the member's range or pattern rule). ``classes``: the pair ``model`` is one of (default:
+    the default registry's).
     """
     if type(obj) is model:
         return obj
     try:
         return model.model_validate(obj, from_attributes=True)
     except ValidationError as exc:
-        level = _TENSOR_LEVEL if model is PublishedTensor else _SHARD_LEVEL
+        classes = classes or table_classes(_NEWEST)
+        level = classes.tensor_level if model is classes.tensor else classes.shard_level
         found = []
         for e in exc.errors():
             place = e["loc"][:-1] if e["type"] == "missing" else e["loc"]  # REQUIRED names the object
-            found.append(Violation(_rule_of(e, level), wire.pointer(*at, *place), e.get("input"), e["msg"]))
+            rule = _rule_of(e, level, classes.model)
+            found.append(Violation(rule, wire.pointer(*at, *place), e.get("input"), e["msg"]))
         raise InvalidBlob(found) from None
 
 
-def _rule_of(error: Any, level: tuple[str, ...]) -> str:
+def _rule_of(error: Any, level: tuple[str, ...], newest: WireModel) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "missing":
         return "REQUIRED"
@@ -167,4 +202,4 @@ def _rule_of(error: Any, level: tuple[str, ...]) -> str:
     path: list[str | int] = []
     for step in level:
         path += [step, 0]
-    return _NEWEST.rule_at("", [*path, *error["loc"]])
+    return newest.rule_at("", [*path, *error["loc"]])

@@ -12,6 +12,7 @@ import orjson
 from refitwire import wire
 from refitwire._spec import MAX_BLOB_BYTES
 from refitwire._validate import is_utf8, top_level_violations
+from refitwire.wire import Registry, WireModel
 
 __all__ = ["quorum_envelope"]
 
@@ -20,8 +21,7 @@ class _Envelope:
     """One version's envelope reader, compiled from its model: a Struct that keeps each top-level
     member's raw JSON and skips the table's entries, and a validator for the top level alone."""
 
-    def __init__(self, version: str) -> None:
-        model = wire.wire_model("rendezvous", version)
+    def __init__(self, model: WireModel) -> None:
         self.table = next(m.name for m in model.top.members if m.child is not None)
         fields: list[Any] = []
         for m in model.top.members:
@@ -35,11 +35,13 @@ class _Envelope:
 
 
 @functools.cache
-def _envelope(version: str) -> _Envelope:
-    return _Envelope(version)
+def _envelope(model: WireModel) -> _Envelope:
+    return _Envelope(model)  # kept per model (models are immutable)
 
 
-def quorum_envelope(blob: Any, version: str) -> tuple[dict[str, Any], int] | None:
+def quorum_envelope(
+    blob: Any, version: str, registry: Registry | None = None
+) -> tuple[dict[str, Any], int] | None:
     """The envelope of a blob, checked, and its entry count, without reading the entries.
 
     Returns ``(members, count)``: the top-level members the version declares (the table
@@ -62,7 +64,7 @@ def quorum_envelope(blob: Any, version: str) -> tuple[dict[str, Any], int] | Non
     data = bytes(blob)
     if not data.isascii() and not is_utf8(data):
         return None
-    reader = _envelope(version)
+    reader = _envelope(wire.wire_model("rendezvous", version, registry))
     try:
         envelope = reader.decoder.decode(data)
         members = {
@@ -74,6 +76,6 @@ def quorum_envelope(blob: Any, version: str) -> tuple[dict[str, Any], int] | Non
         return None  # the full read names the rule (or accepts what msgspec could not nest into)
     if not reader.validator.is_valid({**members, reader.table: []}):
         return None
-    if next(top_level_violations(members, "rendezvous", version), None) is not None:
+    if next(top_level_violations(members, "rendezvous", version, registry), None) is not None:
         return None
     return members, len(getattr(envelope, reader.table))

@@ -1,4 +1,4 @@
-"""The schema documents, loaded once from package data, and validators built from them."""
+"""The schema documents of a registry (the default one unless given), and validators built from them."""
 
 from __future__ import annotations
 
@@ -9,35 +9,41 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire import wire
+from refitwire.wire import Registry, WireModel
 
 
-def schema(document: str, version: str) -> dict[str, Any]:
+def schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
     """The JSON Schema of ``document`` ("rendezvous" or "shard-table") at spec ``version``.
 
     A fresh copy each call: what a caller does to it never reaches the reader's rules.
     """
-    return copy.deepcopy(cached_schema(document, version))
+    return copy.deepcopy(cached_schema(document, version, registry))
 
 
-def cached_schema(document: str, version: str) -> dict[str, Any]:
+def cached_schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
     """The loaded schema the reader's own rules use. Never hand it out, never change it."""
-    return wire.load_schema(document, version)
+    return wire.load_schema(document, version, registry)
 
 
-def schema_bytes(relative_path: str) -> bytes:
+def schema_bytes(relative_path: str, registry: Registry | None = None) -> bytes:
     """The exact bytes of a file under schema/, e.g. ``rendezvous/1.2.0.json``."""
-    return (wire.schema_root() / relative_path).read_bytes()
+    return (wire.schema_root(registry) / relative_path).read_bytes()
 
 
-def released() -> dict[str, Any]:
+def released(registry: Registry | None = None) -> dict[str, Any]:
     """schema/index.json: every released schema file with its sha256."""
-    return wire.index()
+    return wire.index(registry)
+
+
+def fast_validator(document: str, version: str, registry: Registry | None = None) -> Any:
+    """A compiled jsonschema-rs validator (the reader's hot path)."""
+    return model_validator(wire.wire_model(document, version, registry))
 
 
 @functools.cache
-def fast_validator(document: str, version: str) -> Any:
-    """A compiled jsonschema-rs validator (the reader's hot path)."""
-    return jsonschema_rs.validator_for(cached_schema(document, version))
+def model_validator(model: WireModel) -> Any:
+    """The compiled validator of one model's schema file, kept per model (models are immutable)."""
+    return jsonschema_rs.validator_for(dict(model.schema))
 
 
 PROTOCOL_MESSAGES = ("request", "response", "decoded")

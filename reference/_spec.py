@@ -1,14 +1,16 @@
 """Constants of the spec that code needs: versions, the wire id, limits and element sizes.
 
-What the schema files say is read from them (through ``refitwire.wire``), not restated: the
-versions and the wire id from ``schema/index.json``, which member each version added from
-the schemas' ``x-added-in`` annotations. What stays here is what only SPEC.md says.
+What the schema files say is read from them (through a ``refitwire.wire.Registry``), not
+restated: the versions and the wire id from its ``index.json``, which member each version
+added from the schemas' ``x-added-in`` annotations. The functions take the registry; the
+upper-case names are their values for the default registry, kept for the code that reads
+them. What stays here is what only SPEC.md says.
 """
 
 from __future__ import annotations
 
 from refitwire import wire
-from refitwire.wire import version_key
+from refitwire.wire import Registry, version_key
 
 __all__ = [
     "ADDED_IN",
@@ -20,29 +22,31 @@ __all__ = [
     "MAX_NESTING_DEPTH",
     "SPEC_VERSIONS",
     "WIRE_SCHEMA_ID",
+    "added_in",
     "check_version",
     "knows",
+    "latest",
     "version_key",
 ]
 
-#: The on-wire schema id of the released line.
-WIRE_SCHEMA_ID: str = wire.index()["wire_id"]
 
-#: The documents the spec defines, by schema folder name.
-DOCUMENTS: tuple[str, ...] = tuple(wire.index()["documents"])
-
-#: Released spec versions in release order; the last is what writers emit by default.
-SPEC_VERSIONS: tuple[str, ...] = wire.released_versions()
-LATEST: str = SPEC_VERSIONS[-1]
-if wire.index()["latest"] != LATEST:  # pragma: no cover - a broken index is a packaging error
-    raise RuntimeError(f"schema/index.json names {wire.index()['latest']} latest, but lists {LATEST}")
+def latest(registry: Registry | None = None) -> str:
+    """The newest released version: what writers emit by default."""
+    registry = registry or wire.default_registry()
+    newest = registry.released_versions()[-1]
+    if registry.index["latest"] != newest:  # pragma: no cover - a broken index is a packaging error
+        raise RuntimeError(f"schema/index.json names {registry.index['latest']} latest, but lists {newest}")
+    return newest
 
 
-def _added_in() -> dict[str, str]:
+def added_in(registry: Registry | None = None) -> dict[str, str]:
+    """Which optional member each version added, from the schemas' ``x-added-in`` (SPEC.md, "Versions")."""
+    registry = registry or wire.default_registry()
+    first = registry.released_versions()[0]
     added: dict[str, str] = {}
-    for document in DOCUMENTS:
-        for member in wire.newest_model(document).members():
-            if member.added_in == SPEC_VERSIONS[0]:
+    for document in registry.documents:
+        for member in registry.newest_model(document).members():
+            if member.added_in == first:
                 continue
             if added.setdefault(member.name, member.added_in) != member.added_in:  # pragma: no cover
                 raise RuntimeError(
@@ -51,8 +55,20 @@ def _added_in() -> dict[str, str]:
     return dict(sorted(added.items(), key=lambda item: (version_key(item[1]), item[0])))
 
 
-#: Which optional member each version added, from the schemas' ``x-added-in`` (SPEC.md, "Versions").
-ADDED_IN: dict[str, str] = _added_in()
+_DEFAULT = wire.default_registry()
+
+#: The on-wire schema id of the released line (of the default registry).
+WIRE_SCHEMA_ID: str = _DEFAULT.index["wire_id"]
+
+#: The documents the spec defines, by schema folder name.
+DOCUMENTS: tuple[str, ...] = _DEFAULT.documents
+
+#: Released spec versions in release order; the last is what writers emit by default.
+SPEC_VERSIONS: tuple[str, ...] = _DEFAULT.released_versions()
+LATEST: str = latest(_DEFAULT)
+
+#: :func:`added_in` of the default registry.
+ADDED_IN: dict[str, str] = added_in(_DEFAULT)
 
 #: The top-level member a reader reports as "" when it is absent or null (SPEC.md section 1),
 #: where every other absent optional member reads as null.
@@ -74,21 +90,21 @@ DTYPE_SIZES = {
 }  # fmt: skip
 
 
-def knows(version: str, member: str, document: str = "rendezvous") -> bool:
+def knows(version: str, member: str, document: str = "rendezvous", registry: Registry | None = None) -> bool:
     """Whether a reader or writer of ``version`` declares ``member`` (at any level); for a
     version with no schema here (a later one), whether the newest schema added it by then."""
-    if version in wire.known_versions(document):
-        return any(m.name == member for m in wire.wire_model(document, version).members())
+    registry = registry or wire.default_registry()
+    if version in registry.known_versions(document):
+        return any(m.name == member for m in registry.wire_model(document, version).members())
     key = version_key(version)
     return any(
-        m.name == member and version_key(m.added_in) <= key for m in wire.newest_model(document).members()
+        m.name == member and version_key(m.added_in) <= key for m in registry.newest_model(document).members()
     )
 
 
-def check_version(version: str, document: str = "rendezvous") -> str:
-    """``version`` if it is released or a candidate here; ValueError naming the known ones."""
-    if version not in wire.known_versions(document):
-        raise ValueError(
-            f"unknown spec version {version!r} (known: {', '.join(wire.known_versions(document))})"
-        )
+def check_version(version: str, document: str = "rendezvous", registry: Registry | None = None) -> str:
+    """``version`` if it is released or a candidate in ``registry``; ValueError naming the known ones."""
+    known = (registry or wire.default_registry()).known_versions(document)
+    if version not in known:
+        raise ValueError(f"unknown spec version {version!r} (known: {', '.join(known)})")
     return version

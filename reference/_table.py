@@ -12,9 +12,9 @@ from typing import Any
 
 from refitwire import wire
 from refitwire._errors import Violation
-from refitwire._models import PublishedShard, PublishedTensor, table_levels
+from refitwire._models import PublishedShard, PublishedTensor, TableClasses, classes_of, table_levels
 from refitwire._spec import DTYPE_SIZES
-from refitwire.wire import pointer
+from refitwire.wire import Registry, WireModel, pointer
 
 __all__ = ["TableShape", "not_integer_literal", "table_rules", "table_shape"]
 
@@ -31,10 +31,6 @@ class _SharedFields(frozenset[str]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
         return set(self)
-
-
-_SHARD_FIELDS = _SharedFields(PublishedShard.model_fields)
-_TENSOR_FIELDS = _SharedFields(PublishedTensor.model_fields)
 
 
 def _slot_setter(name: str) -> Any:
@@ -66,6 +62,13 @@ class TableShape:
     tensor_known: tuple[str, ...]
     tensor_unknown: tuple[str, ...]
     integers: tuple[tuple[str, ...], tuple[str, ...]]  # members holding integers: (tensor, shard)
+    classes: TableClasses  # the models filled (the registry's PublishedTensor and PublishedShard)
+    shard_fields: frozenset[str]  # the fields-set each shard model shares (see _SharedFields)
+    tensor_fields: frozenset[str]
+    #: Whether the version gives every member the rules read the shape they read (required, of
+    #: its JSON type): always for a release; a candidate that retypes ``addr`` or makes a member
+    #: optional is checked by its schema alone, since those rules do not say what its values mean.
+    ruled: bool
 
 
 #: The members the rules of section 2.3 read, per level (the rest are carried generically).
@@ -73,13 +76,38 @@ _TENSOR_RULED = ("name", "dtype", "elsize", "full_shape", "shards")
 _SHARD_RULED = ("agent_name", "device_id", "addr", "shard_offset", "shape")
 
 
+def table_shape(document: str, version: str, registry: Registry | None = None) -> TableShape:
+    """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry)."""
+    return shape_of(wire.wire_model(document, version, registry), classes_of(registry))
+
+
+#: What the rules of section 2.3 read a member as: its JSON types, as every release declares them.
+_RULED_TYPES = {"shards": ("array",), "name": ("string",), "dtype": ("string",), "agent_name": ("string",),
+                "shard_offset": ("array",), "shape": ("array",), "full_shape": ("array",)}  # fmt: skip
+
+
+def _reads_as_ruled(model: WireModel, tensor_level: tuple[str, ...], shard_level: tuple[str, ...]) -> bool:
+    top = model.top
+    if tensor_level[0] not in top or not top[tensor_level[0]].required:
+        return False
+    for level, ruled in ((tensor_level, _TENSOR_RULED), (shard_level, _SHARD_RULED)):
+        declared = model.level(*level)
+        for name in ruled:
+            if name not in declared:
+                return False
+            member, wanted = declared[name], _RULED_TYPES.get(name, ("integer",))
+            if not member.required or member.nullable or member.types != wanted:
+                return False
+    return True
+
+
 @functools.cache
-def table_shape(document: str, version: str) -> TableShape:
-    model = wire.wire_model(document, version)
+def shape_of(model: WireModel, classes: TableClasses) -> TableShape:
+    """What the table pass needs of ``model``, filling ``classes``' models (kept per model)."""
     tensor_level, shard_level = table_levels(model)
     shapes = []  # (known, unknown) for the tensor level, then the shard level
-    for level, fields, ruled in ((tensor_level, PublishedTensor.model_fields, _TENSOR_RULED),
-                                 (shard_level, PublishedShard.model_fields, _SHARD_RULED)):  # fmt: skip
+    for level, fields, ruled in ((tensor_level, classes.tensor.model_fields, _TENSOR_RULED),
+                                 (shard_level, classes.shard.model_fields, _SHARD_RULED)):  # fmt: skip
         declared = model.level(*level)
         rest = [name for name in fields if name not in ruled]
         shapes.append((tuple(n for n in rest if n in declared), tuple(n for n in rest if n not in declared)))
@@ -88,7 +116,11 @@ def table_shape(document: str, version: str) -> TableShape:
         for level in (tensor_level, shard_level)
     )
     (tensor_known, tensor_unknown), (shard_known, shard_unknown) = shapes
-    return TableShape(shard_known, shard_unknown, tensor_known, tensor_unknown, integers)  # type: ignore[arg-type]
+    return TableShape(
+        shard_known, shard_unknown, tensor_known, tensor_unknown, integers,  # type: ignore[arg-type]
+        classes, _SharedFields(classes.shard.model_fields), _SharedFields(classes.tensor.model_fields),
+        _reads_as_ruled(model, tensor_level, shard_level),
+    )  # fmt: skip
 
 
 def table_rules(
@@ -107,7 +139,8 @@ def table_rules(
     new, limit = object.__new__, _U64_LIMIT
     set_dict, set_fields_set, set_extra, set_private = _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE
     le, add, prod = operator.le, operator.add, math.prod
-    shard_set, tensor_set = _SHARD_FIELDS, _TENSOR_FIELDS
+    shard_set, tensor_set = shape.shard_fields, shape.tensor_fields
+    shard_class, tensor_class = shape.classes.shard, shape.classes.tensor
     literals = not typed  # the typed decode takes no 4096.0 for an integer: nothing to sum
     get = operator.attrgetter if typed else operator.itemgetter
     tensor_fields = get("full_shape", "elsize", "dtype", "shards", "name")
@@ -176,7 +209,7 @@ def table_rules(
                 if addr + elsize * prod(shape_) > limit:
                     yield _addr_span(addr, elsize * prod(shape_), t, s)
             if out is not None:
-                model = new(PublishedShard)
+                model = new(shard_class)
                 fields = {
                     "agent_name": agent_name, "device_id": device_id, "addr": addr,
                     "shard_offset": offset if typed else tuple(offset), "shape": shape_ if typed else tuple(shape_),
@@ -194,7 +227,7 @@ def table_rules(
         if type(total) is float:
             yield from _integer_literals(entry, t, shape.integers)
         if out is not None:
-            tensor = new(PublishedTensor)
+            tensor = new(tensor_class)
             fields = {
                 "name": name, "dtype": dtype, "elsize": elsize,
                 "full_shape": full if typed else tuple(full), "shards": tuple(shards),

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, Optional
 import msgspec
 from refitwire import wire
 from refitwire._spec import MAX_BLOB_BYTES
+from refitwire.wire import Registry, WireModel
 
 __all__ = ["typed_read"]
 
@@ -169,21 +170,22 @@ def _at_most(bound: int, values: list[int]) -> bool:
 
 
 @functools.cache
-def _compiled(kind: str, version: str) -> _Compiled | None:
+def _compiled(model: WireModel) -> _Compiled | None:
+    """One model's decoder, kept per model (models are immutable)."""
     try:
-        return _Compiled(wire.wire_model(kind, version).resolved)
+        return _Compiled(model.resolved)
     except (_Unsupported, TypeError, ValueError):  # pragma: no cover - the released schemas all compile
         return None  # msgspec refused a type built from it: the exact path reads everything
 
 
-def typed_read(blob: Any, kind: str, version: str) -> Any:
+def typed_read(blob: Any, kind: str, version: str, registry: Registry | None = None) -> Any:
     """The blob as compiled-schema Structs when the fast path can vouch for it, else ``None``.
 
     ``None`` says nothing about validity: the exact path decides. The fast path only takes
     ASCII blobs within the size limit (what the reference writer emits), so every
     encoding rule holds when it answers.
     """
-    compiled = _compiled(kind, version)
+    compiled = _compiled(wire.wire_model(kind, version, registry))
     if compiled is None or type(blob) is not bytes or len(blob) > MAX_BLOB_BYTES or not blob.isascii():
         return None
     return compiled.read(blob)

@@ -25,12 +25,12 @@ from typing import Any, NamedTuple
 import orjson
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
-from refitwire._models import PublishedTensor
-from refitwire._registry import fast_validator
+from refitwire._models import PublishedTensor, as_model
+from refitwire._registry import model_validator
 from refitwire._spec import MAX_BLOB_BYTES
-from refitwire._table import not_integer_literal, table_rules, table_shape
+from refitwire._table import TableShape, not_integer_literal, table_rules, table_shape
 from refitwire._typed import typed_read
-from refitwire.wire import WireModel, pointer
+from refitwire.wire import Registry, WireModel, pointer
 
 __all__ = [
     "check",
@@ -96,31 +96,36 @@ def is_utf8(data: bytes) -> bool:
 # -- the engine ------------------------------------------------------------------------------
 
 
-def iter_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:
+def iter_violations(
+    document: Any, kind: str, version: str, registry: Registry | None = None
+) -> Iterator[Violation]:
     """Every rule ``document`` breaks as a ``kind`` document of spec ``version``, lazily.
 
     The order is the order of evaluation (the schema's, then the table's); sort with
-    :func:`in_document_order` for the order the spec reports them in.
+    :func:`in_document_order` for the order the spec reports them in. ``registry``: where
+    ``version`` is read (default: the default registry; a candidate's is its own).
     """
-    return _violations(document, kind, version, None)
+    return _violations(document, kind, version, None, registry)
 
 
-def is_valid(document: Any, kind: str, version: str) -> bool:
+def is_valid(document: Any, kind: str, version: str, registry: Registry | None = None) -> bool:
     """Whether ``document`` breaks no rule; stops at the first violation."""
-    return next(iter_violations(document, kind, version), None) is None
+    return next(iter_violations(document, kind, version, registry), None) is None
 
 
-def violations(document: Any, kind: str, version: str) -> list[Violation]:
+def violations(document: Any, kind: str, version: str, registry: Registry | None = None) -> list[Violation]:
     """Every rule ``document`` breaks, in document order (see :func:`in_document_order`)."""
-    return in_document_order(document, iter_violations(document, kind, version))
+    return in_document_order(document, iter_violations(document, kind, version, registry))
 
 
-def check(document: Any, kind: str, version: str) -> None:
+def check(document: Any, kind: str, version: str, registry: Registry | None = None) -> None:
     """Raise InvalidBlob, with every violation in document order, unless ``document`` is valid."""
-    checked_table(document, kind, version, build=False)
+    checked_table(document, kind, version, build=False, registry=registry)
 
 
-def checked_table(document: Any, kind: str, version: str, *, build: bool = True) -> list[PublishedTensor]:
+def checked_table(
+    document: Any, kind: str, version: str, *, build: bool = True, registry: Registry | None = None
+) -> list[PublishedTensor]:
     """Check ``document`` like :func:`check`; with ``build``, also return its table as models.
 
     One pass: the generator that names violations fills the models as it goes, and the
@@ -128,21 +133,36 @@ def checked_table(document: Any, kind: str, version: str, *, build: bool = True)
     drained, to report everything.
     """
     out: list[PublishedTensor] | None = [] if build else None
-    found = _violations(document, kind, version, out)
+    found = _violations(document, kind, version, out, registry)
     first = next(found, None)
     if first is not None:
         raise InvalidBlob(in_document_order(document, [first, *found]))
     return out or []
 
 
-def table_models(entries: Sequence[Any], version: str, *, typed: bool) -> list[PublishedTensor]:
+def table_models(
+    entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
+) -> list[PublishedTensor]:
     """Models of already-checked table entries (as :class:`Read` gives them), filled by the checking pass."""
     out: list[PublishedTensor] = []
-    for violation in table_rules(
-        entries, table_shape("rendezvous", version), out, typed
+    for violation in _table_rules(
+        entries, table_shape("rendezvous", version, registry), out, typed
     ):  # pragma: no cover - checked before
         raise InvalidBlob([violation])
     return out
+
+
+def _table_rules(
+    entries: Sequence[Any], shape: TableShape, out: list[PublishedTensor] | None, typed: bool = False
+) -> Iterator[Violation]:
+    """:func:`table_rules`, for a version whose members have the shape those rules read; for one
+    that does not (a candidate that retypes a member they read), no rule, and the models filled
+    from the members as they are (the schema has checked them)."""
+    if shape.ruled:
+        yield from table_rules(entries, shape, out, typed)
+    elif out is not None:
+        classes = shape.classes
+        out += [as_model(classes.tensor, entry, ("tensors", t), classes) for t, entry in enumerate(entries)]
 
 
 class Read(NamedTuple):
@@ -154,31 +174,33 @@ class Read(NamedTuple):
     typed: bool  # the entries are the fast path's Structs, not parsed dicts
 
 
-def read(blob: Any, kind: str, version: str, *, build: bool) -> Read:
+def read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry | None = None) -> Read:
     """Parse and check one blob: through the compiled schema when it can vouch for the blob
     (:func:`fast_read`), else parsed as JSON and run through the engine, which names every rule.
 
     Either way the table's rules and the models come from the one pass, :func:`refitwire._table.table_rules`.
     """
-    fast = fast_read(blob, kind, version, build=build)
+    fast = fast_read(blob, kind, version, build=build, registry=registry)
     if fast is not None:
         return fast
     document = parse(blob)
-    tensors = checked_table(document, kind, version, build=build)
+    tensors = checked_table(document, kind, version, build=build, registry=registry)
     return Read(document, document["tensors"], tensors, False)
 
 
-def fast_read(blob: Any, kind: str, version: str, *, build: bool) -> Read | None:
+def fast_read(
+    blob: Any, kind: str, version: str, *, build: bool, registry: Registry | None = None
+) -> Read | None:
     """The blob read through the compiled schema (``_typed``) and the table pass, or ``None``
     when that path cannot vouch for it (which says nothing about validity)."""
-    typed = typed_read(blob, kind, version)
+    typed = typed_read(blob, kind, version, registry)
     if typed is None:
         return None
     out: list[PublishedTensor] | None = [] if build else None
     members = {name: getattr(typed, name) for name in typed.__struct_fields__}
     found = itertools.chain(
-        top_level_violations(members, kind, version),
-        table_rules(typed.tensors, table_shape(kind, version), out, True),
+        top_level_violations(members, kind, version, registry),
+        _table_rules(typed.tensors, table_shape(kind, version, registry), out, True),
     )
     if next(found, None) is not None:
         return None
@@ -186,31 +208,38 @@ def fast_read(blob: Any, kind: str, version: str, *, build: bool) -> Read | None
 
 
 def _violations(
-    document: Any, kind: str, version: str, out: list[PublishedTensor] | None
+    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry | None
 ) -> Iterator[Violation]:
     sound = True
-    for violation in _schema_violations(document, kind, version):
+    for violation in _schema_violations(document, kind, version, registry):
         sound = False
         yield violation
     if sound:  # the rules below assume every member is there and has its JSON type
-        yield from _semantic_violations(document, kind, version, out)
+        yield from _semantic_violations(document, kind, version, out, registry)
 
 
-def semantic_violations(document: Any, version: str, kind: str = "rendezvous") -> list[Violation]:
+def semantic_violations(
+    document: Any, version: str, kind: str = "rendezvous", registry: Registry | None = None
+) -> list[Violation]:
     """The rules beyond the schema (INTEGER_LITERAL, base64 pad bits, section 2.3), in document
-    order, for a document the schema of ``version`` already accepts (a candidate's, in the gate)."""
-    return in_document_order(document, _semantic_violations(document, kind, version, None))
+    order, for a document the schema of ``version`` already accepts."""
+    return in_document_order(document, _semantic_violations(document, kind, version, None, registry))
 
 
 def _semantic_violations(
-    document: Any, kind: str, version: str, out: list[PublishedTensor] | None
+    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry | None
 ) -> Iterator[Violation]:
-    yield from top_level_violations(document, kind, version)
-    yield from table_rules(document["tensors"], table_shape(kind, version), out)
+    yield from top_level_violations(document, kind, version, registry)
+    shape = table_shape(kind, version, registry)
+    table = next(m.name for m in wire.wire_model(kind, version, registry).top.members if m.child is not None)
+    yield from _table_rules(document[table] if shape.ruled else document.get(table) or [], shape, out)
 
 
-def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Violation]:
-    validator = fast_validator(kind, version)
+def _schema_violations(
+    document: Any, kind: str, version: str, registry: Registry | None
+) -> Iterator[Violation]:
+    model = wire.wire_model(kind, version, registry)
+    validator = model_validator(model)
     try:
         if validator.is_valid(document):
             return
@@ -218,7 +247,7 @@ def _schema_violations(document: Any, kind: str, version: str) -> Iterator[Viola
     except ValueError as exc:  # jsonschema-rs bounds its own recursion, below the parser's depth limit
         yield Violation("JSON", "", None, f"nesting too deep to check: {exc}")
         return
-    yield from schema_errors(errors, wire.wire_model(kind, version))
+    yield from schema_errors(errors, model)
 
 
 def schema_errors(errors: Iterable[Any], model: WireModel) -> Iterator[Violation]:
@@ -229,8 +258,10 @@ def schema_errors(errors: Iterable[Any], model: WireModel) -> Iterator[Violation
         yield Violation(model.rule_at(keyword, path), pointer(*path), error.instance, error.message)
 
 
-def top_level_violations(members: Mapping[str, Any], kind: str, version: str) -> Iterator[Violation]:
-    top = wire.wire_model(kind, version).top  # unknown members are never checked
+def top_level_violations(
+    members: Mapping[str, Any], kind: str, version: str, registry: Registry | None = None
+) -> Iterator[Violation]:
+    top = wire.wire_model(kind, version, registry).top  # unknown members are never checked
     encoded = members.get("agent_meta_b64")
     if "agent_meta_b64" in top and isinstance(encoded, str) and not canonical_base64(encoded):
         yield Violation("AGENT_META_BASE64", "/agent_meta_b64", encoded, "pad bits are not zero")
@@ -306,13 +337,13 @@ def _position(document: Any, at: str) -> tuple[int, ...]:
 
 
 def writer_violations(
-    document: dict[str, Any], version: str, model: WireModel | None = None
+    document: dict[str, Any], version: str, model: WireModel | None = None, registry: Registry | None = None
 ) -> list[Violation]:
     """What a conforming writer of ``version`` must not emit, beyond an invalid blob:
     ``null`` for an absent optional (WRITE_OMIT_ABSENT) and members it does not know
     (WRITE_KNOWN_MEMBERS), at every level of the wire. ``document`` must already be a valid
-    blob; ``model`` is the version's (default: the one of the schema files). In document order."""
-    model = model or wire.wire_model("rendezvous", version)
+    blob; ``model`` is the version's (default: the one ``registry`` holds). In document order."""
+    model = model or wire.wire_model("rendezvous", version, registry)
     found: list[Violation] = []
 
     def visit(obj: Any, level: tuple[str, ...], at: tuple[str | int, ...]) -> None:

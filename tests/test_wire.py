@@ -112,10 +112,8 @@ def test_the_models_fields_are_the_schemas_members() -> None:
     }
 
 
-def test_a_schema_file_added_after_install_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The schemas are read from the package's real folder (or $REFITWIRE_SCHEMA_DIR), so a
-    version scaffolded after an editable install is known without reinstalling."""
-    assert (wire.schema_root() / "index.json").is_file()
+def _folder_with_a_candidate(tmp_path: Path) -> Path:
+    """A copy of the released files and their index, plus a 1.9.0 rendezvous schema the index does not list."""
     folder = tmp_path / "schema"
     for document in ("rendezvous", "shard-table"):
         (folder / document).mkdir(parents=True)
@@ -127,16 +125,78 @@ def test_a_schema_file_added_after_install_is_seen(tmp_path: Path, monkeypatch: 
     later = schema_document("rendezvous", SPEC_VERSIONS[-1])
     later["x-spec-version"] = "1.9.0"
     (folder / "rendezvous" / "1.9.0.json").write_text(json.dumps(later), encoding="utf-8")
-    monkeypatch.setenv(wire.ENV_VAR, str(folder))
-    for cached in (wire.schema_root, wire.index, wire.released_versions, wire.candidate_versions, wire.load_schema,
-                   wire.wire_model):  # fmt: skip
-        cached.cache_clear()
-    try:
-        assert wire.known_versions() == (*SPEC_VERSIONS, "1.9.0")
-        assert wire.released_versions() == SPEC_VERSIONS
-        assert wire.wire_model("rendezvous", "1.9.0").version == "1.9.0"
-    finally:
-        monkeypatch.delenv(wire.ENV_VAR)
-        for cached in (wire.schema_root, wire.index, wire.released_versions, wire.candidate_versions,
-                       wire.load_schema, wire.wire_model):  # fmt: skip
-            cached.cache_clear()
+    return folder
+
+
+def test_a_schema_file_added_after_install_is_seen(tmp_path: Path) -> None:
+    """A registry reads a folder's files as they are, so a version scaffolded after an editable
+    install is known without reinstalling; another folder is another registry, and the default
+    one is left as it was (no cache to clear)."""
+    assert (wire.schema_root() / "index.json").is_file()
+    registry = wire.Registry.from_folder(_folder_with_a_candidate(tmp_path))
+    assert wire.known_versions(registry=registry) == (*SPEC_VERSIONS, "1.9.0")
+    assert wire.released_versions(registry) == SPEC_VERSIONS
+    assert wire.candidate_versions(registry=registry) == ("1.9.0",)
+    assert wire.wire_model("rendezvous", "1.9.0", registry).version == "1.9.0"
+    assert wire.newest_model(registry=registry).version == "1.9.0"
+    assert wire.known_versions() == SPEC_VERSIONS  # the default registry never saw it
+    with pytest.raises(ValueError, match=r"unknown spec version '1\.9\.0'"):
+        wire.wire_model("rendezvous", "1.9.0")
+
+
+def test_a_candidate_is_the_registry_with_one_more_resource() -> None:
+    """``with_resource`` returns a new registry (like ``referencing.Registry.with_resource``):
+    the one it extends is unchanged, and the released models are shared, not recompiled."""
+    base = wire.default_registry()
+    schema = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    schema["x-spec-version"] = "1.9.0"
+    schema["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.9.0"}
+    extended = base.with_resource("rendezvous", "1.9.0", schema)
+    assert extended is not base and base.known_versions() == SPEC_VERSIONS
+    assert extended.candidate_versions() == ("1.9.0",) and extended.candidate_versions("shard-table") == ()
+    assert extended.newest_model().top["publisher_rank"].added_in == "1.9.0"
+    assert extended.wire_model("rendezvous", SPEC_VERSIONS[-1]) is base.wire_model(
+        "rendezvous", SPEC_VERSIONS[-1]
+    )
+    with pytest.raises(AttributeError):
+        extended.index = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        extended.models[("rendezvous", "2.0.0")] = extended.newest_model()  # type: ignore[index]
+    with pytest.raises(ValueError, match="unknown document"):
+        base.with_resource("nothing", "1.9.0", schema)
+
+
+def test_a_candidate_is_read_and_written_by_the_library_with_its_registry() -> None:
+    """The library's own reader and writer at a candidate version, given the registry holding it:
+    its new table member is a field of that registry's models, written and read back."""
+    from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+
+    schema = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    schema["x-spec-version"] = "1.9.0"
+    schema["$defs"]["shard"]["properties"]["numa_node"] = {
+        "type": "integer", "minimum": 0, "maximum": 255, "x-added-in": "1.9.0",
+    }  # fmt: skip
+    registry = wire.default_registry().with_resource("rendezvous", "1.9.0", schema)
+    shard = {
+        "agent_name": "a",
+        "device_id": 0,
+        "addr": 4096,
+        "shard_offset": [0],
+        "shape": [2],
+        "numa_node": 3,
+    }
+    decoded = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": 7,
+               "tensors": [{"name": "t", "dtype": "torch.float32", "elsize": 4, "full_shape": [2], "shards": [shard]}]}  # fmt: skip
+    p = from_decoded(decoded, registry)
+    blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version="1.9.0", registry=registry)
+    assert b'"numa_node": 3}' in blob
+    read = unwrap_rendezvous_blob(blob, spec_version="1.9.0", registry=registry)
+    assert to_decoded(read, "1.9.0", registry)["tensors"][0]["shards"][0]["numa_node"] == 3
+    with pytest.raises(ValueError, match="unknown spec version"):  # the default registry knows no 1.9.0
+        unwrap_rendezvous_blob(blob, spec_version="1.9.0")
+    from refitwire import InvalidBlob
+
+    with pytest.raises(InvalidBlob) as refused:
+        unwrap_rendezvous_blob(blob.replace(b'"numa_node": 3', b'"numa_node": 256'), spec_version="1.9.0",
+                               registry=registry)  # fmt: skip
+    assert refused.value.pointer == "/tensors/0/shards/0/numa_node"

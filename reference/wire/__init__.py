@@ -5,17 +5,18 @@ to know which members a level has, their order, types, bounds, rules or the vers
 added them reads it here instead of restating it. ``refitwire.__all__`` remains the
 library's user-facing API.
 
-Where the schemas come from: the package's ``schema/`` folder (through its real path, so a
-file added to a checkout is seen without reinstalling), or ``$REFITWIRE_SCHEMA_DIR`` when
-set (a copy of ``schema/`` holding a candidate version). Released versions are the ones its
-``index.json`` lists; a schema file of a later version that the index does not list is a
-*candidate*: known (it can be read and written at), never the default.
+Where the schemas come from: a :class:`Registry`, one immutable record of a ``schema/``
+folder's files and their compiled models, passed explicitly to whatever reads or writes at a
+version; a candidate is the same registry with one more file (:meth:`Registry.with_resource`).
+The module-level functions below read :func:`default_registry`, built once from the
+package's ``schema/`` folder (through its real path, so a file added to a checkout is seen
+without reinstalling) or, when ``$REFITWIRE_SCHEMA_DIR`` is set at that moment, from that
+folder; each takes an optional ``registry`` to read another one instead.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,7 @@ from refitwire.wire._basics import (
     version_key,
 )
 from refitwire.wire._model import NO_CONST, Level, Member, WireModel, compile_model
+from refitwire.wire._registry import Registry, unreleased_files
 
 __all__ = [
     "ENV_VAR",
@@ -44,9 +46,11 @@ __all__ = [
     "Level",
     "Member",
     "RefError",
+    "Registry",
     "WireModel",
     "candidate_versions",
     "compile_model",
+    "default_registry",
     "escape",
     "general_pointer",
     "index",
@@ -68,7 +72,7 @@ __all__ = [
     "wire_model",
 ]
 
-#: Points the library at another schema folder (a copy of ``schema/`` with a candidate in it).
+#: Names another schema folder the default registry is built from (a copy of ``schema/``).
 ENV_VAR = "REFITWIRE_SCHEMA_DIR"
 
 
@@ -84,63 +88,59 @@ def package_root() -> Path:
 
 
 @functools.cache
-def schema_root() -> Path:
-    """The folder the wire's schemas and their index are read from."""
+def default_registry() -> Registry:
+    """The registry of the package's ``schema/`` folder, or of ``$REFITWIRE_SCHEMA_DIR`` when it
+    is set: built once (it is immutable); another folder is another :meth:`Registry.from_folder`."""
     override = os.environ.get(ENV_VAR)
-    return Path(override).resolve() if override else package_root()
+    return Registry.from_folder(Path(override) if override else package_root())
 
 
-@functools.cache
-def index() -> dict[str, Any]:
-    """``index.json``: the released schema files with their sha256."""
-    loaded: dict[str, Any] = json.loads((schema_root() / "index.json").read_bytes())
-    return loaded
+def _of(registry: Registry | None) -> Registry:
+    return default_registry() if registry is None else registry
 
 
-@functools.cache
-def released_versions() -> tuple[str, ...]:
-    found = {entry["version"] for entries in index()["documents"].values() for entry in entries}
-    return tuple(sorted(found, key=version_key))
+def schema_root(registry: Registry | None = None) -> Path:
+    """The folder the wire's schemas and their index are read from."""
+    return _of(registry).folder
 
 
-def unreleased_versions(folder: Path, document: str = "rendezvous") -> tuple[str, ...]:
+def index(registry: Registry | None = None) -> dict[str, Any]:
+    """``index.json``: the released schema files with their sha256 (shared: never change it)."""
+    return _of(registry).index
+
+
+def released_versions(registry: Registry | None = None) -> tuple[str, ...]:
+    return _of(registry).released_versions()
+
+
+def unreleased_versions(
+    folder: Path, document: str = "rendezvous", registry: Registry | None = None
+) -> tuple[str, ...]:
     """Versions of ``document`` that have a schema file in ``folder`` (a ``schema/`` folder) but
-    are not released here: the candidates, in version order."""
-    released = released_versions()
-    found = [
-        p.stem for p in (folder / document).glob("*.json") if parse_version(p.stem) and p.stem not in released
-    ]
-    return tuple(sorted(found, key=version_key))
+    are not released in ``registry``: the candidates, in version order."""
+    return unreleased_files(folder, released_versions(registry), document)
 
 
-@functools.cache
-def candidate_versions(document: str = "rendezvous") -> tuple[str, ...]:
-    """The candidates of the folder the schemas are read from (:func:`unreleased_versions`)."""
-    return unreleased_versions(schema_root(), document)
+def candidate_versions(document: str = "rendezvous", registry: Registry | None = None) -> tuple[str, ...]:
+    """The candidate versions the registry holds (schema files its index does not list)."""
+    return _of(registry).candidate_versions(document)
 
 
-def known_versions(document: str = "rendezvous") -> tuple[str, ...]:
+def known_versions(document: str = "rendezvous", registry: Registry | None = None) -> tuple[str, ...]:
     """Released versions, then candidates."""
-    return (*released_versions(), *candidate_versions(document))
+    return _of(registry).known_versions(document)
 
 
-@functools.cache
-def load_schema(document: str, version: str) -> dict[str, Any]:
+def load_schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
     """The schema of ``document`` at ``version`` as the file says (shared: never change it)."""
-    if document not in index()["documents"]:
-        raise ValueError(f"unknown document {document!r} (known: {', '.join(index()['documents'])})")
-    if version not in known_versions(document):
-        raise ValueError(f"unknown spec version {version!r} (known: {', '.join(known_versions(document))})")
-    loaded: dict[str, Any] = json.loads((schema_root() / document / f"{version}.json").read_bytes())
-    return loaded
+    return _of(registry).load_schema(document, version)
 
 
-@functools.cache
-def wire_model(document: str, version: str) -> WireModel:
+def wire_model(document: str, version: str, registry: Registry | None = None) -> WireModel:
     """The compiled model of ``document`` at ``version``."""
-    return compile_model(load_schema(document, version), document, released_versions()[0])
+    return _of(registry).wire_model(document, version)
 
 
-def newest_model(document: str = "rendezvous") -> WireModel:
+def newest_model(document: str = "rendezvous", registry: Registry | None = None) -> WireModel:
     """The model of the newest known version (the library's models hold every member it has)."""
-    return wire_model(document, known_versions(document)[-1])
+    return _of(registry).newest_model(document)

@@ -93,9 +93,12 @@ class Level:
         return tuple(m for m in self.members if not m.required)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WireModel:
-    """One document at one spec version, as its schema describes it."""
+    """One document at one spec version, as its schema describes it.
+
+    Compared and hashed by identity: what is built from a model (validators, decoders) is
+    kept per model, so two registries holding different files of one version never share it."""
 
     document: str
     version: str

@@ -1,0 +1,145 @@
+"""One immutable registry of the schema documents and their compiled wire models.
+
+Like ``referencing.Registry``: a frozen record with a tiny surface, built once and passed
+to what needs it; :meth:`Registry.with_resource` returns a new registry with one more
+schema file (a candidate version), never changes this one. Which versions are released is
+what the registry's ``index.json`` lists; a schema file of a version it does not list is a
+*candidate*: known (it can be read and written at), never the default.
+
+Every model is compiled when the registry is built, so a registry never changes after it
+is made and a switch of folder or version is another registry, never a cleared cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from refitwire.wire._basics import parse_version, version_key
+from refitwire.wire._model import WireModel, compile_model
+
+__all__ = ["Registry", "unreleased_files"]
+
+
+def unreleased_files(folder: Path, released: Iterable[str], document: str) -> tuple[str, ...]:
+    """Versions of ``document`` with a schema file in ``folder`` (a ``schema/`` folder) that are
+    not in ``released``: the candidates, in version order."""
+    known = set(released)
+    found = [
+        p.stem for p in (folder / document).glob("*.json") if parse_version(p.stem) and p.stem not in known
+    ]
+    return tuple(sorted(found, key=version_key))
+
+
+@dataclass(frozen=True, eq=False)
+class Registry:
+    """The schema files of one ``schema/`` folder (released versions and candidates) and their
+    compiled models. Build it with :meth:`from_folder`; extend it with :meth:`with_resource`."""
+
+    # The record is frozen and its mappings read-only; the JSON documents it holds are shared,
+    # as ``referencing`` shares a resource's contents: never change them.
+    folder: Path  # where the files were read (``schema_bytes`` reads exact bytes from here)
+    index: dict[str, Any] = field(repr=False)  # ``index.json``: the released files with their sha256
+    schemas: Mapping[tuple[str, str], dict[str, Any]] = field(repr=False)  # (document, version) -> file
+    models: Mapping[tuple[str, str], WireModel] = field(repr=False)  # (document, version) -> its model
+
+    @classmethod
+    def from_folder(cls, folder: Path) -> Registry:
+        """Every schema file of ``folder``'s documents (the ones its ``index.json`` names)."""
+        folder = folder.resolve()
+        index = json.loads((folder / "index.json").read_bytes())
+        released = cls._released(index)
+        schemas: dict[tuple[str, str], dict[str, Any]] = {}
+        for document in index["documents"]:
+            for version in (*released, *unreleased_files(folder, released, document)):
+                path = folder / document / f"{version}.json"
+                if path.is_file():
+                    schemas[(document, version)] = json.loads(path.read_bytes())
+        return cls._built(folder, index, schemas, {})
+
+    @classmethod
+    def _built(
+        cls,
+        folder: Path,
+        index: dict[str, Any],
+        schemas: Mapping[tuple[str, str], dict[str, Any]],
+        models: Mapping[tuple[str, str], WireModel],
+    ) -> Registry:
+        first = cls._released(index)[0]
+        compiled = {
+            key: models.get(key) or compile_model(schema, key[0], first) for key, schema in schemas.items()
+        }
+        ordered = sorted(schemas, key=lambda key: (key[0], version_key(key[1])))
+        return cls(
+            folder,
+            index,
+            MappingProxyType({key: schemas[key] for key in ordered}),
+            MappingProxyType({key: compiled[key] for key in ordered}),
+        )
+
+    def with_resource(self, document: str, version: str, schema: dict[str, Any]) -> Registry:
+        """A new registry that also holds ``schema`` as ``document`` at ``version`` (a candidate
+        unless the index lists it); this one is unchanged. The models already compiled are shared."""
+        if document not in self.index["documents"]:
+            raise ValueError(f"unknown document {document!r} (known: {', '.join(self.index['documents'])})")
+        version_key(version)
+        schemas = {**self.schemas, (document, version): schema}
+        models = {key: model for key, model in self.models.items() if key != (document, version)}
+        return self._built(self.folder, self.index, schemas, models)
+
+    def with_candidates(self, folder: Path) -> Registry:
+        """A new registry that also holds every schema file of ``folder`` (a ``schema/`` folder)
+        whose version this registry does not release: the candidates a checkout proposes."""
+        out = self
+        for document in self.index["documents"]:
+            for version in unreleased_files(folder, self.released_versions(), document):
+                schema = json.loads((folder / document / f"{version}.json").read_bytes())
+                out = out.with_resource(document, version, schema)
+        return out
+
+    # -- what it holds ----------------------------------------------------------------------
+
+    @staticmethod
+    def _released(index: dict[str, Any]) -> tuple[str, ...]:
+        found = {entry["version"] for entries in index["documents"].values() for entry in entries}
+        return tuple(sorted(found, key=version_key))
+
+    @property
+    def documents(self) -> tuple[str, ...]:
+        return tuple(self.index["documents"])
+
+    def released_versions(self) -> tuple[str, ...]:
+        return self._released(self.index)
+
+    def candidate_versions(self, document: str = "rendezvous") -> tuple[str, ...]:
+        released = self.released_versions()
+        return tuple(v for d, v in self.schemas if d == document and v not in released)
+
+    def known_versions(self, document: str = "rendezvous") -> tuple[str, ...]:
+        """Released versions, then candidates."""
+        return (*self.released_versions(), *self.candidate_versions(document))
+
+    def _key(self, document: str, version: str) -> tuple[str, str]:
+        if document not in self.index["documents"]:
+            raise ValueError(f"unknown document {document!r} (known: {', '.join(self.index['documents'])})")
+        if (document, version) not in self.schemas:
+            raise ValueError(
+                f"unknown spec version {version!r} (known: {', '.join(self.known_versions(document))})"
+            )
+        return document, version
+
+    def load_schema(self, document: str, version: str) -> dict[str, Any]:
+        """The schema of ``document`` at ``version`` as the file says (shared: never change it)."""
+        return self.schemas[self._key(document, version)]
+
+    def wire_model(self, document: str, version: str) -> WireModel:
+        """The compiled model of ``document`` at ``version``."""
+        return self.models[self._key(document, version)]
+
+    def newest_model(self, document: str = "rendezvous") -> WireModel:
+        """The model of the newest known version (the library's models hold every member it has)."""
+        return self.wire_model(document, self.known_versions(document)[-1])
