@@ -22,6 +22,7 @@ from typing import Any
 from refitwire import wire
 from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import MAX_BLOB_BYTES, SPEC_VERSIONS, knows
+from refitwire.wire import Registry
 
 
 @dataclass(frozen=True)
@@ -127,17 +128,18 @@ _REFUSALS: tuple[_Mutation, ...] = (
 
 
 @functools.cache
-def refusal_cases(version: str) -> tuple[RefusalCase, ...]:
+def refusal_cases(version: str, registry: Registry | None = None) -> tuple[RefusalCase, ...]:
     """One payload per writer-side rule a ``version`` writer checks, each breaking only that rule:
     the hand-written ones, then one per bound, pattern and type of each member the released
-    versions lack (a candidate's new members), generated from the version's wire model."""
+    versions lack (a candidate's new members), generated from the version's wire model in
+    ``registry`` (default: the default registry)."""
     from refitwire.compat import _cases, _refusals
 
-    model = _cases.model_of(version)
-    base = _cases.conform(base_payload(version), version, 0)  # a later version's members carried
+    model = _cases.model_of(version, registry)
+    base = _cases.conform(base_payload(version), version, 0, registry)  # a later version's members carried
     found: list[tuple[str, str, dict[str, Any]]] = []
     for rule, description, mutate, member in _REFUSALS:
-        if member is not None and not knows(version, member):
+        if member is not None and not knows(version, member, registry=registry):
             continue
         payload = copy.deepcopy(base)
         mutate(payload)

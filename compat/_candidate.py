@@ -1,13 +1,14 @@
 """A candidate spec version (an unreleased schema file) taking part in the matrix and the gate.
 
 The gate runs the matrix with the working tree's schema/ so that a proposed version meets
-every released reader and writer before it lands. The candidate behaves as its own schema
-says, not as the release below it:
+every released reader and writer before it lands. A candidate is the same registry as the
+library's with one more schema file (``Registry.with_resource``), and it is read and written
+by the library's own reader and writer, given that registry: its schema, then the semantic
+rules JSON Schema cannot say (ADDR_SPAN, BOX_IN_BOUNDS, ...) over its own members; its wire
+id and every member it declares written in its order. What stays here is what the matrix
+asks of a candidate beyond reading and writing:
 
-* it **reads** with the candidate schema, then the semantic rules JSON Schema cannot say
-  (ADDR_SPAN, BOX_IN_BOUNDS, ...) of the newest released version at or below it;
-* it **writes** the payload in the candidate's shape: its wire id, every member it declares
-  (a value for each member only it declares, so older readers must ignore them);
+* :meth:`Candidate.refusal_rule`: which of the writer refusals it really refuses;
 * :meth:`Candidate.exercise` turns a generated payload into one whose changed members carry
   a value only the candidate allows, so a loosening is shown to every released reader.
 """
@@ -22,27 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire.compat._cases import member_values, register_candidate
-from refitwire.compat._forms import decoded_document, objects_at, written_document
+from refitwire import from_decoded, wire, wrap_rendezvous_blob
+from refitwire.compat._forms import objects_at
 from refitwire.compat._hypothesis import deterministic
-from refitwire.engine import (
-    SPEC_VERSIONS,
-    WIRE_SCHEMA_ID,
-    InvalidBlob,
-    Violation,
-    schema_errors,
-    semantic_violations,
-    writer_violations,
-)
-from refitwire.wire import (
-    Member,
-    compile_model,
-    parse_version,
-    tokens,
-    unreleased_versions,
-    version_key,
-    wire_model,
-)
+from refitwire.engine import InvalidBlob, Violation, check, violations, writer_violations
+from refitwire.wire import Registry, parse_version, version_key
 
 
 class UnknownVersion(ValueError):
@@ -51,95 +36,74 @@ class UnknownVersion(ValueError):
 
 def candidate_versions(schema_dir: Path) -> list[str]:
     """Rendezvous versions in ``schema_dir`` that are not released."""
-    return list(unreleased_versions(schema_dir))
+    return list(wire.unreleased_versions(schema_dir))
 
 
-def base_version(version: str) -> str | None:
-    """The newest released version at or below ``version`` (whose semantic rules the candidate keeps)."""
-    below = [v for v in SPEC_VERSIONS if version_key(v) <= (parse_version(version) or (0, 0, 0))]
+def with_candidates(schema_dir: Path | None, registry: Registry | None = None) -> Registry:
+    """``registry`` (default: the default one) with every unreleased schema file of ``schema_dir``."""
+    base = registry or wire.default_registry()
+    return base if schema_dir is None else base.with_candidates(schema_dir)
+
+
+def base_version(version: str, registry: Registry | None = None) -> str | None:
+    """The newest released version at or below ``version``."""
+    key = parse_version(version) or (0, 0, 0)
+    below = [v for v in wire.released_versions(registry) if version_key(v) <= key]
     return below[-1] if below else None
 
 
-@functools.cache
-def load(schema_dir: Path, version: str) -> Candidate:
-    """The candidate ``version`` from ``schema_dir``; UnknownVersion when there is no such file."""
-    path = schema_dir / "rendezvous" / f"{version}.json"
-    if version in SPEC_VERSIONS or not path.is_file():
+def load(registry: Registry, version: str) -> Candidate:
+    """The candidate ``version`` of ``registry``; UnknownVersion when it holds no such file."""
+    if version not in registry.candidate_versions():
         raise UnknownVersion(
-            f"spec version {version!r} is not released (known: {', '.join(SPEC_VERSIONS)}) "
-            f"and {schema_dir} has no candidate schema rendezvous/{version}.json"
+            f"spec version {version!r} is not released (known: {', '.join(registry.released_versions())}) "
+            f"and no candidate schema rendezvous/{version}.json was given (--schema-dir)"
         )
-    candidate = Candidate(json.loads(path.read_text(encoding="utf-8")), version)
-    register_candidate(candidate.model)
-    return candidate
+    return Candidate(registry, version)
 
 
 class Candidate:
-    """The reference's rules at a version only a schema file knows, read from its wire model."""
+    """A version of ``registry`` that only a schema file knows, read and written by the library."""
 
-    def __init__(self, schema: dict[str, Any], version: str, kind: str = "rendezvous") -> None:
+    def __init__(self, registry: Registry, version: str, kind: str = "rendezvous") -> None:
+        self.registry = registry
         self.version = version
-        self.kind = kind  # the document whose released rules it keeps (the gate also reads shard tables)
-        self.base = base_version(version)
-        self.schema = schema
-        self.model = compile_model(schema, kind)
-        self.validator = jsonschema_rs.validator_for(schema)
-        self.wire_id = self.model.wire_id or WIRE_SCHEMA_ID
-        self._old = wire_model(kind, self.base) if self.base else None
+        self.kind = kind  # the document it is read as (the gate also reads shard tables)
+        self.model = registry.wire_model(kind, version)
+        self.base = base_version(version, registry)
+        self._old = registry.wire_model(kind, self.base) if self.base else None
 
-    # -- reading ------------------------------------------------------------------------------
+    @classmethod
+    def of_schema(cls, schema: dict[str, Any], version: str, kind: str = "rendezvous") -> Candidate:
+        """The default registry with ``schema`` as ``kind`` at ``version`` (the gate's proposed file)."""
+        return cls(wire.default_registry().with_resource(kind, version, schema), version, kind)
+
+    # -- reading: the library's reader at the candidate's version ------------------------------
 
     def violations(self, document: Any) -> list[Violation]:
-        """The candidate schema's verdict, then the base version's semantic rules."""
-        found = list(schema_errors(self.validator.iter_errors(document), self.model))
-        if found or self.base is None:
-            return found
-        try:
-            found = semantic_violations(document, self.base, self.kind)
-        except (KeyError, TypeError, AttributeError, ValueError):  # a shape the base rules cannot read
-            return []
-        # "integers have no fraction" refines the base's type; a member whose type the candidate
-        # redefined (integer -> number) is the candidate's to say
-        return [v for v in found if not (v.rule == "INTEGER_LITERAL" and self._retyped(v.pointer))]
-
-    def _retyped(self, at: str) -> bool:
-        place = [int(t) if t.isdigit() else t for t in tokens(at)]
-        new, old = self.model.at(place), self._old.at(place) if self._old else None
-        return new is not None and old is not None and new.types != old.types
+        return violations(document, self.kind, self.version, self.registry)
 
     def check(self, document: Any) -> None:
-        found = self.violations(document)
-        if found:
-            raise InvalidBlob(found)
-
-    def decoded(self, document: dict[str, Any]) -> dict[str, Any]:
-        """The neutral decoded form of a checked blob: every member the candidate declares."""
-        return decoded_document(document, self.model)
+        check(document, self.kind, self.version, self.registry)
 
     def writer_violations(self, document: dict[str, Any]) -> list[Violation]:
         """WRITE_KNOWN_MEMBERS and WRITE_OMIT_ABSENT against the candidate's own members."""
-        return writer_violations(document, self.version, self.model)
+        return writer_violations(document, self.version, registry=self.registry)
 
-    # -- writing ------------------------------------------------------------------------------
-
-    def document(self, decoded: dict[str, Any]) -> dict[str, Any]:
-        """The blob's JSON object for ``decoded``: the writer's member order, absent optionals
-        omitted; a required member the payload lacks gets the simplest value the schema allows."""
-        return written_document(decoded, self.model, fill=self._sample)
+    # -- writing: the library's writer at the candidate's version ------------------------------
 
     def write(self, decoded: dict[str, Any]) -> bytes:
-        document = self.document(decoded)
-        self.check(document)
-        return json.dumps(document).encode("ascii")
+        p = from_decoded(decoded, self.registry)
+        return wrap_rendezvous_blob(
+            *p[:4], p.publisher_step, spec_version=self.version, registry=self.registry, **p.optional_members
+        )
 
     def refusal_rule(self, payload: dict[str, Any]) -> str | None:
         """The rule the candidate refuses ``payload`` with, or None when it would write it."""
         try:
-            self.check(self.document(payload))
+            self.write(payload)
         except InvalidBlob as exc:
             return exc.rule
-        except (KeyError, TypeError):
-            return None
         return None
 
     def exercise(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -154,8 +118,8 @@ class Candidate:
                     if n == 0 or not first_only:
                         obj[member] = copy.deepcopy(value)
                 try:
-                    self.check(self.document(trial))
-                except (InvalidBlob, KeyError, TypeError):
+                    self.write(trial)
+                except InvalidBlob:
                     continue
                 out = trial
                 break
@@ -176,10 +140,6 @@ class Candidate:
                 if value is not _NOTHING:
                     found.append((path, member.name, value))
         return found
-
-    def _sample(self, member: Member) -> Any:
-        """A value the candidate allows for a required member a payload lacks (deterministic)."""
-        return member_values(json.dumps(_bare(member.schema), sort_keys=True))[0]
 
 
 def _bare(subschema: Any) -> Any:

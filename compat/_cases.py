@@ -24,7 +24,7 @@ from refitwire.compat._hypothesis import (
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import DTYPE_SIZES, version_key
-from refitwire.wire import WireModel, show_pointer
+from refitwire.wire import Registry, WireModel, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 
@@ -94,29 +94,23 @@ def write_cases() -> tuple[WriteCase, ...]:
 # -- decoded-form arithmetic -----------------------------------------------------------------
 
 
-_CANDIDATES: dict[str, WireModel] = {}
+def model_of(version: str, registry: Registry | None = None) -> WireModel:
+    """The wire model of ``version`` in ``registry`` (default: the default registry; the run's
+    holds its candidates)."""
+    return wire.wire_model("rendezvous", version, registry)
 
 
-def register_candidate(model: WireModel) -> None:
-    """Make a candidate version's model known to this run (``_candidate.load`` does it)."""
-    _CANDIDATES[model.version] = model
-
-
-def model_of(version: str) -> WireModel:
-    """The wire model of a released version, or of a candidate this run loaded."""
-    found = _CANDIDATES.get(version)
-    return found if found is not None else wire.wire_model("rendezvous", version)
-
-
-def project(payload: dict[str, Any], version: str) -> dict[str, Any]:
+def project(payload: dict[str, Any], version: str, registry: Registry | None = None) -> dict[str, Any]:
     """The payload as a ``version`` reader or writer sees it: unknown optionals dropped, known ones present (null if absent)."""
-    return _forms.project(payload, model_of(version))
+    return _forms.project(payload, model_of(version, registry))
 
 
-def expected_read(payload: dict[str, Any], writer: str, reader: str) -> dict[str, Any]:
+def expected_read(
+    payload: dict[str, Any], writer: str, reader: str, registry: Registry | None = None
+) -> dict[str, Any]:
     """What ``reader`` must decode from ``writer``'s blob of ``payload``: only what both know."""
     both = min(writer, reader, key=version_key)
-    return project(project(payload, both), reader)
+    return project(project(payload, both, registry), reader, registry)
 
 
 def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] | None:
@@ -163,7 +157,9 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
     )
 
 
-def conform(payload: dict[str, Any], version: str, ordinal: int) -> dict[str, Any]:
+def conform(
+    payload: dict[str, Any], version: str, ordinal: int, registry: Registry | None = None
+) -> dict[str, Any]:
     """``payload`` as a writer of ``version`` is asked to write it: each member the version's
     schema declares that the generators do not draw gets a value the schema allows (always
     when it is required, in most payloads when optional, so both its presence and its absence
@@ -171,7 +167,7 @@ def conform(payload: dict[str, Any], version: str, ordinal: int) -> dict[str, An
 
     A payload that already has every member (any released version's) is returned as it is.
     """
-    model = model_of(version)
+    model = model_of(version, registry)
     out: dict[str, Any] | None = None
     for path, level in model.levels.items():
         for member in level.members:

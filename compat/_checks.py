@@ -39,7 +39,7 @@ from refitwire.compat._results import (
     violation_text,
 )
 from refitwire.engine import SPEC_VERSIONS, check, parse, version_key, writer_violations
-from refitwire.wire import show_pointer
+from refitwire.wire import Registry, show_pointer
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
@@ -93,7 +93,7 @@ def ask_read(who: Any, blob: bytes, timeout_s: float | None = None) -> Reply:
 # -- reading the golden vectors ------------------------------------------------------------
 
 
-def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
+def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None) -> Iterator[Result]:
     """The verdict (at the vector's tier) and, for a rejection, whether it named the right rule
     and pointer (case ``ID#rule``, Recommended: a wrong reason is visible, never fatal)."""
     # A candidate version must treat every released vector as its base version does.
@@ -139,7 +139,7 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
         assert isinstance(reply, Decoded)
         wanted = expect["decoded"]
         if r.version not in case.expect:  # a later version: it also reports its own members, absent (null)
-            wanted = _cases.project(wanted, r.version)
+            wanted = _cases.project(wanted, r.version, registry)
         yield decoded_result(base, wanted, reply.payload, case.description)
         return
     assert isinstance(reply, Rejected)
@@ -184,7 +184,9 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
-def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
+def read_size(
+    r: Any, case: SizeCase, allowance: Allowance, registry: Registry | None = None
+) -> Iterator[Result]:
     """A size or scale case, allowed ``allowance`` (SPEC.md section 5: measured on this machine)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
     reply = ask_read(r, case.blob, allowance.seconds)
@@ -202,7 +204,7 @@ def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
             )
         elif isinstance(reply, Decoded):
             assert case.payload is not None
-            expected = _cases.project(case.payload, r.version)
+            expected = _cases.project(case.payload, r.version, registry)
             yield decoded_result(base, expected, reply.payload, case.description)
         else:
             yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
@@ -252,24 +254,24 @@ def reference_blob(payload_json: str, version: str) -> bytes | None:
     try:
         p = from_decoded(json.loads(payload_json))
         return wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version, **p.optional_members)
-    except (InvalidBlob, KeyError, ValueError):
+    except InvalidBlob:  # a refusal; anything else is a crash of the reference writer, never "no bytes"
         return None
 
 
 def write_generated(
-    w: Any, cid: str, payload: dict[str, Any], candidate: Any
+    w: Any, cid: str, payload: dict[str, Any], registry: Registry | None = None
 ) -> tuple[list[Result], bytes | None]:
     """Write one generated payload: the blob must be valid, carry the payload (the reference
     reads it back), and match the reference writer's bytes (``ID:bytes``, Recommended)."""
     import json
 
     base = {"case": cid, "tier": REQUIRED, "writer": w.label}
-    projected = _cases.project(payload, w.version)
+    projected = _cases.project(payload, w.version, registry)
     reply = exchange(w.testee, write(0, projected))
     if not isinstance(reply, Written):
         return [_unwritten(reply, base)], None
     blob = reply.blob
-    problem = written_problem(blob, w.version, candidate, projected)
+    problem = written_problem(blob, w.version, registry, projected)
     if problem:
         symptom, message = problem
         return [
@@ -288,34 +290,31 @@ def write_generated(
 
 
 def written_problem(
-    blob: bytes, version: str, candidate: Any, projected: dict[str, Any]
+    blob: bytes, version: str, registry: Registry | None, projected: dict[str, Any]
 ) -> tuple[str, str] | None:
-    """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None."""
+    """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None.
+    ``registry`` holds ``version`` (default: the default registry; the run's has its candidates)."""
     try:
         document = parse(blob)
-        if candidate:
-            candidate.check(document)
-        else:
-            check(document, "rendezvous", version)
+        check(document, "rendezvous", version, registry)
     except InvalidBlob as exc:
         return (
             f"wrote an invalid blob ({exc.rule})",
             f"wrote a blob that is invalid under {version}: {violation_text(exc.violations[0])}",
         )
-    broken = candidate.writer_violations(document) if candidate else writer_violations(document, version)
+    broken = writer_violations(document, version, registry=registry)
     if broken:
         return (
             f"wrote a blob breaking {broken[0].rule}",
             f"wrote {violation_text(broken[0])}{_declare_hint(broken[0].rule)}",
         )
-    if candidate is None:
-        decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
-        diff = _cases.first_difference(projected, decoded)
-        if diff:
-            return (
-                f"blob does not carry the payload: {diff[0]}",
-                f"the reference reads the blob back differently: {diff[1]}",
-            )
+    got = unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)  # a candidate's too
+    diff = _cases.first_difference(projected, to_decoded(got, version, registry))
+    if diff:
+        return (
+            f"blob does not carry the payload: {diff[0]}",
+            f"the reference reads the blob back differently: {diff[1]}",
+        )
     return None
 
 

@@ -1,16 +1,16 @@
-"""Decoded-form arithmetic over a wire model: what a reader reports, what a writer writes, and
-the payload as a version sees it. Generic in the levels and members of the model, so a
-candidate's new members are carried to and from every participant with no edit here."""
+"""Decoded-form arithmetic over a wire model: the payload as a version sees it. Generic in the
+levels and members of the model, so a candidate's new members are carried to and from every
+participant with no edit here. (What a reader reports and a writer writes is the library's
+reader's and writer's, given the registry that holds the version.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from refitwire.engine import EMPTY_WHEN_ABSENT, decoded_members
+from refitwire.engine import decoded_members
 from refitwire.wire import NO_CONST, Member, WireModel, version_key
 
-__all__ = ["NO_CONST", "decoded_document", "objects_at", "project", "written_document"]
+__all__ = ["NO_CONST", "objects_at", "project"]
 
 
 def _members(model: WireModel, level: tuple[str, ...]) -> list[Member]:
@@ -27,37 +27,6 @@ def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = 
             out[member.name] = [project(item, model, member.child) for item in value or []]
         else:
             out[member.name] = value
-    return out
-
-
-def decoded_document(document: dict[str, Any], model: WireModel) -> dict[str, Any]:
-    """The decoded form of a checked blob's JSON object (what a reader of ``model`` reports)."""
-    out = project(document, model)
-    if EMPTY_WHEN_ABSENT in out:
-        out[EMPTY_WHEN_ABSENT] = out[EMPTY_WHEN_ABSENT] or ""
-    return out
-
-
-def written_document(
-    decoded: dict[str, Any],
-    model: WireModel,
-    fill: Callable[[Member], Any],
-    level: tuple[str, ...] = (),
-) -> dict[str, Any]:
-    """The JSON object a writer of ``model`` writes for ``decoded``: the schema's member order,
-    constants in place, absent optionals omitted, and ``fill(member)`` for a required member the
-    payload lacks."""
-    out: dict[str, Any] = {}
-    for member in model.levels[level].members:
-        value = decoded.get(member.name)
-        if member.const is not NO_CONST:
-            out[member.name] = member.const
-        elif member.child is not None:
-            out[member.name] = [written_document(item, model, fill, member.child) for item in value or []]
-        elif value is not None:
-            out[member.name] = value
-        elif member.required:  # required: null where the schema allows it, else the simplest value
-            out[member.name] = None if member.nullable else fill(member)
     return out
 
 

@@ -61,7 +61,8 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
     ordinal = generated.index(_run.bare(case_id)) if _run.bare(case_id) in generated else 0
     for s in shown:
         if "writer" in s.identity.roles:
-            reply = _ask(s, write(0, _cases.project(_cases.conform(payload, s.version, ordinal), s.version)))
+            asked = _cases.conform(payload, s.version, ordinal, plan.registry)
+            reply = _ask(s, write(0, _cases.project(asked, s.version, plan.registry)))
             yield f"{s.label} writes: {_reply_text(reply)}"
             written = _blob(reply)
             if written is not None:

@@ -21,7 +21,7 @@ from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
 from refitwire.compat._testee import Identity, Testee
-from refitwire.engine import SPEC_VERSIONS
+from refitwire.wire import Registry, default_registry
 
 __all__ = ["Outcome", "Plan", "Result", "Started", "run", "start_all", "stop_all"]
 
@@ -58,7 +58,7 @@ class Plan:
     timeout_s: float = 10.0
     check_messages: bool = True
     unavailable: list[str] = field(default_factory=list)
-    schema_dir: Path | None = None  # where unreleased candidate versions live (the gate)
+    schema_dir: Path | None = None  # a schema/ folder whose unreleased versions join as candidates (the gate)
     limits: bool = True
     only: str | None = None
     upstream: str = "not asked"  # whether the released upstream participants ran, for the report
@@ -68,6 +68,12 @@ class Plan:
     expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
     # A size or scale case allows this many times what the reference testee needs on this machine.
     allowance_factor: float = _built_cases.ALLOWANCE_FACTOR
+    #: Where every version of the run is read: the default registry, plus ``schema_dir``'s candidates.
+    registry: Registry = field(default_factory=default_registry)
+
+    def __post_init__(self) -> None:
+        if self.schema_dir is not None:
+            self.registry = self.registry.with_candidates(self.schema_dir)
 
     @property
     def focused(self) -> frozenset[str] | None:
@@ -95,7 +101,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
             tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
             why, symptom = f"{exc}; stderr: {tail}", "handshake failed"
         else:
-            unknown = _unknown_version(identity.spec_version, plan.schema_dir)
+            unknown = _unknown_version(identity.spec_version, plan.registry)
             if unknown is None:
                 return Started(p, testee, identity)
             why, symptom = unknown, "unknown spec version"
@@ -108,20 +114,16 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
     return [s for s in done if isinstance(s, Started)], [r for r in done if isinstance(r, Result)]
 
 
-def _unknown_version(version: str, schema_dir: Path | None) -> str | None:
+def _unknown_version(version: str, registry: Registry) -> str | None:
     """Why a participant's declared spec version cannot be checked, or None when it can."""
-    if version in SPEC_VERSIONS:
+    if version in registry.known_versions():
         return None
-    if schema_dir is None:
-        known = ", ".join(SPEC_VERSIONS)
-        return f"declares spec version {version!r}, which this kit does not know (known: {known}; a candidate needs --schema-dir)"
-    from refitwire.compat._candidate import load  # the kit: only for a candidate
-
-    try:
-        load(schema_dir, version)
-    except ValueError as exc:  # UnknownVersion, or a candidate schema that does not load
-        return f"declares {exc}"
-    return None
+    known = ", ".join(registry.released_versions())
+    candidates = ", ".join(registry.candidate_versions()) or "none"
+    return (
+        f"declares spec version {version!r}, which this kit does not know (known: {known}; candidates: "
+        f"{candidates}; a candidate needs --schema-dir)"
+    )
 
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
@@ -153,11 +155,13 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
-                yield from settle(_checks.read_vector(r, case), r, "reader")
+                yield from settle(_checks.read_vector(r, case, plan.registry), r, "reader")
         if sized:
             for size in _built_cases.size_cases():
                 if plan.only is None or plan.only == size.id:
-                    yield from settle(_checks.read_size(r, size, allowances[size.id]), r, "reader")
+                    yield from settle(
+                        _checks.read_size(r, size, allowances[size.id], plan.registry), r, "reader"
+                    )
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
         if plan.only is None or plan.only.startswith("protocol:"):
             yield from settle(_probes.probe(who), who, "protocol")
@@ -172,7 +176,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         if w.version not in asked:
             # Payloads follow the writer's schema (its required and new members carried); a
             # candidate's carry, in each member it changed, a value only it allows.
-            conformed = {cid: _cases.conform(p, w.version, ordinals[cid]) for cid, p in payloads.items()}
+            conformed = {
+                cid: _cases.conform(p, w.version, ordinals[cid], plan.registry) for cid, p in payloads.items()
+            }
             asked[w.version] = (
                 {cid: candidate.exercise(p) for cid, p in conformed.items()} if candidate else conformed
             )
@@ -182,7 +188,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 w,
                 "writer",
             )
-            refusals = _built_cases.refusal_cases(w.version)
+            refusals = _built_cases.refusal_cases(w.version, plan.registry)
             if candidate is not None:  # a candidate may allow what a release refuses: only what it refuses
                 refusals = tuple(c for c in refusals if candidate.refusal_rule(c.payload) == c.rule)
             for refusal in refusals:
@@ -190,7 +196,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():
-            results, blob = _checks.write_generated(w, cid, payload, candidate)
+            results, blob = _checks.write_generated(w, cid, payload, plan.registry)
             # A writer outside the focus only serves the testee: its passes are not the run's news.
             yield from settle([r for r in results if alone(w) or r.outcome.bad], w, "writer")
             if blob is not None:
@@ -202,7 +208,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if pair(w, r):
                 if (w.version, r.version) not in wanted:
                     wanted[(w.version, r.version)] = {
-                        cid: _cases.expected_read(p, w.version, r.version)
+                        cid: _cases.expected_read(p, w.version, r.version, plan.registry)
                         for cid, p in asked[w.version].items()
                     }
                 expect = wanted[(w.version, r.version)]
@@ -256,11 +262,11 @@ def _matches(only: str, result_case: str) -> bool:
 
 
 def _candidate(plan: Plan, version: str) -> Any:
-    if plan.schema_dir is None or version in SPEC_VERSIONS:
+    if version not in plan.registry.candidate_versions():
         return None
-    from refitwire.compat._candidate import load
+    from refitwire.compat._candidate import Candidate  # the kit: only for a candidate
 
-    return load(plan.schema_dir, version)
+    return Candidate(plan.registry, version)
 
 
 def stop_all(started: list[Started]) -> None:

@@ -51,7 +51,7 @@ def _reader(kind: str, version: str, schema_json: str) -> Reader:
 
         return released
     if kind in DOCUMENTS and version:
-        candidate = Candidate(schema, version, kind)
+        candidate = Candidate.of_schema(schema, version, kind)
         return lambda blob: _first(candidate.violations(blob))
     validator = jsonschema_rs.validator_for(schema)
 

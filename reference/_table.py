@@ -65,9 +65,9 @@ class TableShape:
     classes: TableClasses  # the models filled (the registry's PublishedTensor and PublishedShard)
     shard_fields: frozenset[str]  # the fields-set each shard model shares (see _SharedFields)
     tensor_fields: frozenset[str]
-    #: Whether the version gives every member the rules read the shape they read (required, of
-    #: its JSON type): always for a release; a candidate that retypes ``addr`` or makes a member
-    #: optional is checked by its schema alone, since those rules do not say what its values mean.
+    #: Whether the version gives every member the rules read a shape they can read (required,
+    #: of a JSON type they compute with): always for a release; a candidate that makes ``addr`` a
+    #: string or a member optional is checked by its schema alone (those rules cannot be read there).
     ruled: bool
 
 
@@ -81,9 +81,11 @@ def table_shape(document: str, version: str, registry: Registry | None = None) -
     return shape_of(wire.wire_model(document, version, registry), classes_of(registry))
 
 
-#: What the rules of section 2.3 read a member as: its JSON types, as every release declares them.
-_RULED_TYPES = {"shards": ("array",), "name": ("string",), "dtype": ("string",), "agent_name": ("string",),
-                "shard_offset": ("array",), "shape": ("array",), "full_shape": ("array",)}  # fmt: skip
+#: What the rules of section 2.3 can read a member as: the JSON types they compute with (a
+#: number where a release says integer: the sums and bounds hold for any number).
+_RULED_TYPES = {"shards": {"array"}, "name": {"string"}, "dtype": {"string"}, "agent_name": {"string"},
+                "shard_offset": {"array"}, "shape": {"array"}, "full_shape": {"array"}}  # fmt: skip
+_NUMBERS = {"integer", "number"}
 
 
 def _reads_as_ruled(model: WireModel, tensor_level: tuple[str, ...], shard_level: tuple[str, ...]) -> bool:
@@ -95,8 +97,8 @@ def _reads_as_ruled(model: WireModel, tensor_level: tuple[str, ...], shard_level
         for name in ruled:
             if name not in declared:
                 return False
-            member, wanted = declared[name], _RULED_TYPES.get(name, ("integer",))
-            if not member.required or member.nullable or member.types != wanted:
+            member, wanted = declared[name], _RULED_TYPES.get(name, _NUMBERS)
+            if not member.required or member.nullable or not member.types or not set(member.types) <= wanted:
                 return False
     return True
 

@@ -61,7 +61,10 @@ class _Compiled:
         types = [t for t in types if t != "null"]
         if len(types) != 1:
             raise _Unsupported(types)
-        base = getattr(self, f"_{types[0]}")(node, path, name)
+        translate = getattr(self, f"_{types[0]}", None)
+        if translate is None:  # a JSON type this compiler does not translate (a candidate's "number")
+            raise _Unsupported(types)
+        base = translate(node, path, name)
         return Optional[base] if nullable else base  # noqa: UP045 - a runtime type, for msgspec
 
     def _string(self, node: dict[str, Any], path: tuple[str, ...], _name: str) -> Any:

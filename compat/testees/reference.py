@@ -1,7 +1,8 @@
 """The reference implementation as a testee.
 
 ``python -m refitwire.compat.testees.reference [--spec-version V] [--schema-dir DIR]``;
-with --schema-dir, V may be an unreleased candidate version found in DIR.
+with --schema-dir, V may be an unreleased candidate version found in DIR: the library's own
+reader and writer answer at it, given the registry that holds DIR's candidates.
 """
 
 from __future__ import annotations
@@ -11,17 +12,21 @@ import base64
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import refitwire
-from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.engine import DTYPE_SIZES, parse
+from refitwire import (
+    InvalidBlob,
+    from_decoded,
+    to_decoded,
+    unwrap_rendezvous_blob,
+    wire,
+    wrap_rendezvous_blob,
+)
+from refitwire.engine import DTYPE_SIZES
 
-if TYPE_CHECKING:
-    from refitwire.compat._candidate import Candidate
 
-
-def answer(request: dict[str, Any], version: str, candidate: Candidate | None = None) -> dict[str, Any]:
+def answer(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
     cmd, seq = request.get("cmd"), request.get("seq")
     if cmd == "start":
         return {
@@ -35,11 +40,7 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
         except (KeyError, TypeError, ValueError) as exc:
             return {"seq": seq, "errored": True, "message": f"bad read request: {exc}"}
         try:
-            if candidate is not None:
-                document = parse(blob)
-                candidate.check(document)
-                return {"seq": seq, "payload": candidate.decoded(document)}
-            payload = unwrap_rendezvous_blob(blob, spec_version=version)
+            payload = unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)
         except InvalidBlob as exc:
             return {
                 "seq": seq,
@@ -48,16 +49,13 @@ def answer(request: dict[str, Any], version: str, candidate: Candidate | None = 
                 "rule": exc.rule,
                 "pointer": exc.pointer,
             }
-        return {"seq": seq, "payload": to_decoded(payload, version)}
+        return {"seq": seq, "payload": to_decoded(payload, version, registry)}
     if cmd == "write":
         try:
-            if candidate is not None:
-                blob = candidate.write(request["payload"])
-            else:
-                p = from_decoded(request["payload"])
-                blob = wrap_rendezvous_blob(
-                    *p[:4], p.publisher_step, spec_version=version, **p.optional_members
-                )
+            p = from_decoded(request["payload"], registry)
+            blob = wrap_rendezvous_blob(
+                *p[:4], p.publisher_step, spec_version=version, registry=registry, **p.optional_members
+            )
         except KeyError as exc:
             return {"seq": seq, "errored": True, "message": f"not a decoded payload: missing {exc}"}
         except InvalidBlob as exc:
@@ -118,17 +116,16 @@ def main() -> int:
     )
     args = parser.parse_args()
     version = args.spec_version
-    candidate = None
+    registry = wire.default_registry()
     if version not in refitwire.SPEC_VERSIONS:
         if not args.schema_dir:
             parser.error(f"unknown spec version {version} (a candidate needs --schema-dir)")
-        from refitwire.compat import _hypothesis  # noqa: F401  (first: it keeps its caches out of the cwd)
-        from refitwire.compat._candidate import UnknownVersion, load
-
-        try:
-            candidate = load(args.schema_dir.resolve(), version)
-        except UnknownVersion as exc:
-            parser.error(str(exc))
+        registry = registry.with_candidates(args.schema_dir.resolve())
+        if version not in registry.candidate_versions():
+            parser.error(
+                f"spec version {version!r} is not released (known: {', '.join(refitwire.SPEC_VERSIONS)}) "
+                f"and {args.schema_dir} has no candidate schema rendezvous/{version}.json"
+            )
     for line in sys.stdin:
         try:
             request = json.loads(line)
@@ -137,7 +134,7 @@ def main() -> int:
         else:
             if request.get("cmd") == "stop":
                 return 0
-            reply = answer(request, version, candidate)
+            reply = answer(request, version, registry)
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
     return 0

@@ -130,27 +130,17 @@ def test_an_optional_member_is_one_schema_file(tmp_path: Path) -> None:
     assert {"modelexpress@0.6.0", "modelexpress@0.7.0", "candidate@1.3.0"} <= set(matrix["ran"])
 
 
-@pytest.fixture
-def _forget_candidates() -> Any:
-    """A candidate loaded in this process is known to it until forgotten: no later test sees it."""
-    from refitwire.compat import _cases
-    from refitwire.compat._candidate import load
-
-    yield
-    _cases._CANDIDATES.clear()
-    load.cache_clear()
-
-
-@pytest.mark.usefixtures("_forget_candidates")
 def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
+    """In-process: the candidate is the default registry with the checkout's new files, passed
+    explicitly; nothing is registered, so no other test sees it."""
+    from refitwire import wire
     from refitwire.compat import _cases
-    from refitwire.compat._candidate import load
 
     repo = make_repo(tmp_path)
     _add_members(repo)
-    load(repo / "schema", "1.3.0")
+    registry = wire.default_registry().with_candidates(repo / "schema")
     payloads = _cases.generated_payloads(3, 4)
-    asked = [_cases.conform(p, "1.3.0", n) for n, p in enumerate(payloads.values())]
+    asked = [_cases.conform(p, "1.3.0", n, registry) for n, p in enumerate(payloads.values())]
     ranks = {p.get("publisher_rank") for p in asked}
     nodes = {s.get("numa_node") for p in asked for t in p["tensors"] for s in t["shards"]}
     assert {0, 2147483647, None} <= ranks and {0, 255} <= nodes  # its bounds, and its absence
@@ -158,10 +148,11 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     # ... and a writer of the candidate is asked to refuse each of them out of bounds or mistyped.
     from refitwire.compat._built_cases import refusal_cases
 
-    refusals = {c.description: c.rule for c in refusal_cases("1.3.0")}
+    refusals = {c.description: c.rule for c in refusal_cases("1.3.0", registry)}
     assert refusals["publisher_rank below its minimum 0"] == "SCHEMA"  # the schema names no rule for it
     assert refusals["tensors/shards/numa_node of the wrong JSON type"] == "TYPE"
-    assert len(refusal_cases("1.3.0")) == len(refusal_cases("1.2.0")) + 6
+    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 6
+    assert "1.3.0" not in wire.known_versions()  # the default registry is as it was
 
 
 def test_a_member_made_required_passes_once_its_breaks_are_accepted(tmp_path: Path) -> None:
