@@ -38,8 +38,10 @@ def to_decoded(
             decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
         elif (child := model.top[name].child) is not None:
             decoded[name] = [_plain(t, model.level(*child), model) for t in payload.tensors]
-        else:
+        elif name in RendezvousPayload._fields:
             decoded[name] = getattr(payload, name)
+        else:  # a member a later schema added (a candidate's too): absent is None
+            decoded[name] = payload.optional_members.get(name)
     return decoded
 
 
