@@ -9,8 +9,10 @@ the errored cases, never the run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import REQUIRED, Outcome, Result
+from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat._testee import Identity, Testee
 from refitwire.wire import Registry, default_registry
 
@@ -155,48 +157,53 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
-                yield from settle(_checks.read_vector(r, case, plan.registry), r, "reader")
+                read = functools.partial(_checks.read_vector, r, case, plan.registry)
+                yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
         if sized:
             for size in _built_cases.size_cases():
                 if plan.only is None or plan.only == size.id:
-                    yield from settle(
-                        _checks.read_size(r, size, allowances[size.id], plan.registry), r, "reader"
+                    sized_read = functools.partial(
+                        _checks.read_size, r, size, allowances[size.id], plan.registry
                     )
+                    yield from settle(judged(sized_read, size.id, size.tier, reader=r.label), r, "reader")
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
         if plan.only is None or plan.only.startswith("protocol:"):
             yield from settle(_probes.probe(who), who, "protocol")
         for dcase in _digest.digest_cases():
             if plan.only is None or _asks(plan.only, dcase.id):
-                yield from settle([_digest.check_digest(who, dcase)], who, "digest")
+                digest = functools.partial(_digest.check_digest, who, dcase)
+                yield from settle(judged(digest, dcase.id, dcase.tier, reader=who.label), who, "digest")
     blobs: dict[str, dict[str, bytes]] = {}
-    asked: dict[str, dict[str, Any]] = {}  # what a writer of each spec version is asked to write
+    # What a writer of each spec version is asked to write (or the traceback of the kit's crash
+    # preparing it).
+    asked: dict[str, dict[str, dict[str, Any] | str]] = {}
     for w in writers:
         blobs[w.label] = {}
         candidate = _candidate(plan, w.version)
         if w.version not in asked:
-            # Payloads follow the writer's schema (its required and new members carried); a
-            # candidate's carry, in each member it changed, a value only it allows.
-            conformed = {
-                cid: _cases.conform(p, w.version, ordinals[cid], plan.registry) for cid, p in payloads.items()
+            asked[w.version] = {
+                cid: _prepared(p, w.version, ordinals[cid], plan.registry, candidate)
+                for cid, p in payloads.items()
             }
-            asked[w.version] = (
-                {cid: candidate.exercise(p) for cid, p in conformed.items()} if candidate else conformed
-            )
         if alone(w):
             yield from settle(
                 [_checks.write_vector(w, c) for c in _cases.write_cases() if c.spec_version == w.version],
                 w,
                 "writer",
             )
-            refusals = _built_cases.refusal_cases(w.version, plan.registry)
-            if candidate is not None:  # a candidate may allow what a release refuses: only what it refuses
-                refusals = tuple(c for c in refusals if candidate.refusal_rule(c.payload) == c.rule)
-            for refusal in refusals:
-                yield from settle(_checks.refusal(w, refusal), w, "writer")
+            for refusal in _built_cases.refusal_cases(w.version, plan.registry):
+                # a candidate may allow what a release refuses: it is asked only what it refuses
+                check = functools.partial(_refusal, w, refusal, candidate)
+                yield from settle(judged(check, refusal.id, RECOMMENDED, writer=w.label), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
         for cid, payload in asked[w.version].items():
-            results, blob = _checks.write_generated(w, cid, payload, plan.registry)
+            try:
+                if isinstance(payload, str):  # the kit crashed preparing it
+                    raise KitCrash(payload)
+                results, blob = _checks.write_generated(w, cid, payload, plan.registry)
+            except Exception as exc:
+                results, blob = [crashed(exc, cid, REQUIRED, writer=w.label)], None
             # A writer outside the focus only serves the testee: its passes are not the run's news.
             yield from settle([r for r in results if alone(w) or r.outcome.bad], w, "writer")
             if blob is not None:
@@ -210,10 +217,60 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                     wanted[(w.version, r.version)] = {
                         cid: _cases.expected_read(p, w.version, r.version, plan.registry)
                         for cid, p in asked[w.version].items()
+                        if cid in blobs[w.label] and not isinstance(p, str)
                     }
                 expect = wanted[(w.version, r.version)]
                 for cid, blob in blobs[w.label].items():
-                    yield from settle([_checks.cross(w, r, cid, expect[cid], blob)], r, "reader")
+                    read = functools.partial(_checks.cross, w, r, cid, expect.get(cid), blob)
+                    yield from settle(judged(read, cid, REQUIRED, w.label, r.label), r, "reader")
+
+
+class KitCrash(Exception):
+    """The kit's own code raised while preparing a case (its traceback is the message)."""
+
+
+def crashed(
+    exc: BaseException, case: str, tier: str, writer: str | None = None, reader: str | None = None
+) -> Result:
+    """An exception inside the kit's own code (a rule, the reference reader or writer, the case
+    arithmetic) while judging a case: the case is errored and carries the traceback, never a verdict."""
+    trace = str(exc) if isinstance(exc, KitCrash) else "".join(traceback.format_exception(exc))
+    return Result(case, tier, Outcome.ERRORED, writer, reader, symptom="the kit crashed",
+                  message=f"the kit crashed judging this case (a bug in refitwire, not in the testee):\n{trace}")  # fmt: skip
+
+
+def judged(
+    check: Callable[[], Iterable[Result] | Result],
+    case: str,
+    tier: str,
+    writer: str | None = None,
+    reader: str | None = None,
+) -> list[Result]:
+    """The results of one check, or the errored case of :func:`crashed` when the kit raises."""
+    try:
+        found = check()
+        return [found] if isinstance(found, Result) else list(found)
+    except Exception as exc:
+        return [crashed(exc, case, tier, writer, reader)]
+
+
+def _prepared(
+    payload: dict[str, Any], version: str, ordinal: int, registry: Registry, candidate: Any
+) -> dict[str, Any] | str:
+    """A payload as a ``version`` writer is asked to write it: it follows the writer's schema (its
+    required and new members carried); a candidate's carries, in each member it changed, a value
+    only it allows. The traceback instead when the kit crashes preparing it."""
+    try:
+        conformed = _cases.conform(payload, version, ordinal, registry)
+        return candidate.exercise(conformed) if candidate is not None else conformed
+    except Exception:
+        return traceback.format_exc()
+
+
+def _refusal(w: Started, refusal: Any, candidate: Any) -> Iterable[Result]:
+    if candidate is not None and candidate.refusal_rule(refusal.payload) != refusal.rule:
+        return ()
+    return _checks.refusal(w, refusal)
 
 
 def listed_failure(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -28,9 +29,24 @@ from refitwire.gate._document import Document
 Reader = Callable[[Any], "str | None"]
 
 
+class ReaderCrash(RuntimeError):
+    """A reader raised instead of answering: a bug in the kit, never "rejected" or "no witness"."""
+
+
 def reader(document: Document) -> Reader:
-    """The full reader of ``document``'s version."""
-    return _reader(document.kind or "", document.version or "", json.dumps(document.schema, sort_keys=True))
+    """The full reader of ``document``'s version; one that raises raises ReaderCrash with the traceback."""
+    read = _reader(document.kind or "", document.version or "", json.dumps(document.schema, sort_keys=True))
+
+    def guarded(blob: Any) -> str | None:
+        try:
+            return read(blob)
+        except Exception as exc:
+            trace = "".join(traceback.format_exception(exc))
+            raise ReaderCrash(
+                f"the reader of {document.source} crashed on {json.dumps(blob)[:200]}:\n{trace}"
+            ) from exc
+
+    return guarded
 
 
 @functools.cache
@@ -43,11 +59,7 @@ def _reader(kind: str, version: str, schema_json: str) -> Reader:
     ):
 
         def released(blob: Any) -> str | None:
-            try:
-                found = refitwire.violations(blob, kind, version)
-            except (TypeError, KeyError, AttributeError, ValueError) as exc:
-                return f"rejected ({exc})"
-            return _first(found)
+            return _first(refitwire.violations(blob, kind, version))
 
         return released
     if kind in DOCUMENTS and version:

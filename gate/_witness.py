@@ -31,7 +31,7 @@ from typing import Any
 import jsonschema_rs
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
-from refitwire.gate._readers import reader
+from refitwire.gate._readers import ReaderCrash, reader
 from refitwire.gate._rules import Direction
 from refitwire.gate._samples import deref, interesting, minimal_instance, quick_settings
 from refitwire.wire import tokens
@@ -280,6 +280,8 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
             lambda value: witness(_with(base, steps, writer, None, value)) is not None,
             settings=quick_settings(60),
         )
+    except ReaderCrash:  # a reader that raised is a bug in the kit, never "no witness found"
+        raise
     except Exception:  # any failure to search (nothing found, unsatisfiable) is "no witness found"
         return None
     result: Witness | None = witness(_with(base, steps, writer, None, found))

@@ -56,8 +56,8 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
             blob = wrap_rendezvous_blob(
                 *p[:4], p.publisher_step, spec_version=version, registry=registry, **p.optional_members
             )
-        except KeyError as exc:
-            return {"seq": seq, "errored": True, "message": f"not a decoded payload: missing {exc}"}
+        # Only a refusal is an answer: any other exception is a crash of the library, which ends the
+        # process (an errored case with its traceback), never an "errored" reply a refusal case passes on.
         except InvalidBlob as exc:
             if exc.rule == "DECODED_FORM":  # a bad request, not a rule of the spec
                 return {"seq": seq, "errored": True, "message": f"not a decoded payload: {exc}"}

@@ -1,0 +1,72 @@
+"""A crash is never a verdict: an exception inside one of the kit's rules, readers or writers
+makes the case it was judging errored, with the traceback, and fails the run; it never reads as
+"valid", "rejected", "passed" or "no witness"."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from refitwire import LATEST, SPEC_VERSIONS, from_decoded, schema_document, wrap_rendezvous_blob
+from refitwire.compat import Candidate, Plan, report_ok, run_matrix
+from refitwire.compat._participants import reference
+from refitwire.gate import Document
+
+DECODED = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": 7,
+           "tensors": [{"name": "t", "dtype": "torch.float32", "elsize": 4, "full_shape": [2], "shards": [
+               {"agent_name": "a", "device_id": 0, "addr": 4096, "shard_offset": [0], "shape": [2]}]}]}  # fmt: skip
+
+
+def _valid_document() -> dict[str, Any]:
+    p = from_decoded(DECODED)
+    document: dict[str, Any] = json.loads(wrap_rendezvous_blob(*p[:4], p.publisher_step))
+    return document
+
+
+VALID = _valid_document()  # written before any rule is made to crash
+
+
+@pytest.fixture
+def crashing_rule(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The table rules of section 2.3 raise, in this process only (the testees are not touched)."""
+    message = "planted crash in the table rules"
+
+    def crash(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        raise KeyError(message)
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr("refitwire._validate.table_rules", crash)
+    return message
+
+
+def test_a_crashing_rule_errors_the_matrix_cases_it_judges(crashing_rule: str) -> None:
+    """The matrix checks every written blob with the reference's own rules in-process: with
+    those rules crashing, each generated write case is errored with the traceback, none passes,
+    and the run's verdict is a failure (the CLI's exit 1)."""
+    plan = Plan([reference()[-1]], seed=1, examples=2, limits=False)
+    lines = run_matrix(plan)
+    results = [line for line in lines if line["type"] == "result"]
+    written = [r for r in results if r["case"].startswith("gen-") and ":" not in r["case"]]
+    assert written, "no generated write case ran"
+    assert all(r["outcome"] == "errored" for r in written), [r["outcome"] for r in written]
+    for r in written:
+        assert r["symptom"] == "the kit crashed"
+        assert "Traceback (most recent call last)" in r["message"] and crashing_rule in r["message"]
+    assert not report_ok(lines[-1])
+
+
+def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_rule: str) -> None:
+    """A candidate is read by the library's reader: its crash raises (it was once "no
+    violations"); the gate's reader of a released version raises ReaderCrash (once "rejected")."""
+    from refitwire.gate._readers import ReaderCrash, reader
+
+    document = VALID
+    schema = schema_document("rendezvous", LATEST)
+    schema["x-spec-version"] = "1.9.0"
+    with pytest.raises(KeyError, match=crashing_rule):
+        Candidate.of_schema(schema, "1.9.0").violations(document)
+    released = Document(f"rendezvous/{SPEC_VERSIONS[-1]}", schema_document("rendezvous", LATEST))
+    with pytest.raises(ReaderCrash, match=crashing_rule):
+        reader(released)(document)
