@@ -221,8 +221,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                     }
                 expect = wanted[(w.version, r.version)]
                 for cid, blob in blobs[w.label].items():
-                    read = functools.partial(_checks.cross, w, r, cid, expect.get(cid), blob)
-                    yield from settle(judged(read, cid, REQUIRED, w.label, r.label), r, "reader")
+                    cross = functools.partial(_checks.cross, w, r, cid, expect[cid], blob)
+                    yield from settle(judged(cross, cid, REQUIRED, w.label, r.label), r, "reader")
 
 
 class KitCrash(Exception):
