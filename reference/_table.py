@@ -76,8 +76,10 @@ _TENSOR_RULED = ("name", "dtype", "elsize", "full_shape", "shards")
 _SHARD_RULED = ("agent_name", "device_id", "addr", "shard_offset", "shape")
 
 
+@functools.cache
 def table_shape(document: str, version: str, registry: Registry | None = None) -> TableShape:
-    """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry)."""
+    """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry),
+    kept per registry (registries are immutable)."""
     return shape_of(wire.wire_model(document, version, registry), classes_of(registry))
 
 

@@ -138,7 +138,7 @@ def load_schema(document: str, version: str, registry: Registry | None = None) -
 
 def wire_model(document: str, version: str, registry: Registry | None = None) -> WireModel:
     """The compiled model of ``document`` at ``version``."""
-    return _of(registry).wire_model(document, version)
+    return (default_registry() if registry is None else registry).wire_model(document, version)
 
 
 def newest_model(document: str = "rendezvous", registry: Registry | None = None) -> WireModel:

@@ -46,6 +46,10 @@ class Registry:
     index: dict[str, Any] = field(repr=False)  # ``index.json``: the released files with their sha256
     schemas: Mapping[tuple[str, str], dict[str, Any]] = field(repr=False)  # (document, version) -> file
     models: Mapping[tuple[str, str], WireModel] = field(repr=False)  # (document, version) -> its model
+    released: tuple[str, ...] = ()  # the versions the index lists, in order (derived when built)
+    candidates: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, repr=False
+    )  # document -> the rest
 
     @classmethod
     def from_folder(cls, folder: Path) -> Registry:
@@ -74,11 +78,17 @@ class Registry:
             key: models.get(key) or compile_model(schema, key[0], first) for key, schema in schemas.items()
         }
         ordered = sorted(schemas, key=lambda key: (key[0], version_key(key[1])))
+        released = cls._released(index)
+        candidates = {
+            d: tuple(v for k, v in ordered if k == d and v not in released) for d in index["documents"]
+        }
         return cls(
             folder,
             index,
             MappingProxyType({key: schemas[key] for key in ordered}),
             MappingProxyType({key: compiled[key] for key in ordered}),
+            released,
+            MappingProxyType(candidates),
         )
 
     def with_resource(self, document: str, version: str, schema: dict[str, Any]) -> Registry:
@@ -113,33 +123,36 @@ class Registry:
         return tuple(self.index["documents"])
 
     def released_versions(self) -> tuple[str, ...]:
-        return self._released(self.index)
+        return self.released
 
     def candidate_versions(self, document: str = "rendezvous") -> tuple[str, ...]:
-        released = self.released_versions()
-        return tuple(v for d, v in self.schemas if d == document and v not in released)
+        return self.candidates.get(document, ())
 
     def known_versions(self, document: str = "rendezvous") -> tuple[str, ...]:
         """Released versions, then candidates."""
         return (*self.released_versions(), *self.candidate_versions(document))
 
-    def _key(self, document: str, version: str) -> tuple[str, str]:
+    def _unknown(self, document: str, version: str) -> ValueError:
         if document not in self.index["documents"]:
-            raise ValueError(f"unknown document {document!r} (known: {', '.join(self.index['documents'])})")
-        if (document, version) not in self.schemas:
-            raise ValueError(
-                f"unknown spec version {version!r} (known: {', '.join(self.known_versions(document))})"
-            )
-        return document, version
+            return ValueError(f"unknown document {document!r} (known: {', '.join(self.index['documents'])})")
+        known = ", ".join(self.known_versions(document))
+        return ValueError(f"unknown spec version {version!r} (known: {known})")
 
     def load_schema(self, document: str, version: str) -> dict[str, Any]:
         """The schema of ``document`` at ``version`` as the file says (shared: never change it)."""
-        return self.schemas[self._key(document, version)]
+        found = self.schemas.get((document, version))
+        if found is None:
+            raise self._unknown(document, version)
+        return found
 
     def wire_model(self, document: str, version: str) -> WireModel:
         """The compiled model of ``document`` at ``version``."""
-        return self.models[self._key(document, version)]
+        found = self.models.get((document, version))
+        if found is None:  # one lookup on the readers' hot path; the reason only when it fails
+            raise self._unknown(document, version)
+        return found
 
     def newest_model(self, document: str = "rendezvous") -> WireModel:
         """The model of the newest known version (the library's models hold every member it has)."""
-        return self.wire_model(document, self.known_versions(document)[-1])
+        later = self.candidate_versions(document)
+        return self.wire_model(document, later[-1] if later else self.released[-1])
