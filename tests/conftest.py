@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import _touched
@@ -148,12 +147,11 @@ def _file(item: pytest.Item) -> str:
 
 
 def _shares_a_fixture(item: pytest.Item) -> bool:
-    """Whether the item uses a fixture of this test tree set up once per module (or class)."""
-    tests = Path(__file__).parent
+    """Whether the item uses a fixture of this test tree (a conftest or a test module: a plugin's
+    own fixtures have no base ID) set up once per module (or class)."""
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for defs in definitions.values():
         for fixture in defs:
-            where = Path(str(getattr(fixture, "baseid", "") or "")).parts[:1]
-            if fixture.scope in _SHARED_SCOPES and where == (tests.name,):
+            if fixture.scope in _SHARED_SCOPES and getattr(fixture, "baseid", ""):
                 return True
     return False

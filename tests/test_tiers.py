@@ -90,3 +90,36 @@ def test_an_unmarked_test_that_starts_a_tier_fails_and_names_it(
             "*::test_starts_an_upstream_python_unmarked needs the marker(s) upstream (*modelexpress-0.7.0*)*",
         ]
     )
+
+
+SHARED = """
+import os, pytest
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    with open(os.environ["SETUPS"], "a") as log:
+        log.write(os.environ.get("PYTEST_XDIST_WORKER", "main") + "\\n")
+
+@pytest.mark.parametrize("n", range(6))
+def test_uses_it(bank, n):
+    pass
+
+@pytest.mark.parametrize("name", ["bank"])
+def test_asks_for_it(request, name):
+    request.getfixturevalue(name)
+"""
+
+
+def test_a_module_sharing_a_fixture_sets_it_up_once_on_two_workers(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The xdist groups take effect (pytest 9.2 with pytest-xdist 3.8 silently dropped them)."""
+    pytest.importorskip("xdist")
+    setups = pytester.path / "setups.txt"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), *sys.path]))
+    monkeypatch.setenv("SETUPS", str(setups))
+    pytester.makeconftest((TESTS / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(test_shared=SHARED, test_other="def test_a(): pass\ndef test_b(): pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
+    result.assert_outcomes(passed=9)
+    assert len(setups.read_text().split()) == 1, setups.read_text()
