@@ -40,8 +40,10 @@ BROWSER_DIR = Path(__file__).parent / "compat" / "browser"
 class Watch:
     """What the running test started and imported (one per process: an audit hook stays)."""
 
-    upstream_roots: tuple[str, ...] = ()  # set before the first test (importing refitwire here would
-    needed: set[str] | None = None  # None: no test is running          hide it from --check-touched)
+    # Set before the first test, not at configure: importing refitwire there would hide the
+    # modules it imports from --check-touched.
+    upstream_roots: tuple[str, ...] = ()
+    needed: set[str] | None = None  # None: no test is running
     why: dict[str, str] = field(default_factory=dict)
     commands: list[list[str]] = field(default_factory=list)  # every command line a test started
     collecting: str | None = None  # the test file being collected
