@@ -1,10 +1,15 @@
-"""How the suite is shared out when it runs on pytest-xdist workers (``--dist loadgroup``).
+"""The suite's tiers, Hypothesis profile, and how it is shared out on pytest-xdist workers.
 
-Two kinds of tests stay together on one worker; every other test is handed out on its own:
+Tiers (``_tiers.py``): the default run deselects the ``slow``, ``upstream``, ``nixl`` and
+``browser`` markers; a test that starts what a marker names without carrying it fails.
+Hypothesis: the ``HYPOTHESIS_PROFILE`` profile (``_profiles.py``; ``dev`` when unset).
 
-- everything that moves bytes through NIXL (the ``nixl`` marker, or anything in ``refit/``):
-  each agent's progress thread takes a core, so two such tests at once only slow each other
-  and stretch the timeouts they rely on;
+On workers (``--dist loadgroup``) two kinds of tests stay together on one worker; every other
+test is handed out on its own:
+
+- everything that moves bytes through NIXL (the ``nixl`` marker): each agent's progress thread
+  takes a core, so two such tests at once only slow each other and stretch the timeouts they
+  rely on (the pure-Python tests beside them in ``refit/`` go to any worker);
 - the tests of a module that share a module-scoped fixture (a started testee, a bank of
   runs): split across workers, the fixture would be set up once on each.
 
@@ -13,42 +18,140 @@ Run serially (no ``-n``), none of this changes anything.
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
+from collections.abc import Iterator
+from typing import Any
 
+import _touched
 import pytest
+from _tiers import Watch, missing_markers, upstream_roots, watch_nixl_agents
 
-_REFIT = Path(__file__).with_name("refit")
 _SHARED_SCOPES = ("module", "package", "class")
+_WATCH = pytest.StashKey[Watch]()
+_TOUCHED = pytest.StashKey[set[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        _touched.OPTION, action="store_true", help="fail unless every module of refitwire is touched"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Registered here too, so --strict-markers accepts it when pytest-xdist is not installed.
     config.addinivalue_line("markers", "xdist_group(name): run on the same xdist worker as its group")
+    try:
+        import _profiles
+    except ImportError:  # the bare install has no Hypothesis (tox -e bare)
+        pass
+    else:
+        _profiles.load()
+    watch = Watch()
+    config.stash[_WATCH] = watch
+    config.stash[_TOUCHED] = set()
+    sys.addaudithook(watch.on_audit)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any) -> None:  # pytest-xdist: a worker's modules, on the controller
+    node.config.stash[_TOUCHED].update(getattr(node, "workeroutput", {}).get("touched", ()))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if not config.getoption(_touched.OPTION):
+        return
+    watch = config.stash[_WATCH]
+    touched = config.stash[_TOUCHED] | watch.imported_in_tests
+    for words in watch.commands:
+        touched |= _touched.started(words)
+    if hasattr(config, "workeroutput"):
+        config.workeroutput["touched"] = sorted(touched)
+        return
+    missing = _touched.untouched(touched)
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(f"{_touched.OPTION}: " + (f"{len(missing)} module(s) no test touched: "
+                            + ", ".join(missing) if missing else "every module of refitwire touched"))  # fmt: skip
+    if missing:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    watch = collector.config.stash[_WATCH]
+    if isinstance(collector, pytest.Module):
+        watch.collecting = str(collector.path)
+    try:
+        yield
+    finally:
+        watch.collecting = None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What a selected test's module imported when it was collected counts as touched by it."""
+    watch = session.config.stash[_WATCH]
+    for path in {str(item.path) for item in session.items}:
+        session.config.stash[_TOUCHED].update(watch.imported_by_file.get(path, ()))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    watch = item.config.stash[_WATCH]
+    if not watch.upstream_roots:
+        watch.upstream_roots = upstream_roots()
+    watch_nixl_agents(watch)  # once NIXL is imported (collecting refit/ imports it)
+    watch.needed, watch.why = set(), {}
+    try:
+        yield
+    finally:
+        watch.needed = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or not report.passed:
+        return
+    missing = missing_markers(item, item.config.stash[_WATCH])
+    if missing:  # the test started what a tier marker names: it would slip into the quick tier
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid} needs the marker(s) {', '.join(missing)}: see tests/_tiers.py"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node IDs
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        group = _group(item)
+    for item, group in zip(items, _groups(items)):
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
 
-def _group(item: pytest.Item) -> str | None:
-    if item.get_closest_marker("nixl") is not None or _REFIT in item.path.parents:
-        return "nixl"
-    if _shares_a_fixture(item):
-        return item.nodeid.split("::", 1)[0]
-    return None
+def _groups(items: list[pytest.Item]) -> list[str | None]:
+    """Each item's group. A module sharing a fixture stays whole: a test that asks for the fixture
+    by ``request.getfixturevalue`` does not list it, and would set it up again on another worker."""
+    shared = {_file(item) for item in items if _shares_a_fixture(item)}
+    with_nixl = {_file(item) for item in items if item.get_closest_marker("nixl") is not None}
+    groups: list[str | None] = []
+    for item in items:
+        file = _file(item)
+        if item.get_closest_marker("nixl") is not None or (file in shared and file in with_nixl):
+            groups.append("nixl")
+        else:
+            groups.append(file if file in shared else None)
+    return groups
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 def _shares_a_fixture(item: pytest.Item) -> bool:
-    """Whether the item uses a fixture of this test tree set up once per module (or class)."""
-    tests = Path(__file__).parent
+    """Whether the item uses a fixture of this test tree (a conftest or a test module: a plugin's
+    own fixtures have no base ID) set up once per module (or class)."""
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for defs in definitions.values():
         for fixture in defs:
-            where = Path(str(getattr(fixture, "baseid", "") or "")).parts[:1]
-            if fixture.scope in _SHARED_SCOPES and where == (tests.name,):
+            if fixture.scope in _SHARED_SCOPES and getattr(fixture, "baseid", ""):
                 return True
     return False

@@ -8,6 +8,7 @@ import json
 import pickle
 
 import pytest
+from _profiles import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from refitwire import (
@@ -71,7 +72,7 @@ def test_hostile_shapes_only_raise_invalid_blob(blob: bytes) -> None:
             read(blob)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(payload=payloads, data=st.data())
 def test_mutated_blobs_are_read_or_refused_with_invalid_blob(payload: dict, data: st.DataObject) -> None:  # type: ignore[type-arg]
     blob = bytearray(wrap_rendezvous_blob(**payload))

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from _profiles import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
@@ -38,13 +39,15 @@ def known(instance: dict[str, Any], model: type[Any]) -> dict[str, Any]:
     return {k: v for k, v in instance.items() if k in model.model_fields}
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(from_schema(subschema("shard")))
 def test_every_schema_valid_shard_is_a_valid_model(instance: dict[str, Any]) -> None:
     PublishedShard.model_validate(known(instance, PublishedShard))
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 @given(from_schema(subschema("tensor")))
 def test_every_schema_valid_tensor_is_a_valid_model(instance: dict[str, Any]) -> None:
     tensor = known(instance, PublishedTensor)
@@ -85,7 +88,7 @@ def test_the_model_is_stricter_than_json_schema_about_integral_floats() -> None:
 
 
 @pytest.mark.parametrize("version", SPEC_VERSIONS)
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads)
 def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, Any]) -> None:
     blob = wrap_rendezvous_blob(**payload, spec_version=version)
@@ -102,7 +105,7 @@ def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, An
 
 
 @given(payload=payloads, reader=st.sampled_from(SPEC_VERSIONS), writer=st.sampled_from(SPEC_VERSIONS))
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 def test_any_reader_reads_any_writer_and_sees_only_what_both_know(
     payload: dict[str, Any], reader: str, writer: str
 ) -> None:

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from _profiles import examples
 from _support import blob_of, load_vectors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -134,7 +135,7 @@ VALID_DOCUMENTS = [
 VALID_DOCUMENTS = [d for d in VALID_DOCUMENTS if d.get("tensors")]
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(VALID_DOCUMENTS), st.sampled_from(KINDS), st.sampled_from(SPEC_VERSIONS), st.data())
 def test_fast_and_exact_agree_on_mutated_vectors(
     document: dict[str, Any], kind: str, version: str, data: st.DataObject
@@ -143,7 +144,7 @@ def test_fast_and_exact_agree_on_mutated_vectors(
     assert_agree(json.dumps(mutant).encode(), kind, version)
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payloads, st.sampled_from(KINDS), st.sampled_from(SPEC_VERSIONS), st.data())
 def test_fast_and_exact_agree_on_mutated_writer_output(
     payload: dict[str, Any], kind: str, version: str, data: st.DataObject

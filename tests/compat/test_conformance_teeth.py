@@ -126,6 +126,11 @@ def bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
     return run([*CATCHES, *REPORTED], limits=False, tmp=tmp_path_factory.mktemp("bank"), examples=4)
 
 
+# The size-limit bank moves 64 MiB blobs and waits out allowances measured on this machine:
+# every test that uses it is slow (the quick tier keeps the main bank).
+SLOW_LIMITS = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def limit_bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
     return run([*LIMIT_CATCHES, "none"], limits=True, tmp=tmp_path_factory.mktemp("limits"), examples=0)
@@ -171,11 +176,13 @@ def test_a_fault_caught_by_any_case_is_named_for_what_it_did(bank: _report.Repor
     assert hit.outcome == outcome and words in hit.message, hit
 
 
+@SLOW_LIMITS
 @pytest.mark.parametrize("fault", list(LIMIT_CATCHES))
 def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
     caught(limit_bank, fault, LIMIT_CATCHES[fault])
 
 
+@SLOW_LIMITS
 def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "quadratic-in-tensors", "size:many-tensors")
     assert hit.outcome == Outcome.ERRORED and "no reply within" in hit.message, hit
@@ -184,7 +191,7 @@ def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.R
     ), hit
 
 
-@pytest.mark.parametrize("report", ["bank", "limit_bank"])
+@pytest.mark.parametrize("report", ["bank", pytest.param("limit_bank", marks=SLOW_LIMITS)])
 def test_the_correct_implementation_passes_cleanly(report: str, request: pytest.FixtureRequest) -> None:
     results = of(request.getfixturevalue(report), "none")
     assert results and not [r for r in results if r.outcome.bad], [r for r in results if r.outcome.bad][:3]

@@ -94,6 +94,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "c.jsonl"
 
 
+@pytest.mark.browser
 def test_a_passing_matrix_renders_every_pair_from_the_report_alone(
     driver: Path, matrix: tuple[Path, Path]
 ) -> None:
@@ -112,6 +113,7 @@ def test_a_passing_matrix_renders_every_pair_from_the_report_alone(
     assert seen["standings"] == len(report.header.participants)
 
 
+@pytest.mark.browser
 def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(
     driver: Path, broken: Path
 ) -> None:
@@ -138,6 +140,7 @@ def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(
     assert again.returncode == 1 and f"case {failed.case}:" in again.stdout, again.stderr[-2000:]
 
 
+@pytest.mark.browser
 def test_a_report_without_its_footer_renders_as_incomplete_never_passed(
     driver: Path, matrix: tuple[Path, Path]
 ) -> None:
@@ -154,6 +157,7 @@ def test_a_report_without_its_footer_renders_as_incomplete_never_passed(
     check_grid(seen, _report.read_report(cut))
 
 
+@pytest.mark.browser
 def test_a_gate_run_shows_its_witness_the_baseline_entry_and_the_runtime_grid(
     driver: Path, tmp_path: Path
 ) -> None:
@@ -190,6 +194,7 @@ def test_a_gate_run_shows_its_witness_the_baseline_entry_and_the_runtime_grid(
     assert again.read_text() == page.read_text()
 
 
+@pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.upstream
 def test_a_22000_case_report_opens_and_answers_a_click(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _profiles import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from refitwire import (
@@ -33,7 +34,7 @@ from refitwire import (
 )
 
 VECTORS = Path(__file__).resolve().parents[2] / "schema" / "vectors"
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _golden() -> list[bytes]:

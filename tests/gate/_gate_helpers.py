@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from refitwire.gate import Document
+from refitwire.gate import Document, load_baseline, render, run_gate
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schema"
@@ -57,7 +57,17 @@ def candidate(version: str, mutate: Any = None) -> dict[str, Any]:
     return schema
 
 
+def gate(repo: Path, *, fmt: str = "text", baseline: Path | None = None, **options: Any) -> tuple[int, str]:
+    """The gate in this process, as ``refitwire gate --against HEAD --matrix never`` would report it:
+    the exit code and the report in ``fmt``. ``baseline``: a baseline file (``--baseline``)."""
+    options.setdefault("against", "HEAD")
+    options.setdefault("matrix", "never")
+    report = run_gate(repo, baseline=load_baseline(baseline) if baseline else (), **options)
+    return report.exit_code, render(report, fmt, root=repo)
+
+
 def refitwire(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command line in its own process: for the tests whose subject is the CLI itself."""
     return subprocess.run(
         [sys.executable, "-m", "refitwire", *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )

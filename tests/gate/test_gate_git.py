@@ -8,7 +8,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from _gate_helpers import candidate, fake_matrix, git, make_repo, refitwire, write
+from _gate_helpers import candidate, fake_matrix, gate, git, make_repo, refitwire, write
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
 from refitwire.gate._baseline import Accepted
 
@@ -30,7 +30,7 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path)
 
 
-def _gate(repo: Path, *args: str):  # type: ignore[no-untyped-def]
+def _cli(repo: Path, *args: str):  # type: ignore[no-untyped-def]
     return refitwire(repo, "gate", "--against", "HEAD", "--matrix", "never", *args)
 
 
@@ -39,17 +39,17 @@ def _gate(repo: Path, *args: str):  # type: ignore[no-untyped-def]
 
 def test_worked_example_optional_field_passes(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
-    done = _gate(repo)
-    assert done.returncode == EXIT_COMPATIBLE, done.stdout + done.stderr
-    assert "PROPERTY_ADDED_OPTIONAL" in done.stdout
-    assert "verdict: compatible (exit 0)" in done.stdout
+    code, text = gate(repo)
+    assert code == EXIT_COMPATIBLE, text
+    assert "PROPERTY_ADDED_OPTIONAL" in text
+    assert "verdict: compatible (exit 0)" in text
 
 
 def test_worked_example_required_field_fails_with_witness(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _gate(repo, "--format", "json")
-    assert done.returncode == EXIT_BREAKING, done.stderr
-    records = [json.loads(line) for line in done.stdout.splitlines()]
+    code, out = gate(repo, fmt="json")
+    assert code == EXIT_BREAKING, out
+    records = [json.loads(line) for line in out.splitlines()]
     failing = [r for r in records if r["type"] == "finding" and r["failing"]]
     assert {r["against"] for r in failing} == {"1.0.0", "1.1.0", "1.2.0"}  # transitive
     assert {r["rule"] for r in failing} == {"PROPERTY_ADDED_REQUIRED"}
@@ -64,54 +64,52 @@ def test_worked_example_required_field_fails_with_witness(repo: Path) -> None:
 
 
 def test_no_candidate_is_compatible(repo: Path) -> None:
-    assert _gate(repo).returncode == EXIT_COMPATIBLE
+    assert gate(repo)[0] == EXIT_COMPATIBLE
 
 
 def test_modified_released_file_is_breaking(repo: Path) -> None:
     path = repo / "schema/rendezvous/1.1.0.json"
     path.write_text(path.read_text().replace("Name of the publisher's NIXL agent.", "The agent."))
-    done = _gate(repo, "--format", "json")
-    assert done.returncode == EXIT_BREAKING
-    rules = [json.loads(line).get("rule") for line in done.stdout.splitlines()]
+    code, out = gate(repo, fmt="json")
+    assert code == EXIT_BREAKING
+    rules = [json.loads(line).get("rule") for line in out.splitlines()]
     assert "RELEASED_FILE_MODIFIED" in rules
 
 
 def test_removed_released_file_is_breaking(repo: Path) -> None:
     (repo / "schema/shard-table/1.0.0.json").unlink()
-    done = _gate(repo)
-    assert done.returncode == EXIT_BREAKING
-    assert "RELEASED_FILE_REMOVED" in done.stdout
+    code, text = gate(repo)
+    assert code == EXIT_BREAKING
+    assert "RELEASED_FILE_REMOVED" in text
 
 
 def test_candidate_not_newer_is_breaking(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.1.5.json", candidate("1.1.5", _optional))
-    done = _gate(repo)
-    assert done.returncode == EXIT_BREAKING
-    assert "VERSION_NOT_NEWER" in done.stdout
+    code, text = gate(repo)
+    assert code == EXIT_BREAKING
+    assert "VERSION_NOT_NEWER" in text
 
 
 def test_new_major_must_change_the_wire_id(repo: Path) -> None:
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", _required))
-    done = _gate(repo)
-    assert done.returncode == EXIT_BREAKING
-    assert "MAJOR_WITHOUT_NEW_WIRE_ID" in done.stdout
+    code, text = gate(repo)
+    assert code == EXIT_BREAKING
+    assert "MAJOR_WITHOUT_NEW_WIRE_ID" in text
 
     def v2(schema: dict) -> None:  # type: ignore[type-arg]
         _required(schema)
         schema["properties"]["schema"]["const"] = schema["x-wire-id"] = "mx.reshard.shard_table.v2"
 
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", v2))
-    done = _gate(repo)
-    assert done.returncode == EXIT_COMPATIBLE, done.stdout
-    assert "MAJOR_VERSION_BREAK" in done.stdout
+    code, text = gate(repo)
+    assert code == EXIT_COMPATIBLE, text
+    assert "MAJOR_VERSION_BREAK" in text
 
 
 @pytest.mark.parametrize("ref", ["no-such-ref", "HEAD~5", "-x"])
 def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
-    done = refitwire(repo, "gate", f"--against={ref}", "--matrix", "never")
-    assert done.returncode == EXIT_ERROR
-    assert done.stdout == ""
-    assert "refitwire gate:" in done.stderr
+    with pytest.raises(GateError, match=ref):  # the CLI prints it as one line: the test below
+        run_gate(repo, ref, matrix="never")
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
@@ -123,13 +121,16 @@ def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
 
 def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text('{"type": 7}')
-    done = _gate(repo)
+    done = _cli(repo)
     assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (EXIT_ERROR, "", 1), done.stderr
+    assert done.stderr.startswith("refitwire gate: schema/rendezvous/1.3.0.json: ")
+    done = refitwire(repo, "gate", "--against=no-such-ref", "--matrix", "never")
+    assert (done.returncode, done.stdout) == (EXIT_ERROR, "") and "refitwire gate:" in done.stderr
 
 
 def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
-    done = refitwire(tmp_path, "gate", "--matrix", "never")
-    assert done.returncode == EXIT_ERROR
+    with pytest.raises(GateError):
+        run_gate(tmp_path, matrix="never")
 
 
 def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
@@ -137,9 +138,9 @@ def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "schema")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "1.3.0")
-    done = refitwire(repo, "gate", "--matrix", "never")
-    assert done.returncode == EXIT_BREAKING
-    assert "merge-base(HEAD, main)" in done.stdout
+    code, text = gate(repo, against=None)
+    assert code == EXIT_BREAKING
+    assert "merge-base(HEAD, main)" in text
 
 
 # -- formats -------------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> No
 
 def test_write_witnesses_as_blobs_validate_reads(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _gate(repo, "--write-witnesses", str(tmp_path / "w"))
+    done = _cli(repo, "--write-witnesses", str(tmp_path / "w"))
     assert done.returncode == EXIT_BREAKING
     files = sorted((tmp_path / "w").glob("*.json"))
     assert [f.name.split("-rejects-")[0] for f in files] == [
@@ -206,38 +207,38 @@ def _hash_of(repo: Path, rule: str) -> str:
     return next(f.hash for f in report.findings if f.change.rule == rule)
 
 
-def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]):  # type: ignore[no-untyped-def]
+def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]) -> tuple[int, str]:
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps({"accepted": list(entries)}))
-    return _gate(repo, "--baseline", str(path))
+    return gate(repo, baseline=path)
 
 
 def test_matching_baseline_entry_suppresses(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _with_baseline(repo, tmp_path, _entry(change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED")))
-    assert done.returncode == EXIT_COMPATIBLE, done.stdout
-    assert done.stdout.count("ACCEPTED PROPERTY_ADDED_REQUIRED") == 3
+    code, text = _with_baseline(repo, tmp_path, _entry(change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED")))
+    assert code == EXIT_COMPATIBLE, text
+    assert text.count("ACCEPTED PROPERTY_ADDED_REQUIRED") == 3
 
 
 def test_stale_baseline_entry_fails(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
-    done = _with_baseline(repo, tmp_path, _entry())
-    assert done.returncode == EXIT_BREAKING
-    assert "BASELINE_STALE" in done.stdout
+    code, text = _with_baseline(repo, tmp_path, _entry())
+    assert code == EXIT_BREAKING
+    assert "BASELINE_STALE" in text
 
 
 def test_expired_baseline_entry_fails_and_suppresses_nothing(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    done = _with_baseline(
+    code, text = _with_baseline(
         repo, tmp_path, _entry(expires="2000-01-01", change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))
     )
-    assert done.returncode == EXIT_BREAKING
-    assert "BASELINE_EXPIRED" in done.stdout and "BREAKING PROPERTY_ADDED_REQUIRED" in done.stdout
+    assert code == EXIT_BREAKING
+    assert "BASELINE_EXPIRED" in text and "BREAKING PROPERTY_ADDED_REQUIRED" in text
 
 
 def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
-    done = _with_baseline(repo, tmp_path, {"rule": "X"})
-    assert done.returncode == EXIT_ERROR
+    with pytest.raises(GateError, match=r"baseline\.json"):
+        _with_baseline(repo, tmp_path, {"rule": "X"})
 
 
 def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
@@ -357,25 +358,25 @@ def test_a_baseline_entry_accepts_only_the_content_it_names(repo: Path, tmp_path
         path.read_text().replace("Name of the publisher's NIXL agent.", "Name of the publisher NIXL agent.")
     )
     typo = _entry(rule="RELEASED_FILE_MODIFIED", pointer="", change=_hash_of(repo, "RELEASED_FILE_MODIFIED"))
-    assert _with_baseline(repo, tmp_path, typo).returncode == EXIT_COMPATIBLE
+    assert _with_baseline(repo, tmp_path, typo)[0] == EXIT_COMPATIBLE
     path.write_text(path.read_text().replace('"maximum": 64', '"maximum": 16'))
-    done = _with_baseline(repo, tmp_path, typo)
-    assert done.returncode == EXIT_BREAKING
-    assert "BASELINE_STALE" in done.stdout and "BREAKING RELEASED_FILE_MODIFIED" in done.stdout
+    code, text = _with_baseline(repo, tmp_path, typo)
+    assert code == EXIT_BREAKING
+    assert "BASELINE_STALE" in text and "BREAKING RELEASED_FILE_MODIFIED" in text
 
 
 def test_the_printed_pointer_and_entry_are_what_the_baseline_takes(repo: Path, tmp_path: Path) -> None:
     (repo / "schema/rendezvous/1.0.0.json").write_text(
         (repo / "schema/rendezvous/1.0.0.json").read_text() + " "
     )
-    done = _gate(repo)
-    assert 'pointer ""' in done.stdout  # the root is "", as RFC 6901 writes it
-    printed = json.loads(next(line for line in done.stdout.splitlines() if line.startswith('    {"rule"')))
+    _, text = gate(repo)
+    assert 'pointer ""' in text  # the root is "", as RFC 6901 writes it
+    printed = json.loads(next(line for line in text.splitlines() if line.startswith('    {"rule"')))
     printed.update(reason="whitespace", link="issue-3", expires="2999-01-01")
-    assert _with_baseline(repo, tmp_path, printed).returncode == EXIT_COMPATIBLE
+    assert _with_baseline(repo, tmp_path, printed)[0] == EXIT_COMPATIBLE
 
 
 def test_default_baseline_path_is_used(repo: Path) -> None:
     (repo / "schema/gate-baseline.json").write_text(json.dumps({"accepted": [_entry()]}))
-    done = _gate(repo)
+    done = _cli(repo)  # the CLI's default baseline path (cli/gate.py), so through the CLI
     assert done.returncode == EXIT_BREAKING and "BASELINE_STALE" in done.stdout

@@ -3,7 +3,8 @@
 Each test is a throwaway clone with a proposed version; the matrix runs every released
 participant (the upstream environments must be built, as ``tox -e tests`` does) with few
 generated payloads, so the step stays short. One test points REFITWIRE_ENVS at an empty
-folder: the released readers are missing and the step must say so.
+folder: the released readers are missing and the step must say so. The gate runs in this
+process (``run_gate``); its own matrix command is the only process started per run.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _gate_helpers import candidate, make_repo, write
+from _gate_helpers import candidate, gate, make_repo, write
 from refitwire.compat.upstream import envs
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
 from refitwire.gate._baseline import Accepted
+
+pytestmark = [pytest.mark.slow, pytest.mark.upstream]
 
 EXAMPLES = 4
 NEW_MEMBER = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0", "description": "Rank of the publisher."}
@@ -35,13 +36,15 @@ def _upstream_built() -> None:
         )
 
 
-def _gate(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
-    argv = [sys.executable, "-m", "refitwire", "gate", "--against", "HEAD", "--format", "json"]
-    argv += ["--examples", str(EXAMPLES), "--seed", "3", *args]
+def _gate(repo: Path, **options: Any) -> tuple[int, list[dict[str, Any]]]:
+    code, out = gate(repo, fmt="json", matrix="auto", examples=EXAMPLES, seed=3, **options)
+    return code, [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.fixture(autouse=True)
+def _envs_of_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
     # The clone is its own checkout: point it at the envs this checkout built (as a CI cache would).
-    env = env or {**os.environ, envs.ENV_VAR: os.pathsep.join(map(str, envs.cache_dirs()))}
-    done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300, env=env)
-    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
+    monkeypatch.setenv(envs.ENV_VAR, os.pathsep.join(map(str, envs.cache_dirs())))
 
 
 def _matrix(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -61,19 +64,21 @@ def test_an_optional_member_passes_with_every_released_reader(tmp_path: Path) ->
     assert matrix["seed"] == 3
 
 
-def test_without_the_upstream_envs_the_step_is_incomplete_and_names_them(tmp_path: Path) -> None:
+def test_without_the_upstream_envs_the_step_is_incomplete_and_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_repo(tmp_path)
     write(
         repo / "schema/rendezvous/1.3.0.json",
         candidate("1.3.0", lambda s: s["properties"].update(publisher_rank=NEW_MEMBER)),
     )
     (tmp_path / "no-envs").mkdir()
-    env = {**os.environ, "REFITWIRE_ENVS": str(tmp_path / "no-envs")}
-    code, records = _gate(repo, env=env)
+    monkeypatch.setenv(envs.ENV_VAR, str(tmp_path / "no-envs"))
+    code, records = _gate(repo)
     matrix = _matrix(records)
     assert (code, matrix["status"]) == (EXIT_ERROR, "incomplete")
     assert matrix["missing"] == ["modelexpress@0.6.0", "modelexpress@0.7.0"]
-    code, records = _gate(repo, "--allow-missing-readers", env=env)
+    code, records = _gate(repo, allow_missing=True)
     assert (code, _matrix(records)["status"]) == (EXIT_COMPATIBLE, "passed")
 
 

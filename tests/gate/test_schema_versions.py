@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import SCHEMA, commit, make_repo, refitwire
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
+from refitwire.gate import (
+    EXIT_BREAKING,
+    EXIT_COMPATIBLE,
+    EXIT_ERROR,
+    GateError,
+    new_version,
+    release,
+    run_gate,
+)
 
 
 @pytest.fixture
@@ -22,8 +30,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
-    done = refitwire(repo, "schema", "new", "1.3.0")
-    assert done.returncode == 0, done.stderr
+    new_version(repo / "schema", "1.3.0")
     for kind in ("rendezvous", "shard-table"):
         schema = json.loads((repo / f"schema/{kind}/1.3.0.json").read_text())
         assert (schema["x-spec-version"], schema["$id"]) == ("1.3.0", f"urn:refitwire:schema:{kind}:1.3.0")
@@ -31,8 +38,7 @@ def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
     assert run_gate(repo, "HEAD", matrix="never").exit_code == EXIT_COMPATIBLE
     commit(repo, "1.3.0")
 
-    done = refitwire(repo, "schema", "release", "1.3.0")
-    assert done.returncode == 0, done.stderr
+    release(repo / "schema", "1.3.0")
     index = json.loads((repo / "schema/index.json").read_text())
     [entry] = [e for e in index["documents"]["rendezvous"] if e["version"] == "1.3.0"]
     data = (repo / "schema/rendezvous/1.3.0.json").read_bytes()
@@ -47,7 +53,7 @@ def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
 
 
 def test_a_new_major_gets_a_new_wire_id(repo: Path) -> None:
-    assert refitwire(repo, "schema", "new", "2.0.0").returncode == 0
+    new_version(repo / "schema", "2.0.0")
     schema = json.loads((repo / "schema/rendezvous/2.0.0.json").read_text())
     assert schema["x-wire-id"] == schema["properties"]["schema"]["const"] == "mx.reshard.shard_table.v2"
     assert run_gate(repo, "HEAD", matrix="never").exit_code == EXIT_COMPATIBLE
@@ -58,9 +64,18 @@ def test_a_new_major_gets_a_new_wire_id(repo: Path) -> None:
     [(("new", "1.2.0"), "not newer"), (("new", "1.3"), "not a version"), (("release", "1.4.0"), "no such file"),
      (("release", "1.2.0"), "already released")],
 )  # fmt: skip
-def test_bad_requests_are_one_line_errors(repo: Path, args: tuple[str, ...], says: str) -> None:
-    done = refitwire(repo, "schema", *args)
-    assert done.returncode == EXIT_ERROR and says in done.stderr and len(done.stderr.splitlines()) == 1
+def test_bad_requests_are_refused_with_the_reason(repo: Path, args: tuple[str, ...], says: str) -> None:
+    action, version = args
+    with pytest.raises(GateError, match=says):
+        (new_version if action == "new" else release)(repo / "schema", version)
+
+
+def test_a_bad_request_is_one_line_and_exit_1_on_the_command_line(repo: Path) -> None:
+    for args, says in ((("new", "1.2.0"), "not newer"), (("release", "1.2.0"), "already released")):
+        done = refitwire(repo, "schema", *args)
+        assert done.returncode == EXIT_ERROR and says in done.stderr and len(done.stderr.splitlines()) == 1
+    done = refitwire(repo, "schema", "new", "1.3.0")  # and the paths written, then what to do next
+    assert done.returncode == 0 and "wrote " in done.stdout and "next: edit the 1.3.0 files" in done.stdout
 
 
 def test_gate_passes_testees_to_the_matrix(repo: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _profiles import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from refitwire.refit import PlanError, ReadRun, SourceShard, check_coverage, plan_reads
@@ -210,7 +211,7 @@ def _execute(runs: list[ReadRun], heaps: dict[str, bytearray], nbytes: int) -> b
     return bytes(out)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_runs_reproduce_numpy_slicing(data: st.DataObject) -> None:
     full, boxes = data.draw(partitions())
@@ -233,7 +234,7 @@ def test_runs_reproduce_numpy_slicing(data: st.DataObject) -> None:
     assert plan_reads("w", full, elsize, *box, shards) == runs
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_runs_are_maximally_coalesced(data: st.DataObject) -> None:
     # One shard covering everything: the run count is the product of the
@@ -249,7 +250,7 @@ def test_runs_are_maximally_coalesced(data: st.DataObject) -> None:
     assert len(runs) == math.prod(box[1][:k])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=st.data())
 def test_coverage_check_matches_element_counts(data: st.DataObject) -> None:
     full = tuple(data.draw(st.lists(st.integers(1, 5), max_size=3)))
