@@ -31,7 +31,14 @@ def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
     """The versions whose schema declares the value at pointer ``at`` (the whole document, an
     object or a member): where a vector about that value states a rejection."""
     path = [int(t) if t.isdigit() else t for t in wire.tokens(at)]
-    return tuple(v for v in VERSIONS if not path or wire.wire_model(document, v).at(path) is not None)
+
+    def declares(model: wire.WireModel) -> bool:
+        if not path or model.at(path) is not None:
+            return True
+        holder = model.at(path[:-1]) if isinstance(path[-1], int) else None  # an object of a level
+        return holder is not None and holder.child is not None
+
+    return tuple(v for v in VERSIONS if declares(wire.wire_model(document, v)))
 
 
 def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
