@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _clone
 from refitwire import wire
 from refitwire._spec import DTYPE_SIZES
 from refitwire.wire import NO_CONST, general_pointer, join
@@ -133,6 +134,7 @@ def main(argv: list[str]) -> int:
             print(f"{DOC.name}: rebuilding changes it (run python tools/build_coverage.py)")
             return 1
     else:
+        _clone.writable()
         DOC.write_text(text, encoding="utf-8")
     for rule, at in empty:
         print(f"no vector covers {rule} at {at}")

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+import _clone
 import _vector_upstream
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
@@ -291,6 +292,8 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def main(argv: list[str]) -> int:
     """Write the files, or with ``--check`` only say whether rebuilding would change them."""
     check = "--check" in argv
+    if not check:
+        _clone.writable()
     edges_valid, edges_invalid = edge_cases()
     bounds_valid, bounds_invalid = bound_vectors()
     generated_valid, generated_invalid = generated()
