@@ -211,9 +211,10 @@ def writer_vector(
     """The bytes every writer that declares the members of ``doc`` emits for its decoded form
     (:func:`writers_of`); ``payload``: members that replace the decoded form's in the payload
     given to the writer."""
-    versions = writers_of(doc)
-    v = vector(f"{versions.replace(' ', ', ')} writers: {description}", py_dumps(doc),
-               written_by=versions.split(), tags=["writer-output", *tags])  # fmt: skip
+    versions = writers_of(doc).split()
+    # named by the oldest writer that writes it
+    who = "every writer" if versions == list(VERSIONS) else f"{versions[0]} writer"
+    v = vector(f"{who}: {description}", py_dumps(doc), written_by=versions, tags=["writer-output", *tags])
     for w in v["written_by"]:
         w["payload"].update(payload or {})
     return v
