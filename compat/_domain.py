@@ -33,6 +33,7 @@ from refitwire.compat._values import (
     Schema,
     UnhandledKeyword,
     _arrays,
+    _extra_value,
     _item_schema,
     _keywords,
     _low_high,
@@ -166,13 +167,14 @@ def _b_bound(keyword: str, low: bool) -> Callable[[Schema], Iterator[Break]]:
     def generate(schema: Schema) -> Iterator[Break]:
         bound = schema[keyword]
         exclusive = keyword.startswith("exclusive")
-        step = 1 if _integer(schema) else 0.5
-        past = bound if exclusive else (bound - step if low else bound + step)
-        yield Break(keyword, (), past, f"{past}, {'below' if low else 'above'} its {keyword} {bound}")
-        if not _integer(schema) and not exclusive:
-            yield Break(
-                keyword, (), bound - 1 if low else bound + 1, f"{'below' if low else 'above'} {bound}"
-            )
+        steps = [schema["multipleOf"]] if "multipleOf" in schema else []  # past the bound, still a multiple
+        steps += [1] if _integer(schema) else [0.5, 1]
+        for step in [0] if exclusive and "multipleOf" not in schema else steps:
+            past = bound - step if low else bound + step
+            if not exclusive or step == 0 or (past < bound if low else past > bound):
+                yield Break(keyword, (), past, f"{past}, {'below' if low else 'above'} its {keyword} {bound}")
+        if exclusive and "multipleOf" in schema:
+            yield Break(keyword, (), bound, f"{bound}, at its {keyword}")
 
     return generate
 
@@ -303,7 +305,7 @@ def _b_max_properties(schema: Schema) -> Iterator[Break]:
     n = schema["maxProperties"]
     value = _object(schema, optional=True)
     for k in range(n + 1 - len(value)):
-        value[f"{_unknown_name(schema)}{k}"] = 0
+        value[f"{_unknown_name(schema)}{k}"] = _extra_value(schema)
     yield Break("maxProperties", (), value, f"more than {n} members")
 
 

@@ -327,8 +327,14 @@ def _v_property_counts(schema: Schema) -> Iterator[dict[str, Any]]:
     out = _object(schema, optional=False)
     names = iter(f"{_unknown_name(schema)}{n}" for n in range(LONGEST))
     while len(out) < low:
-        out[next(names)] = 0
+        out[next(names)] = _extra_value(schema)
     yield out
+
+
+def _extra_value(schema: Schema) -> Any:
+    """A value an unknown member of ``schema`` may have."""
+    extra = schema.get("additionalProperties", True)
+    return _first(extra) if isinstance(extra, Mapping) else 0
 
 
 def _unknown_name(schema: Schema) -> str:
