@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from refitwire.compat._cases import member_values, register_candidate
 from refitwire.compat._forms import decoded_document, objects_at, written_document
 from refitwire.compat._hypothesis import deterministic
 from refitwire.engine import (
+    EMPTY_WHEN_ABSENT,
     SPEC_VERSIONS,
     WIRE_SCHEMA_ID,
     InvalidBlob,
@@ -37,6 +38,7 @@ from refitwire.engine import (
 from refitwire.wire import (
     Member,
     compile_model,
+    join,
     parse_version,
     tokens,
     unreleased_versions,
@@ -100,7 +102,25 @@ class Candidate:
             return []
         # "integers have no fraction" refines the base's type; a member whose type the candidate
         # redefined (integer -> number) is the candidate's to say
-        return [v for v in found if not (v.rule == "INTEGER_LITERAL" and self._retyped(v.pointer))]
+        found = [v for v in found if not (v.rule == "INTEGER_LITERAL" and self._retyped(v.pointer))]
+        return found or list(self._new_integer_literals(document))
+
+    def _new_integer_literals(self, document: Any) -> Iterator[Violation]:
+        """INTEGER_LITERAL for the integer members the base version does not declare (its rules
+        do not know them): a float where the candidate's schema says integer."""
+        for level, declared in self.model.levels.items():
+            old = self._old.levels.get(level) if self._old else None
+            for member in declared.members:
+                if not member.holds_integers or (old is not None and member.name in old):
+                    continue
+                for obj, at in _objects_with_paths(document, level):
+                    value = obj.get(member.name)
+                    items = value if isinstance(value, list) else [value]
+                    for n, item in enumerate(items):
+                        if type(item) is float:
+                            where = join(at, member.name, *([n] if isinstance(value, list) else []))
+                            yield Violation("INTEGER_LITERAL", where, item, "integers are written without a "
+                                            "fraction or exponent")  # fmt: skip
 
     def _retyped(self, at: str) -> bool:
         place = [int(t) if t.isdigit() else t for t in tokens(at)]
@@ -125,6 +145,8 @@ class Candidate:
     def document(self, decoded: dict[str, Any]) -> dict[str, Any]:
         """The blob's JSON object for ``decoded``: the writer's member order, absent optionals
         omitted; a required member the payload lacks gets the simplest value the schema allows."""
+        if EMPTY_WHEN_ABSENT in self.model.top and decoded.get(EMPTY_WHEN_ABSENT) is None:
+            decoded = {**decoded, EMPTY_WHEN_ABSENT: ""}  # WRITE_ENDPOINT: always written, "" for none
         return written_document(decoded, self.model, fill=self._sample)
 
     def write(self, decoded: dict[str, Any]) -> bytes:
@@ -180,6 +202,15 @@ class Candidate:
     def _sample(self, member: Member) -> Any:
         """A value the candidate allows for a required member a payload lacks (deterministic)."""
         return member_values(json.dumps(_bare(member.schema), sort_keys=True))[0]
+
+
+def _objects_with_paths(document: Any, level: tuple[str, ...]) -> list[tuple[dict[str, Any], str]]:
+    """Every object of ``level`` in ``document`` with its JSON pointer."""
+    found: list[tuple[Any, str]] = [(document, "")]
+    for name in level:
+        found = [(item, join(at, name, n)) for obj, at in found if isinstance(obj, dict)
+                 for n, item in enumerate(obj.get(name) or [])]  # fmt: skip
+    return [(obj, at) for obj, at in found if isinstance(obj, dict)]
 
 
 def _bare(subschema: Any) -> Any:
