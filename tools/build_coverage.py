@@ -90,12 +90,13 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
     obj: Any = json.loads(v["blob"])
     for token in wire.tokens(at):
         obj = obj[int(token)] if isinstance(obj, list) else obj[token]
-    level = tuple(t for t in wire.tokens(at) if not t.isdigit())
-    return {
-        ("REQUIRED", join(general_pointer(at), name))
-        for name in model.level(*level).required
-        if name not in obj
-    }
+    level = model.levels.get(tuple(t for t in wire.tokens(at) if not t.isdigit()))
+    if level is not None:
+        names: Any = level.required
+    else:  # an object member's own object (no level of the model): its schema's required list
+        member = model.at([int(t) if t.isdigit() else t for t in wire.tokens(at)])
+        names = member.schema.get("required", []) if member is not None else []
+    return {("REQUIRED", join(general_pointer(at), name)) for name in names if name not in obj}
 
 
 def table() -> tuple[str, list[tuple[str, str]]]:

@@ -110,7 +110,7 @@ def writer_outputs() -> list[dict[str, Any]]:
             ["dtype"],
         ),
         writer_vector(
-            'every writer: a null metadata_endpoint in the payload is written as "" (writers always write it)',
+            'a null metadata_endpoint in the payload is written as "" (writers always write it)',
             blob_doc(endpoint=""),
             ["endpoint-default"],
             payload={"metadata_endpoint": None},
