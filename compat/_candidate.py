@@ -94,6 +94,7 @@ class Candidate:
     def violations(self, document: Any) -> list[Violation]:
         """The candidate schema's verdict, then the base version's semantic rules."""
         found = list(schema_errors(self.validator.iter_errors(document), self.model))
+        found.sort(key=lambda v: v.rule != "SCHEMA_ID")  # a foreign document is reported as such (SPEC 2.7)
         if found or self.base is None:
             return found
         try:
