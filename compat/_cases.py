@@ -15,7 +15,6 @@ from refitwire.compat import _forms
 from refitwire.compat._hypothesis import (
     HealthCheck,
     Phase,
-    deterministic,
     given,
     hypothesis_seed,
     outside_cwd,
@@ -189,18 +188,13 @@ def conform(
 
 @functools.cache
 def member_values(schema_json: str) -> tuple[Any, ...]:
-    """Values ``schema`` allows, for payloads that exercise a member: its bounds, then the
-    simplest other value Hypothesis finds (deterministic)."""
-    from hypothesis import find
-    from hypothesis_jsonschema import from_schema
+    """Values ``schema`` allows, for payloads that exercise a member: the values that span its
+    domain (``_domain``: every enum value, both bounds and between, the shortest and longest
+    string, the empty and full array, each optional inner member present and absent), null
+    left out (a payload's absent member is its absence)."""
+    from refitwire.compat._domain import domain
 
-    schema = json.loads(schema_json)
-    found: list[Any] = [schema[b] for b in ("minimum", "maximum") if type(schema.get(b)) is int]
-    with outside_cwd():
-        found.append(
-            find(from_schema(schema), lambda v: v is not None and v not in found, settings=deterministic())
-        )
-    return tuple(found)
+    return tuple(v for v in domain(json.loads(schema_json)) if v is not None)
 
 
 def case_id(prefix: str, payload: Any) -> str:

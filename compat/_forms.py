@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refitwire.engine import decoded_members
+from refitwire.engine import EMPTY_WHEN_ABSENT, decoded_members
 from refitwire.wire import NO_CONST, Member, WireModel, version_key
 
 __all__ = ["NO_CONST", "objects_at", "project"]
@@ -27,6 +27,15 @@ def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = 
             out[member.name] = [project(item, model, member.child) for item in value or []]
         else:
             out[member.name] = value
+    return out
+
+
+def decoded_document(document: dict[str, Any], model: WireModel) -> dict[str, Any]:
+    """The decoded form of a checked blob's JSON object as the model says (SPEC section 6): the
+    oracle the vector tools write, computed from the model rather than by the reference reader."""
+    out = project(document, model)
+    if EMPTY_WHEN_ABSENT in out:
+        out[EMPTY_WHEN_ABSENT] = out[EMPTY_WHEN_ABSENT] or ""
     return out
 
 

@@ -72,7 +72,9 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         encoded, entries = decoded["agent_meta_b64"], list(decoded["tensors"])
     except (KeyError, TypeError) as exc:
         raise InvalidBlob.single("DECODED_FORM", "", decoded, f"not a decoded payload: {exc!r}") from None
-    if not (isinstance(encoded, str) and canonical_base64(encoded)):
+    if not isinstance(encoded, str):  # TYPE before the value's own rule (SPEC 2.7)
+        raise InvalidBlob.single("TYPE", "/agent_meta_b64", encoded, "not a string")
+    if not canonical_base64(encoded):
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )
@@ -88,7 +90,8 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
     return RendezvousPayload(
         agent_metadata=base64.b64decode(encoded),
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written
-        metadata_endpoint=decoded.get("metadata_endpoint") or "",
+        # only null is "none" (WRITE_ENDPOINT); another value of the wrong type is refused when written
+        metadata_endpoint=_endpoint if (_endpoint := decoded.get("metadata_endpoint")) is not None else "",
         tensors=[as_model(classes.tensor, t, (*tensor_level, i), classes) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
         optional_members=more,

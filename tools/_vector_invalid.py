@@ -10,7 +10,6 @@ from _vector_kit import D1, WIRE, blob_doc, mutated, py_dumps, raw_invalid, vect
 
 def invalid_vectors() -> list[dict[str, Any]]:
     S = "/tensors/0/shards/0"
-    late = ("1.1.0", "1.2.0")
     return [
         raw_invalid("not UTF-8", b'{"schema": "mx.reshard.shard_table.v1", "agent_name": "\xff"}', "UTF8"),
         raw_invalid("a UTF-8 byte order mark", b"\xef\xbb\xbf" + py_dumps(blob_doc()), "UTF8"),
@@ -97,14 +96,12 @@ def invalid_vectors() -> list[dict[str, Any]]:
             lambda d: d.update(publisher_step="7"),
             "TYPE",
             "/publisher_step",
-            versions=("1.2.0",),
         ),
         mutated(
             "digest as a number",
             lambda d: d["tensors"][0]["shards"][0].update(digest=5),
             "TYPE",
             S + "/digest",
-            versions=late,
         ),
         mutated(
             "addr written as 4096.0",
@@ -117,7 +114,6 @@ def invalid_vectors() -> list[dict[str, Any]]:
             lambda d: d.update(publisher_step=7.0),
             "INTEGER_LITERAL",
             "/publisher_step",
-            versions=("1.2.0",),
         ),
         mutated(
             "addr is 2^64",
@@ -180,35 +176,30 @@ def invalid_vectors() -> list[dict[str, Any]]:
             lambda d: d["tensors"][0]["shards"][0].update(digest=D1.upper()),
             "DIGEST_FORMAT",
             S + "/digest",
-            versions=late,
         ),
         mutated(
             "digest one character short",
             lambda d: d["tensors"][0]["shards"][0].update(digest=D1[:-1]),
             "DIGEST_FORMAT",
             S + "/digest",
-            versions=late,
         ),
         mutated(
             "digest with an algorithm prefix",
             lambda d: d["tensors"][0]["shards"][0].update(digest="b2:" + D1),
             "DIGEST_FORMAT",
             S + "/digest",
-            versions=late,
         ),
         mutated(
             "publisher_step is negative",
             lambda d: d.update(publisher_step=-1),
             "STEP_RANGE",
             "/publisher_step",
-            versions=("1.2.0",),
         ),
         mutated(
             "publisher_step is 2^63",
             lambda d: d.update(publisher_step=2**63),
             "STEP_RANGE",
             "/publisher_step",
-            versions=("1.2.0",),
         ),
         mutated(
             "shard_offset has fewer dims than shape",

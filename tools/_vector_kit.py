@@ -1,7 +1,9 @@
 """What the vector builders share: payload makers, the expected decoded form, vector assembly.
 
 The spec's constants come from the reference (``refitwire._spec``, itself derived from
-``schema/index.json``) rather than being restated; everything else here is written from
+``schema/index.json``) rather than being restated; the members, the versions that declare
+them and the decoded form (SPEC section 6) come from the wire model of each version
+(``refitwire.wire``); the payloads and the rules of the hand-written vectors are written from
 SPEC.md by hand, so the vectors test the reference rather than repeat it.
 """
 
@@ -14,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import wire
-from refitwire._spec import ADDED_IN, WIRE_SCHEMA_ID, version_key
+from refitwire._spec import WIRE_SCHEMA_ID
+from refitwire.compat._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
 
 #: Every version a vector states an expectation for: the released ones, then any candidate
@@ -24,8 +27,33 @@ WIRE = WIRE_SCHEMA_ID
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
 
-def knows(version: str, member: str) -> bool:
-    return version_key(version) >= version_key(ADDED_IN[member])
+def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
+    """The versions whose schema declares the value at pointer ``at`` (the whole document, an
+    object or a member): where a vector about that value states a rejection."""
+    path = [int(t) if t.isdigit() else t for t in wire.tokens(at)]
+
+    def declares(model: wire.WireModel) -> bool:
+        if not path or model.at(path) is not None:
+            return True
+        holder = model.at(path[:-1]) if isinstance(path[-1], int) else None  # an object of a level
+        return holder is not None and holder.child is not None
+
+    return tuple(v for v in VERSIONS if declares(wire.wire_model(document, v)))
+
+
+def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
+    """The versions (space-separated) whose writers emit ``doc`` for its decoded form: those that
+    declare every member it has, at every level, and lack no required one."""
+
+    def fits(obj: dict[str, Any], model: wire.WireModel, level: tuple[str, ...]) -> bool:
+        declared = model.levels[level]
+        if set(obj) - set(declared.names) or set(declared.required) - set(obj):
+            return False
+        return all(
+            fits(item, model, m.child) for m in declared.members if m.child for item in obj.get(m.name, [])
+        )
+
+    return " ".join(v for v in VERSIONS if fits(doc, wire.wire_model(document, v), ()))
 
 
 # -- payloads ------------------------------------------------------------------------------
@@ -82,33 +110,10 @@ D2 = "fedcba9876543210fedcba9876543210"
 
 
 def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
-    def absent(v: Any) -> Any:
-        return None if v is None else v
-
-    out: dict[str, Any] = {}
-    if document == "rendezvous":
-        out["agent_name"] = doc["agent_name"]
-        out["metadata_endpoint"] = doc.get("metadata_endpoint") or ""
-        out["agent_meta_b64"] = base64.b64encode(base64.b64decode(doc["agent_meta_b64"])).decode()
-        if knows(version, "publisher_step"):
-            out["publisher_step"] = absent(doc.get("publisher_step"))
-    out["tensors"] = [
-        {
-            "name": t["name"],
-            "dtype": t["dtype"],
-            "elsize": t["elsize"],
-            "full_shape": t["full_shape"],
-            "shards": [
-                {
-                    **{k: s[k] for k in ("agent_name", "device_id", "addr", "shard_offset", "shape")},
-                    **({"digest": absent(s.get("digest"))} if knows(version, "digest") else {}),
-                }
-                for s in t["shards"]
-            ],
-        }
-        for t in doc["tensors"]
-    ]
-    return out
+    """What a reader of ``version`` decodes from ``doc``: every member that version's model declares
+    (null when absent), the constants left out, an absent or null endpoint as "" (SPEC section 6;
+    ``refitwire.to_decoded``'s form, computed from the model and not by the reference reader)."""
+    return decoded_document(doc, wire.wire_model(document, version))
 
 
 # -- vector assembly -----------------------------------------------------------------------
@@ -200,13 +205,16 @@ def tier_of(expect: dict[str, Any], upstream: str, tags: list[str]) -> str:
 def writer_vector(
     description: str,
     doc: dict[str, Any],
-    versions: str,
     tags: list[str],
     payload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``versions``: space-separated writer versions that emit these bytes for the payload;
-    ``payload``: members that replace the decoded form's in the payload given to the writer."""
-    v = vector(description, py_dumps(doc), written_by=versions.split(), tags=["writer-output", *tags])
+    """The bytes every writer that declares the members of ``doc`` emits for its decoded form
+    (:func:`writers_of`); ``payload``: members that replace the decoded form's in the payload
+    given to the writer."""
+    versions = writers_of(doc).split()
+    # named by the oldest writer that writes it
+    who = "every writer" if versions == list(VERSIONS) else f"{versions[0]} writer"
+    v = vector(f"{who}: {description}", py_dumps(doc), written_by=versions, tags=["writer-output", *tags])
     for w in v["written_by"]:
         w["payload"].update(payload or {})
     return v
@@ -218,14 +226,15 @@ def mutated(
     rule: str,
     ptr: str,
     *,
-    versions=VERSIONS,
     upstream="accepts",
     base=None,
     tags=None,
 ) -> dict[str, Any]:
+    """A vector rejected at ``ptr`` with ``rule`` by the versions that declare the value there."""
     doc = json.loads(json.dumps(base or blob_doc(step=7)))
     mutate(doc)
     blob = py_dumps(doc)
+    versions = declaring(ptr)
     return vector(
         description, blob, invalid={v: (rule, ptr) for v in versions}, upstream=upstream, tags=tags or []
     )

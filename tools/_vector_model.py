@@ -18,6 +18,7 @@ from typing import Any
 
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
+from refitwire.compat._domain import domain
 from refitwire.wire import NO_CONST, Member
 
 DOCUMENT = "rendezvous"
@@ -36,10 +37,15 @@ def base() -> dict[str, Any]:
         for obj in _objects(doc, path):
             for member in level.members:
                 if member.name not in obj and member.const is NO_CONST and member.child is None:
-                    from refitwire.compat._cases import member_values  # a candidate's new member
-
-                    obj[member.name] = member_values(json.dumps(dict(member.schema), sort_keys=True))[0]
+                    obj[member.name] = fullest(member)  # a member the hand-made payload lacks
     return doc
+
+
+def fullest(member: Member) -> Any:
+    """A value of ``member`` with something in it (the first non-empty one of its domain), so each
+    dimension has an item or inner member to vary."""
+    values = [v for v in domain(member.schema) if v is not None]
+    return next((v for v in values if v not in ([], {}, "")), values[0])
 
 
 def _objects(doc: dict[str, Any], path: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -97,7 +103,7 @@ def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:
     for member in model().members():
         if member.types == ("integer",):
             yield member, place(member), member
-        elif member.holds_integers and member.items is not None:
+        elif member.holds_integers and member.items is not None and get(base(), place(member)):
             yield member, (*place(member), 0), member.items
 
 

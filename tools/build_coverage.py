@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _clone
 from refitwire import wire
 from refitwire._spec import DTYPE_SIZES
 from refitwire.wire import NO_CONST, general_pointer, join
@@ -89,12 +90,13 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
     obj: Any = json.loads(v["blob"])
     for token in wire.tokens(at):
         obj = obj[int(token)] if isinstance(obj, list) else obj[token]
-    level = tuple(t for t in wire.tokens(at) if not t.isdigit())
-    return {
-        ("REQUIRED", join(general_pointer(at), name))
-        for name in model.level(*level).required
-        if name not in obj
-    }
+    level = model.levels.get(tuple(t for t in wire.tokens(at) if not t.isdigit()))
+    if level is not None:
+        names: Any = level.required
+    else:  # an object member's own object (no level of the model): its schema's required list
+        member = model.at([int(t) if t.isdigit() else t for t in wire.tokens(at)])
+        names = member.schema.get("required", []) if member is not None else []
+    return {("REQUIRED", join(general_pointer(at), name)) for name in names if name not in obj}
 
 
 def table() -> tuple[str, list[tuple[str, str]]]:
@@ -133,6 +135,7 @@ def main(argv: list[str]) -> int:
             print(f"{DOC.name}: rebuilding changes it (run python tools/build_coverage.py)")
             return 1
     else:
+        _clone.writable()
         DOC.write_text(text, encoding="utf-8")
     for rule, at in empty:
         print(f"no vector covers {rule} at {at}")

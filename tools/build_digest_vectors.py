@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import _clone
 from refitwire._spec import DTYPE_SIZES
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
@@ -164,6 +165,7 @@ def main() -> int:
             return 1
         print(f"{OUT.name}: up to date ({len(json.loads(text)['vectors'])} vectors)")
         return 0
+    _clone.writable()
     OUT.write_text(text, encoding="utf-8")
     print(f"wrote {OUT} ({len(json.loads(text)['vectors'])} vectors)")
     return 0

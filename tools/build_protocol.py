@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import _clone
 from refitwire import SPEC_VERSIONS, wire
 from refitwire.compat._forms import decoded_schema
 
@@ -23,6 +24,7 @@ def main() -> int:
             print(f"{TARGET} is out of date: run python tools/build_protocol.py", file=sys.stderr)
             return 1
         return 0
+    _clone.writable()
     TARGET.write_text(text, encoding="utf-8")
     return 0
 

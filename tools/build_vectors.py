@@ -13,11 +13,13 @@ import json
 import sys
 from typing import Any
 
+import _clone
 import _vector_upstream
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
 from _vector_dimensions import precedence_vectors as cross_stage_vectors
 from _vector_invalid import invalid_vectors
+from _vector_keywords import keyword_vectors
 from _vector_kit import (
     D1,
     D2,
@@ -39,35 +41,29 @@ from _vector_model import literal_vectors, type_vectors
 def writer_outputs() -> list[dict[str, Any]]:
     return [
         writer_vector(
-            "every writer: one bf16 tensor, one shard, unstamped and undigested (the blob is the same from each version)",
+            "one bf16 tensor, one shard, unstamped and undigested (the blob is the same from each version)",
             blob_doc(),
-            "1.0.0 1.1.0 1.2.0",
             ["omit-absent"],
         ),
         writer_vector(
-            "1.1.0 writer: shards with digests",
+            "shards with digests",
             blob_doc([tensor(shards=[shard(digest=D1), shard(8192, (4, 0), digest=D2)])]),
-            "1.1.0 1.2.0",
             ["digest"],
         ),
         writer_vector(
-            "1.2.0 writer: digest and step (the example of the upstream facts, exact bytes)",
+            "digest and step (the example of the upstream facts, exact bytes)",
             blob_doc([tensor(shards=[shard(digest="0" * 32)])], step=7),
-            "1.2.0",
             ["digest", "step"],
         ),
+        writer_vector("step 0 is written, not dropped", blob_doc(step=0), ["step", "step-zero"]),
+        writer_vector("empty table", blob_doc([], step=3), ["empty-table"]),
         writer_vector(
-            "1.2.0 writer: step 0 is written, not dropped", blob_doc(step=0), "1.2.0", ["step", "step-zero"]
-        ),
-        writer_vector("1.2.0 writer: empty table", blob_doc([], step=3), "1.2.0", ["empty-table"]),
-        writer_vector(
-            "1.2.0 writer: non-ASCII names are written as \\u escapes",
+            "non-ASCII names are written as \\u escapes",
             blob_doc([tensor(name="層.0.重み", shards=[shard(agent="agént")])], agent="agént"),
-            "1.2.0",
             ["unicode"],
         ),
         writer_vector(
-            "1.2.0 writer: several tensors and shards keep their order",
+            "several tensors and shards keep their order",
             blob_doc(
                 [
                     tensor(
@@ -81,11 +77,10 @@ def writer_outputs() -> list[dict[str, Any]]:
                 ],
                 step=12,
             ),
-            "1.2.0",
             ["order"],
         ),
         writer_vector(
-            "1.2.0 writer: scalar, rank-3 and zero-size tensors",
+            "scalar, rank-3 and zero-size tensors",
             blob_doc(
                 [
                     tensor("scalar", "torch.float32", 4, (), [shard(4096, (), ())]),
@@ -94,40 +89,35 @@ def writer_outputs() -> list[dict[str, Any]]:
                 ],
                 step=1,
             ),
-            "1.2.0",
             ["geometry"],
         ),
         writer_vector(
-            "1.2.0 writer: addresses near 2^64 and past 2^53 (not representable as a double)",
+            "addresses near 2^64 and past 2^53 (not representable as a double)",
             blob_doc(
                 [tensor(shards=[shard(2**64 - 32, (0, 0), (4, 4)), shard(2**53 + 1, (4, 0), (4, 4))])],
                 step=2**63 - 1,
             ),
-            "1.2.0",
             ["large-integers"],
         ),
         writer_vector(
-            "1.2.0 writer: dtype without the torch. prefix and a dtype the spec does not list",
+            "dtype without the torch. prefix and a dtype the spec does not list",
             blob_doc(
                 [
                     tensor("a", "bfloat16", 2),
                     tensor("b", "torch.float4_e2m1fn_x2", 1, (8, 4), [shard(0, (0, 0), (8, 4))]),
                 ]
             ),
-            "1.2.0",
             ["dtype"],
         ),
         writer_vector(
-            'every writer: a null metadata_endpoint in the payload is written as "" (writers always write it)',
+            'a null metadata_endpoint in the payload is written as "" (writers always write it)',
             blob_doc(endpoint=""),
-            "1.0.0 1.1.0 1.2.0",
             ["endpoint-default"],
             payload={"metadata_endpoint": None},
         ),
         writer_vector(
-            "1.2.0 writer: empty agent metadata and endpoint",
+            "empty agent metadata and endpoint",
             blob_doc(meta=b"", endpoint=""),
-            "1.2.0",
             ["empty-strings"],
         ),
     ]
@@ -277,12 +267,21 @@ def edge_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The mechanical dimensions, generated from the wire model (tools/_vector_model.py,
-    tools/_vector_dimensions.py); a vector a hand-written one already is stays hand-written."""
+    tools/_vector_dimensions.py, tools/_vector_keywords.py: every keyword of every member); a
+    vector a hand-written one already is stays hand-written."""
     literal_valid, literal_invalid = literal_vectors()
     dtype_valid, dtype_invalid = dtype_vectors()
     span_valid, span_invalid = arithmetic_vectors()
-    valid = literal_valid + dtype_valid + span_valid
-    invalid = literal_invalid + type_vectors() + near_miss_vectors() + dtype_invalid + span_invalid
+    keyword_valid, keyword_invalid = keyword_vectors()
+    valid = literal_valid + dtype_valid + span_valid + keyword_valid
+    invalid = (
+        literal_invalid
+        + type_vectors()
+        + near_miss_vectors()
+        + dtype_invalid
+        + span_invalid
+        + keyword_invalid
+    )
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)
@@ -293,6 +292,8 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def main(argv: list[str]) -> int:
     """Write the files, or with ``--check`` only say whether rebuilding would change them."""
     check = "--check" in argv
+    if not check:
+        _clone.writable()
     edges_valid, edges_invalid = edge_cases()
     bounds_valid, bounds_invalid = bound_vectors()
     generated_valid, generated_invalid = generated()
@@ -338,10 +339,11 @@ def main(argv: list[str]) -> int:
     for name in stale:
         print(f"{name}: rebuilding changes it (run python tools/build_vectors.py and review the diff)")
     if "--measure-upstream" in argv:  # then build again: the verdicts set `upstream` and the tier
-        _vector_upstream.write(_vector_upstream.measure())
+        _vector_upstream.write(*_vector_upstream.measure())
         print(f"{_vector_upstream.CACHE.name}: measured; run python tools/build_vectors.py again")
         return 0
-    unmeasured = _vector_upstream.unmeasured() + _vector_upstream.stale_entries()
+    unmeasured = (_vector_upstream.unmeasured() + _vector_upstream.stale_entries()
+                  + _vector_upstream.unmeasured_refusals())  # fmt: skip
     if unmeasured:
         print(f"{len(unmeasured)} generated vectors have no upstream verdict or a stale one (first: {unmeasured[0]}):"
               " run python tools/build_vectors.py --measure-upstream with the upstream environments")  # fmt: skip

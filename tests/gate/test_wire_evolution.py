@@ -149,9 +149,10 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     from refitwire.compat._built_cases import refusal_cases
 
     refusals = {c.description: c.rule for c in refusal_cases("1.3.0", registry)}
-    assert refusals["publisher_rank below its minimum 0"] == "SCHEMA"  # the schema names no rule for it
-    assert refusals["tensors/shards/numa_node of the wrong JSON type"] == "TYPE"
-    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 6
+    assert refusals["/publisher_rank: -1, below its minimum 0"] == "SCHEMA"  # the schema names no rule for it
+    assert refusals['/tensors/0/shards/0/numa_node: a JSON string ("7")'] == "TYPE"
+    # each: both bounds, and five wrong JSON types (a null is an absent member in a payload)
+    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 14
     assert "1.3.0" not in wire.known_versions()  # the default registry is as it was
 
 

@@ -1,0 +1,355 @@
+"""Valid values of any member, by construction: one generator per JSON Schema keyword.
+
+The valid half of ``_domain`` (which see): each keyword's generator proposes values for the
+whole schema at that keyword's extremes, and :func:`domain` keeps those the whole schema
+allows, in order, without repeats. A keyword no generator knows raises
+:class:`UnhandledKeyword` naming it and where it is: a schema that uses a new keyword fails
+the build, it is never skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import jsonschema_rs
+
+__all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain"]
+
+#: Keywords that never change which values validate (JSON Schema annotations), and ``$``-keys.
+ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$anchor", "title", "description", "examples",
+                         "default", "deprecated", "readOnly", "writeOnly"})  # fmt: skip
+#: Arrays longer than this are not built whole (a ``maxItems`` of 2^31 is still broken at 2^31 + 1
+#: only when it is at most this).
+LONGEST = 4096
+#: One value of each JSON type (SPEC 2.2, TYPE); an integer's wrong "number" is a fraction.
+SAMPLES: dict[str, Any] = {"string": "7", "integer": 7, "number": 7.5, "boolean": True, "null": None,
+                           "array": [], "object": {}}  # fmt: skip
+_ALPHABET = "a0zZ9_-.!é"
+
+
+class UnhandledKeyword(ValueError):
+    """A schema keyword the generators do not know: add its generator to this module."""
+
+    def __init__(self, keyword: str, where: str) -> None:
+        super().__init__(f"keyword {keyword!r} at {where or '(the member)'}: no value generator handles it "
+                         "(refitwire.compat._values); add one before the schema can use it")  # fmt: skip
+        self.keyword, self.where = keyword, where
+
+
+Schema = Mapping[str, Any]
+
+
+# -- the whole schema ---------------------------------------------------------------------------
+
+
+def _key(schema: Schema) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
+def domain(schema: Schema) -> tuple[Any, ...]:
+    """Valid values of ``schema`` spanning its domain (deterministic, in a stable order)."""
+    return _domain(_key(schema))
+
+
+@functools.cache
+def _domain(schema_json: str) -> tuple[Any, ...]:
+    schema = json.loads(schema_json)
+    check_keywords(schema)
+    valid = _validator(schema_json)
+    found: list[Any] = []
+    for keyword in _keywords(schema):
+        for value in VALID.get(keyword, _nothing)(schema):
+            if valid.is_valid(value) and not _seen(value, found):
+                found.append(value)
+    if not found:
+        raise UnhandledKeyword("type" if "type" in schema else next(iter(schema), ""), "no valid value found")
+    return tuple(found)
+
+
+def check_keywords(schema: Any, where: str = "") -> None:
+    """Raise :class:`UnhandledKeyword` for the first keyword in ``schema`` (at any depth) no generator knows."""
+    if not isinstance(schema, Mapping):
+        if isinstance(schema, bool):
+            return
+        raise UnhandledKeyword(type(schema).__name__, where)
+    for keyword, value in schema.items():
+        if keyword in ANNOTATIONS or keyword.startswith("x-"):
+            continue
+        if keyword not in VALID:
+            raise UnhandledKeyword(keyword, where)
+        if keyword == "properties":
+            for name, sub in value.items():
+                check_keywords(sub, f"{where}/properties/{name}")
+        elif keyword in ("items", "additionalProperties"):
+            check_keywords(value, f"{where}/{keyword}")
+        elif keyword == "prefixItems":
+            for n, sub in enumerate(value):
+                check_keywords(sub, f"{where}/prefixItems/{n}")
+
+
+def _keywords(schema: Schema) -> list[str]:
+    return [k for k in schema if k not in ANNOTATIONS and not k.startswith("x-")]
+
+
+@functools.cache
+def _validator(schema_json: str) -> Any:
+    return jsonschema_rs.validator_for(json.loads(schema_json))
+
+
+def _nothing(schema: Schema) -> Iterator[Any]:
+    return iter(())
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _seen(value: Any, found: list[Any]) -> bool:
+    return any(_same(value, other) for other in found)
+
+
+def _types(schema: Schema) -> list[str]:
+    declared = schema.get("type")
+    if declared is None:
+        return ["null", "boolean", "integer", "number", "string", "array", "object"]
+    return [declared] if isinstance(declared, str) else list(declared)
+
+
+def _without(schema: Schema, *keywords: str, **more: Any) -> dict[str, Any]:
+    return {**{k: v for k, v in schema.items() if k not in keywords}, **more}
+
+
+def _first(schema: Schema) -> Any:
+    return domain(schema)[0]
+
+
+# -- valid values, one generator per keyword ----------------------------------------------------
+
+
+def _v_type(schema: Schema) -> Iterator[Any]:
+    """The simplest value of each allowed type (null included for a nullable member)."""
+    for kind in _types(schema):
+        yield from _simplest(schema, kind)
+
+
+def _simplest(schema: Schema, kind: str) -> Iterator[Any]:
+    if kind == "null":
+        yield None
+    elif kind == "boolean":
+        yield from (False, True)
+    elif kind in ("integer", "number"):
+        yield from _numbers(schema, kind == "integer")
+    elif kind == "string":
+        yield from _strings(schema, schema.get("minLength", 0))
+    elif kind == "array":
+        yield from _arrays(schema, schema.get("minItems", 0))
+    elif kind == "object":
+        yield _object(schema, optional=False)
+
+
+def _low_high(schema: Schema, integer: bool) -> tuple[float | None, float | None]:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if "exclusiveMinimum" in schema:
+        x = schema["exclusiveMinimum"]
+        x = x + 1 if integer else x + (abs(x) or 1) * 1e-9
+        low = x if low is None else max(low, x)
+    if "exclusiveMaximum" in schema:
+        x = schema["exclusiveMaximum"]
+        x = x - 1 if integer else x - (abs(x) or 1) * 1e-9
+        high = x if high is None else min(high, x)
+    return low, high
+
+
+def _numbers(schema: Schema, integer: bool) -> Iterator[Any]:
+    """The lowest, the highest and a middle value (snapped to ``multipleOf``), or 0 and 1 unbounded."""
+    low, high = _low_high(schema, integer)
+    step = schema.get("multipleOf")
+    points = [p for p in (low, high) if p is not None]
+    if low is not None and high is not None:
+        points.insert(1, (low + high) // 2 if integer else (low + high) / 2)
+    if not points or (low is None) != (high is None):
+        base = points[0] if points else 0
+        points += [base + 1, base + 7] if high is None else [base - 1, base - 7]
+    for point in points:
+        if step:
+            point = (point // step + (1 if point % step else 0)) * step
+        yield int(point) if integer else float(point) if not isinstance(point, int) else point
+    if not integer and low is None and high is None:
+        yield 0.5
+
+
+def _strings(schema: Schema, length: int) -> Iterator[str]:
+    """A string of ``length`` characters (or the nearest longer one) allowed by ``pattern``."""
+    found = _pattern_string(schema.get("pattern"), length, schema.get("maxLength"))
+    if found is not None:
+        yield found
+
+
+@functools.cache
+def _pattern_string(pattern: str | None, length: int, longest: int | None) -> str | None:
+    if pattern is None:
+        return (_ALPHABET[:1] * length) if length else ""
+    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    seed = _match(pattern)
+    if len(seed) == length or (len(seed) > length and check.is_valid(seed[:length]) and length == 0):
+        return seed
+    if len(seed) > length:
+        return seed if longest is None or len(seed) <= longest else None
+    for at in range(len(seed), -1, -1):  # grow by repeating one character in one place
+        for char in dict.fromkeys(seed + _ALPHABET):
+            grown = seed[:at] + char * (length - len(seed)) + seed[at:]
+            if check.is_valid(grown):
+                return grown
+    return None
+
+
+@functools.cache
+def _match(pattern: str) -> str:
+    """The simplest string matching ``pattern`` (Hypothesis, deterministic)."""
+    from hypothesis import Phase, find, settings, strategies
+    from refitwire.compat._hypothesis import deterministic, outside_cwd
+
+    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
+    with outside_cwd():
+        found: str = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+    return found
+
+
+def _v_lengths(schema: Schema) -> Iterator[str]:
+    """The shortest and the longest string, and one between."""
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    for length in (low, high, None if high is None else (low + high) // 2):
+        if length is not None:
+            yield from _strings(schema, length)
+
+
+def _v_enum(schema: Schema) -> Iterator[Any]:
+    yield from schema["enum"]
+
+
+def _v_const(schema: Schema) -> Iterator[Any]:
+    yield schema["const"]
+
+
+def _item_schema(schema: Schema, index: int) -> Any:
+    prefix = schema.get("prefixItems", [])
+    return prefix[index] if index < len(prefix) else schema.get("items", True)
+
+
+def _item_values(schema: Schema, index: int) -> tuple[Any, ...]:
+    sub = _item_schema(schema, index)
+    if sub is True:
+        return (0, "a", None)
+    if sub is False:
+        return ()
+    return domain(sub)
+
+
+def _arrays(schema: Schema, length: int, vary: int | None = None, value: int = 0) -> Iterator[list[Any]]:
+    """An array of ``length`` items, each the first value its place allows (distinct ones under
+    ``uniqueItems``); item ``vary`` takes its ``value``-th value instead."""
+    items: list[Any] = []
+    for index in range(length):
+        values = _item_values(schema, index)
+        if not values:
+            return
+        choice = value if index == vary else 0
+        if schema.get("uniqueItems"):
+            left = [v for v in values[choice:] + values[:choice] if not _seen(v, items)]
+            if not left:
+                return
+            items.append(left[0])
+        else:
+            items.append(values[choice % len(values)])
+    yield items
+
+
+def _v_items(schema: Schema) -> Iterator[list[Any]]:
+    """One array per value each place may take (every item value rides once)."""
+    places = max(len(schema.get("prefixItems", [])), 1, schema.get("minItems", 0))
+    places = min(places, schema.get("maxItems", places))
+    for index in range(places):
+        for n in range(len(_item_values(schema, index))):
+            yield from _arrays(schema, places, index, n)
+
+
+def _v_item_counts(schema: Schema) -> Iterator[list[Any]]:
+    """The shortest and the longest (full) array."""
+    low = schema.get("minItems", 0)
+    high = schema.get("maxItems", max(low, len(schema.get("prefixItems", [])), 2))
+    for length in (low, min(high, LONGEST)):
+        yield from _arrays(schema, length)
+
+
+def _object(schema: Schema, optional: bool, **chosen: Any) -> dict[str, Any]:
+    """The required members (each at its first value), the optional ones too when ``optional``."""
+    required = set(schema.get("required", ()))
+    out: dict[str, Any] = {}
+    for name, sub in schema.get("properties", {}).items():
+        if name in chosen:
+            out[name] = chosen[name]
+        elif (name in required or optional) and sub is not False:
+            out[name] = 0 if sub is True else _first(sub)
+    for name in required - out.keys():
+        out[name] = 0  # required but not described
+    return out
+
+
+def _v_properties(schema: Schema) -> Iterator[dict[str, Any]]:
+    """With every optional member, then each inner member at each of its values."""
+    yield _object(schema, optional=True)
+    for name, sub in schema.get("properties", {}).items():
+        if isinstance(sub, Mapping):
+            for value in domain(sub):
+                yield _object(schema, optional=False, **{name: value})
+
+
+def _v_required(schema: Schema) -> Iterator[dict[str, Any]]:
+    """Only the required members (every optional one absent)."""
+    yield _object(schema, optional=False)
+
+
+def _v_additional(schema: Schema) -> Iterator[dict[str, Any]]:
+    """An unknown member at each value an open object allows for it."""
+    extra = schema["additionalProperties"]
+    if extra is False:
+        return
+    for value in (0, "a") if extra is True else domain(extra):
+        yield {**_object(schema, optional=False), _unknown_name(schema): value}
+
+
+def _v_property_counts(schema: Schema) -> Iterator[dict[str, Any]]:
+    low = schema.get("minProperties", 0)
+    out = _object(schema, optional=False)
+    names = iter(f"{_unknown_name(schema)}{n}" for n in range(LONGEST))
+    while len(out) < low:
+        out[next(names)] = _extra_value(schema)
+    yield out
+
+
+def _extra_value(schema: Schema) -> Any:
+    """A value an unknown member of ``schema`` may have."""
+    extra = schema.get("additionalProperties", True)
+    return _first(extra) if isinstance(extra, Mapping) else 0
+
+
+def _unknown_name(schema: Schema) -> str:
+    name = "x_unknown"
+    while name in schema.get("properties", {}):
+        name += "_"
+    return name
+
+
+VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {
+    "type": _v_type, "enum": _v_enum, "const": _v_const,
+    "minimum": _v_type, "maximum": _v_type, "exclusiveMinimum": _v_type, "exclusiveMaximum": _v_type,
+    "multipleOf": _v_type, "minLength": _v_lengths, "maxLength": _v_lengths, "pattern": _v_lengths,
+    "items": _v_items, "prefixItems": _v_items, "minItems": _v_item_counts, "maxItems": _v_item_counts,
+    "uniqueItems": _v_item_counts, "properties": _v_properties, "required": _v_required,
+    "additionalProperties": _v_additional, "minProperties": _v_property_counts,
+    "maxProperties": _v_property_counts,
+}  # fmt: skip

@@ -1,0 +1,126 @@
+"""The keyword generators (``compat._domain``): valid values that span a member's domain, and
+values that break exactly one keyword each, for shapes the released schemas do not use.
+
+Each break is checked here with python-jsonschema, a validator other than the one the
+generator filters with (jsonschema-rs), so a generator that breaks the wrong keyword, or two,
+or none, fails."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import jsonschema.validators
+import pytest
+from refitwire import wire
+from refitwire.compat._domain import UnhandledKeyword, breaks, domain, unbreakable
+
+#: The members of issue 25 and more: every keyword the generators know, nested.
+SHAPES: dict[str, dict[str, Any]] = {
+    "enum": {"type": "string", "enum": ["row_major", "col_major"]},
+    "object": {"type": "object", "properties": {"rank": {"type": "integer", "minimum": 0, "maximum": 1023},
+               "world_size": {"type": "integer", "minimum": 1, "maximum": 1024}, "note": {"type": "string"}},
+               "required": ["rank", "world_size"], "additionalProperties": False},
+    "bounded-items": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}, "maxItems": 4},
+    "pattern-length": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64},
+    "nullable-exclusive": {"type": ["number", "null"], "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    "prefix-const": {"type": "array", "prefixItems": [{"const": "v"}, {"type": "integer", "minimum": 0}],
+                     "items": False, "minItems": 2},
+    "unique-min": {"type": "array", "items": {"type": "string", "minLength": 2}, "minItems": 1, "uniqueItems": True},
+    "objects-deep": {"type": "array", "maxItems": 3, "items": {"type": "object", "required": ["id"], "properties": {
+        "id": {"type": "integer", "multipleOf": 4, "minimum": 0}, "tags": {"type": "object",
+        "additionalProperties": {"type": "boolean"}, "maxProperties": 2}}}},
+}  # fmt: skip
+
+#: Every keyword each shape must see broken (the keyword and where inside the value).
+BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
+    "enum": {("enum", ()), ("type", ())},
+    "object": {("required", ()), ("additionalProperties", ()), ("minimum", ("rank",)), ("maximum", ("rank",)),
+               ("minimum", ("world_size",)), ("maximum", ("world_size",)), ("type", ("note",)), ("type", ())},
+    "bounded-items": {("maxItems", ()), ("minimum", (0,)), ("maximum", (0,)), ("type", (0,)), ("type", ())},
+    "pattern-length": {("pattern", ()), ("maxLength", ()), ("type", ())},
+    "nullable-exclusive": {("exclusiveMinimum", ()), ("exclusiveMaximum", ()), ("type", ())},
+    "prefix-const": {("minItems", ()), ("const", (0,)), ("minimum", (1,)), ("type", (1,))},
+    "unique-min": {("uniqueItems", ()), ("minItems", ()), ("minLength", (0,))},
+    "objects-deep": {("maxItems", ()), ("required", (0,)), ("multipleOf", (0, "id")), ("minimum", (0, "id")),
+                     ("type", (0, "tags", "x_unknown")), ("maxProperties", (0, "tags"))},
+}  # fmt: skip
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: Any
+) -> Iterator[jsonschema.ValidationError]:
+    """``pattern`` as ECMA-262 reads it (the spec's): ``$`` matches only at the very end."""
+    if isinstance(instance, str) and not re.search(pattern.replace("$", r"\Z"), instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+ECMA = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_value_is_valid_and_every_break_breaks_exactly_its_keyword(name: str) -> None:
+    schema = SHAPES[name]
+    check = ECMA(schema)
+    values = domain(schema)
+    assert values and all(check.is_valid(v) for v in values), values
+    found = set()
+    for broken in breaks(schema):
+        errors = {(e.validator, tuple(e.absolute_path)) for e in check.iter_errors(broken.value)}
+        wanted = (broken.keyword, broken.at)
+        assert wanted in errors, (broken, errors)
+        if broken.keyword != "type":  # a wrong type may also miss an enum: TYPE is reported
+            assert errors == {wanted}, (broken, errors)
+        found.add(wanted)
+    assert BROKEN[name] <= found, BROKEN[name] - found
+    assert unbreakable(schema) == ()
+
+
+def test_the_valid_values_span_the_domain() -> None:
+    assert set(domain(SHAPES["enum"])) == {"row_major", "col_major"}
+    objects = domain(SHAPES["object"])
+    assert {o["rank"] for o in objects} >= {0, 1023} and {o["world_size"] for o in objects} >= {1, 1024}
+    assert any("note" in o for o in objects) and any(
+        "note" not in o for o in objects
+    )  # optional present, absent
+    arrays = domain(SHAPES["bounded-items"])
+    assert [] in arrays and any(len(a) == 4 for a in arrays) and {0, 255} <= {i for a in arrays for i in a}
+    strings = domain(SHAPES["pattern-length"])
+    assert min(map(len, strings)) == 1 and max(map(len, strings)) == 64
+    numbers = domain(SHAPES["nullable-exclusive"])
+    assert None in numbers and all(0 < n < 1 for n in numbers if n is not None) and len(numbers) >= 4
+    assert {a[1] for a in domain(SHAPES["prefix-const"])} >= {0}
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "where"),
+    [
+        ({"type": "string", "format": "uri"}, "format", ""),
+        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}]}}}, "oneOf", "/properties/a"),
+        (
+            {"type": "array", "items": {"type": "string", "contentEncoding": "base64"}},
+            "contentEncoding",
+            "/items",
+        ),
+    ],
+)
+def test_a_keyword_no_generator_handles_fails_naming_it(
+    schema: dict[str, Any], keyword: str, where: str
+) -> None:
+    for generate in (domain, breaks):
+        with pytest.raises(UnhandledKeyword) as raised:
+            generate(schema)
+        assert (raised.value.keyword, raised.value.where) == (keyword, where)
+        assert repr(keyword) in str(raised.value)
+
+
+@pytest.mark.parametrize("version", wire.known_versions("rendezvous"))
+def test_every_released_member_has_values_and_breaks(version: str) -> None:
+    for member in wire.wire_model("rendezvous", version).members():
+        if member.child is None:
+            schema = dict(member.schema)
+            assert domain(schema), member.place
+            assert breaks(schema) and unbreakable(schema) == (), (member.place, json.dumps(schema))

@@ -1,0 +1,101 @@
+"""Vectors of every keyword of every member, from the keyword generators (``compat._domain``).
+
+For each member of each version's model (every level, released and candidate versions alike),
+each value that spans its domain is put into a valid blob, and each value that breaks one
+keyword of its schema too. The expectation of every version is that version's own schema's:
+a version that declares the member and whose schema rejects the value names the rule
+``WireModel.rule_at`` gives the error's keyword and place, at its JSON pointer; any other
+version decodes the blob (an unknown member is ignored). Nothing here names a member or a
+version. A valid value that breaks a rule JSON Schema cannot say when put into the blob (a
+box or a span outside its tensor, a rank that disagrees) is left out: the geometry has its
+own vectors.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+from _vector_kit import VERSIONS, vector
+from _vector_model import DOCUMENT, base, place, put, text
+from _vector_upstream import upstream_verdict
+from refitwire import wire
+from refitwire.compat._domain import breaks, domain
+from refitwire.engine import semantic_violations
+from refitwire.wire import NO_CONST, Member
+
+#: Which error SPEC 2.7 reports first among several at one value: the shape, then the value.
+_FIRST = {"REQUIRED": 0, "TYPE": 1}
+
+
+def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(valid, invalid): every domain value and every break of every member of every version."""
+    valid, invalid = [], []
+    doc = base()
+    seen: set[str] = set()
+    for version in VERSIONS:
+        for member in wire.wire_model(DOCUMENT, version).members():
+            if member.child is not None or (member.const is not NO_CONST and member.level):
+                continue
+            key = json.dumps([member.level, member.name, dict(member.schema)], sort_keys=True, default=str)
+            if key in seen:
+                continue
+            seen.add(key)
+            tags = ["keyword", f"member:{wire.pointer(*member.level, member.name)}"]
+            for value in domain(member.schema):
+                found = _vector(doc, member, value, f"is {_show(value)}", tags)
+                if found is not None:
+                    (invalid if any(not e["valid"] for e in found["expect"].values()) else valid).append(
+                        found
+                    )
+            python = jsonschema.Draft202012Validator(dict(member.schema)).is_valid
+            for broken in breaks(member.schema):
+                # Python's re.search lets `$` match before a final newline; ECMA-262 (the spec's) does not
+                dollar = ["ecma-262-dollar"] if python(broken.value) else []
+                found = _vector(doc, member, broken.value, broken.what, [*tags, broken.keyword, *dollar])
+                if found is not None:
+                    invalid.append(found)
+    return valid, invalid
+
+
+def _vector(
+    doc: dict[str, Any], member: Member, value: Any, what: str, tags: list[str]
+) -> dict[str, Any] | None:
+    path = place(member)
+    copy = json.loads(json.dumps(doc))
+    put(copy, path, value)
+    expect = {v: _verdict(copy, v, member, value) for v in VERSIONS}
+    if any(e == "geometry" for e in expect.values()):
+        return None
+    description, blob = f"{wire.pointer(*path)} {what}", text(copy)
+    rejected = {v: e for v, e in expect.items() if e is not None}
+    return vector(description, blob, invalid=rejected, upstream=upstream_verdict(DOCUMENT, blob), tags=tags)
+
+
+def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> Any:
+    """None (valid), "geometry" (a rule JSON Schema cannot say), or the (rule, pointer) of ``version``."""
+    model = wire.wire_model(DOCUMENT, version)
+    if not model.knows(member.name, *member.level):
+        return None
+    at = list(place(member))
+    errors = [(model.rule_at(str(e.schema_path[-1]), [*at, *e.instance_path]), wire.pointer(*at, *e.instance_path))
+              for e in _validator(json.dumps(dict(model.at(at).schema), sort_keys=True)).iter_errors(value)]  # fmt: skip
+    if errors:
+        return min(errors, key=lambda e: (len(e[1]), _FIRST.get(e[0], 2), e[0]))
+    return "geometry" if semantic_violations(doc, version, DOCUMENT) else None
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(schema_json: str) -> Any:
+    if schema_json not in _VALIDATORS:
+        _VALIDATORS[schema_json] = jsonschema_rs.validator_for(json.loads(schema_json))
+    return _VALIDATORS[schema_json]
+
+
+def _show(value: Any) -> str:
+    shown = json.dumps(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."

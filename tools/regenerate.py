@@ -1,0 +1,95 @@
+"""Regenerate everything the schemas determine, in order: python tools/regenerate.py [--check].
+
+The one command after a schema change (docs/wire-model.md, "Adding an optional member"), run
+from the checkout with any interpreter that has the kit's dependencies: the tools import this
+checkout's own packages (``tools/_clone.py``), never an installed kit's. In order:
+
+1. every ``x-rule`` of every schema file has its row in ``schema/SPEC.md``;
+2. the golden vectors, with the released upstream readers' and writers' verdicts measured
+   (``build_vectors.py --measure-upstream``; needs the upstream environments,
+   ``$REFITWIRE_ENVS``), then built again so the verdicts set each vector's tier, and the
+   expected-failure entries of the released upstream follow them;
+3. the testee protocol's decoded schema from the newest release (``build_protocol.py``);
+4. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector.
+
+``--check`` writes nothing and exits 1 when any step would change a file (or a rule has no row).
+Run it again after ``refitwire schema release``: the protocol then includes the new version.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _clone
+
+TOOLS = Path(__file__).resolve().parent
+STEPS = (
+    ("the golden vectors: the released readers' and writers' verdicts", ["build_vectors.py", "--measure-upstream"]),
+    ("the golden vectors, their tiers and the upstream expected failures", ["build_vectors.py"]),
+    ("the testee protocol's decoded schema", ["build_protocol.py"]),
+    ("the coverage table", ["build_coverage.py"]),
+)  # fmt: skip
+CHECKS = (
+    ("the golden vectors and their upstream verdicts", ["build_vectors.py", "--check"]),
+    ("the testee protocol's decoded schema", ["build_protocol.py", "--check"]),
+    ("the coverage table", ["build_coverage.py", "--check"]),
+)
+
+
+def rules_without_rows() -> list[str]:
+    """``file pointer: RULE`` for each ``x-rule`` of a schema file that SPEC.md has no row for."""
+    from refitwire.compat._causes import spec_rules
+
+    schema = _clone.ROOT / "schema"
+    known = spec_rules()
+    missing = []
+    for document in sorted(
+        {p.parent.name for p in schema.glob("*/*.json")} - {"protocol", "report", "vectors"}
+    ):
+        for path in sorted((schema / document).glob("*.json")):
+            for at, rule in _rules(json.loads(path.read_text(encoding="utf-8")), ""):
+                if rule not in known:
+                    missing.append(
+                        f"{path.relative_to(_clone.ROOT)} {at}: {rule!r} has no row in schema/SPEC.md"
+                    )
+    return missing
+
+
+def _rules(node: Any, at: str) -> Iterator[tuple[str, str]]:
+    from refitwire.wire import join
+
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "x-rule":
+                yield join(at, key), str(value)
+            else:
+                yield from _rules(value, join(at, key))
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            yield from _rules(value, join(at, n))
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    missing = rules_without_rows()
+    for line in missing:
+        print(line, file=sys.stderr)
+    if missing:
+        print("add a row to schema/SPEC.md for each rule (section 2), then run this again", file=sys.stderr)
+        return 1
+    for what, step in CHECKS if check else STEPS:
+        print(f"== {what}: python tools/{' '.join(step)}", flush=True)
+        done = subprocess.run([sys.executable, str(TOOLS / step[0]), *step[1:]], cwd=_clone.ROOT)
+        if done.returncode != 0:
+            print(f"tools/{step[0]} failed (exit {done.returncode})", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
