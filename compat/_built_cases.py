@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire.compat._results import RECOMMENDED, REQUIRED
-from refitwire.engine import MAX_BLOB_BYTES, SPEC_VERSIONS, knows
+from refitwire.engine import MAX_BLOB_BYTES, knows
 from refitwire.wire import Registry
 
 

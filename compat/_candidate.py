@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -140,15 +140,6 @@ class Candidate:
                 if value is not _NOTHING:
                     found.append((path, member.name, value))
         return found
-
-
-def _objects_with_paths(document: Any, level: tuple[str, ...]) -> list[tuple[dict[str, Any], str]]:
-    """Every object of ``level`` in ``document`` with its JSON pointer."""
-    found: list[tuple[Any, str]] = [(document, "")]
-    for name in level:
-        found = [(item, join(at, name, n)) for obj, at in found if isinstance(obj, dict)
-                 for n, item in enumerate(obj.get(name) or [])]  # fmt: skip
-    return [(obj, at) for obj, at in found if isinstance(obj, dict)]
 
 
 def _bare(subschema: Any) -> Any:

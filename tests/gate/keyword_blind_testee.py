@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire import SPEC_VERSIONS
+from refitwire import SPEC_VERSIONS, wire
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.testees.reference import answer
-from refitwire import wire
 from refitwire.wire import compile_model
 
 KEYWORD, SCHEMA_DIR, VERSION = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
