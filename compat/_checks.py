@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.compat import _cases
+from refitwire.compat import _cases, _forms
 from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
 from refitwire.compat._causes import byte_cause, named_rules
+from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
     NO_POINTER,
@@ -120,8 +121,11 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
     if unusable:
         yield unusable
         return
+    repeated = first_repeated_name(case.blob)  # SPEC 2.1: a reader MAY reject it, at that pointer
     if expect["valid"]:
-        allowed = expect.get("or_reject")
+        allowed = expect.get("or_reject") or (
+            {"rule": "DUPLICATE_KEYS", "pointer": repeated} if repeated is not None else None
+        )
         if isinstance(reply, Rejected) and allowed and reply.rule in (None, allowed["rule"]):
             # The spec lets a reader reject this blob (a MAY): either outcome passes; the reason
             # is checked like any rejection's.
@@ -144,6 +148,9 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
         return
     assert isinstance(reply, Rejected)
     yield Result(**base, outcome=Outcome.PASSED)
+    if repeated is not None and reply.rule == "DUPLICATE_KEYS":  # the MAY, found before every other rule
+        yield reason(case.id, r.label, reply, "DUPLICATE_KEYS", repeated)
+        return
     yield reason(case.id, r.label, reply, expect["rule"], expect["pointer"])
 
 
@@ -219,12 +226,29 @@ def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
 # -- writing ----------------------------------------------------------------------------------
 
 
-def write_vector(w: Any, case: _cases.WriteCase) -> Result:
-    base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
+def write_vector(w: Any, case: _cases.WriteCase) -> Iterator[Result]:
+    """A golden payload: the blob must keep every writer rule and carry the payload (at the
+    vector's tier: a writer bug never rests on a byte comparison), then match the golden bytes
+    (``ID:bytes``, Recommended: WRITE_FORMAT is a SHOULD)."""
+    base = {"case": case.id, "tier": case.tier, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
+    if isinstance(reply, Errored) and case.may_refuse is not None:
+        named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+        if set(named) == {case.may_refuse}:
+            yield Result(**base, outcome=Outcome.PASSED)
+            return
     if not isinstance(reply, Written):
-        return _unwritten(reply, base)
-    return bytes_result(base, reply.blob, case.blob, case.description)
+        yield _unwritten(reply, base)
+        return
+    problem = written_problem(reply.blob, w.version, None, _cases.project(case.payload, w.version))
+    if problem:
+        symptom, message = problem
+        yield failed(base, "writer", symptom, f"{case.description}: {message}")
+    else:
+        yield Result(**base, outcome=Outcome.PASSED)
+    if case.blob is not None:
+        bytes_base = {**base, "case": f"{case.id}:bytes", "tier": RECOMMENDED}
+        yield bytes_result(bytes_base, reply.blob, case.blob, case.description)
 
 
 def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: str) -> Result:
@@ -293,6 +317,12 @@ def written_problem(
     """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None."""
     try:
         document = parse(blob)
+        repeated = first_repeated_name(blob)
+        if repeated is not None:
+            return (
+                "wrote a blob breaking DUPLICATE_KEYS",
+                f"wrote the member {show_pointer(repeated)} more than once (DUPLICATE_KEYS: writers MUST NOT repeat a name)",
+            )
         if candidate:
             candidate.check(document)
         else:
@@ -310,7 +340,7 @@ def written_problem(
         )
     if candidate is None:
         decoded = to_decoded(unwrap_rendezvous_blob(blob, spec_version=version), version)
-        diff = _cases.first_difference(projected, decoded)
+        diff = _cases.first_difference(_forms.decoded_document(projected, _cases.model_of(version)), decoded)
         if diff:
             return (
                 f"blob does not carry the payload: {diff[0]}",
@@ -353,12 +383,9 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
 
 def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
     named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
-    if not named:
-        return Result(
-            **base,
-            outcome=Outcome.SKIPPED,
-            symptom=NO_REFUSAL_RULE,
-            message=f"{NO_REFUSAL_RULE} (the spec says {rule})",
+    if not named:  # WRITE_VALID: a refusal MUST report the rule; one that names none fails (and is counted)
+        return failed(
+            base, "writer", NO_REFUSAL_RULE, f"{NO_REFUSAL_RULE} (the spec says {rule}): {reply.message}"
         )
     if set(named) != {rule}:
         said = ", ".join(dict.fromkeys(named))

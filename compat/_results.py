@@ -20,7 +20,7 @@ from refitwire.wire import general_pointer, pointer, show_pointer
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
 NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
-NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: counted, not failed
+NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: failed (WRITE_VALID) and counted
 NO_DIGEST = "computes no digest"  # a testee answering skipped to digest: counted, not failed
 #: symptom -> what the summary line and the footer say of the results counted under it
 COUNTED = {

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
+from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes, _write_unknown
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import REQUIRED, Outcome, Result
@@ -177,11 +177,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 {cid: candidate.exercise(p) for cid, p in conformed.items()} if candidate else conformed
             )
         if alone(w):
-            yield from settle(
-                [_checks.write_vector(w, c) for c in _cases.write_cases() if c.spec_version == w.version],
-                w,
-                "writer",
-            )
+            golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
+            for case in golden + list(_write_unknown.unknown_member_cases(w.version)):
+                yield from settle(_checks.write_vector(w, case), w, "writer")
             refusals = _built_cases.refusal_cases(w.version)
             if candidate is not None:  # a candidate may allow what a release refuses: only what it refuses
                 refusals = tuple(c for c in refusals if candidate.refusal_rule(c.payload) == c.rule)

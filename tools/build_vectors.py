@@ -121,8 +121,16 @@ def writer_outputs() -> list[dict[str, Any]]:
             'every writer: a null metadata_endpoint in the payload is written as "" (writers always write it)',
             blob_doc(endpoint=""),
             "1.0.0 1.1.0 1.2.0",
-            ["endpoint-default"],
+            ["endpoint-default", "upstream-writer-diverges"],
             payload={"metadata_endpoint": None},
+        ),
+        writer_vector(
+            "1.2.0 writer: replica shards (the same box twice) are each written, in order",
+            blob_doc(
+                [tensor(shards=[shard(4096), shard(8192, agent="agent-r1", device=1), shard(4096)])], step=4
+            ),
+            "1.2.0",
+            ["replicas"],
         ),
         writer_vector(
             "1.2.0 writer: empty agent metadata and endpoint",
