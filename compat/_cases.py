@@ -39,6 +39,10 @@ class ReadCase:
     expect: dict[str, dict[str, Any]]
     tier: str
 
+    def tier_for(self, version: str) -> str:
+        """The tier a reader of ``version`` is held to (each expectation states its own)."""
+        return str(self.expect.get(version, {}).get("tier", self.tier))
+
 
 @dataclass(frozen=True)
 class WriteCase:

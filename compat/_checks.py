@@ -34,6 +34,7 @@ from refitwire.compat._results import (
     Result,
     Skipped,
     Written,
+    broken_cause,
     dumps_short,
     exchange,
     general,
@@ -99,8 +100,13 @@ def read_vector(r: Any, case: _cases.ReadCase) -> Iterator[Result]:
     and pointer (case ``ID#rule``, Recommended: a wrong reason is visible, never fatal)."""
     # A candidate version must treat every released vector as its base version does.
     known = [v for v in case.expect if version_key(v) <= version_key(r.version)]
-    expect = case.expect[max(known, key=version_key)] if known else None
-    base = {"case": case.id, "tier": case.tier, "reader": r.label}
+    base_version = max(known, key=version_key) if known else None
+    expect = case.expect[base_version] if base_version else None
+    base = {
+        "case": case.id,
+        "tier": case.tier_for(base_version) if base_version else case.tier,
+        "reader": r.label,
+    }
     if expect is None:
         yield Result(**base, outcome=Outcome.SKIPPED, message=f"no expectation for spec {r.version}")
         return
@@ -196,7 +202,9 @@ def read_size(r: Any, case: SizeCase, allowance: Allowance) -> Iterator[Result]:
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
     reply = ask_read(r, case.blob, allowance.seconds)
     if isinstance(reply, Broken) and not reply.malformed:
-        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom="too slow or broken on a large blob",
+        cause = broken_cause(reply.message)
+        symptom = "too slow on a large blob" if cause == "no reply in time" else f"{cause} on a large blob"
+        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom=symptom,
                      message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
         return
     if case.valid:

@@ -21,6 +21,7 @@ from refitwire.compat._results import (
     Outcome,
     Result,
     Written,
+    broken_cause,
     dumps_short,
     exchange,
 )
@@ -46,7 +47,7 @@ def unknown_command(who: Any) -> Result:
             **base,
             outcome=Outcome.ERRORED,
             fault="reader",
-            symptom="no answer to an unknown command (the protocol says: answer skipped)",
+            symptom=f"{broken_cause(str(exc))} to an unknown command (the protocol says: answer skipped)",
             message=f"sent {UNKNOWN_COMMAND!r}: {exc}; stderr: {tail}",
         )
     try:

@@ -169,6 +169,24 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
 
 
+#: What broke an exchange, by the words the testee driver's error starts with -> a headline.
+_CAUSES = (
+    ("none so far", "no reply at all (a testee must flush stdout after each line)"),
+    ("no reply within", "no reply in time"),
+    ("reply is not JSON", "a reply line that is not JSON (stdout carries protocol lines only)"),
+    ("reply is not a JSON object", "a reply that is not a JSON object"),
+    ("the testee exited", "the testee exited"),
+    ("reply has seq", "a reply with another seq"),
+    ("over the line limit", "a reply line over the line limit"),
+)
+
+
+def broken_cause(message: str) -> str:
+    """The headline of a broken exchange: what the testee did, not what the case was about (a
+    non-JSON line is never "too slow", an unflushed handshake never just "failed")."""
+    return next((cause for words, cause in _CAUSES if words in message), "protocol broken")
+
+
 def exchange(testee: Any, message: dict[str, Any], timeout_s: float | None = None) -> Reply:
     """Send ``message`` and classify the answer; a failed exchange is :class:`Broken`."""
     try:

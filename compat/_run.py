@@ -19,7 +19,7 @@ from typing import Any
 from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes, _write_unknown
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import REQUIRED, Outcome, Result
+from refitwire.compat._results import REQUIRED, Outcome, Result, broken_cause
 from refitwire.compat._testee import Identity, Testee
 from refitwire.engine import SPEC_VERSIONS
 
@@ -93,7 +93,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
             identity = testee.start()
         except (ProtocolError, OSError) as exc:
             tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
-            why, symptom = f"{exc}; stderr: {tail}", "handshake failed"
+            why, symptom = f"{exc}; stderr: {tail}", f"handshake failed: {broken_cause(str(exc))}"
         else:
             unknown = _unknown_version(identity.spec_version, plan.schema_dir)
             if unknown is None:
