@@ -14,9 +14,11 @@ import sys
 from typing import Any
 
 import _vector_upstream
+from _vector_alias import alias_vectors
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
 from _vector_dimensions import precedence_vectors as cross_stage_vectors
+from _vector_grammar import grammar_vectors
 from _vector_invalid import invalid_vectors
 from _vector_kit import (
     D1,
@@ -32,6 +34,7 @@ from _vector_kit import (
     writer_vector,
 )
 from _vector_model import literal_vectors, type_vectors
+from _vector_stages import stage_pair_vectors
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -289,8 +292,12 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     literal_valid, literal_invalid = literal_vectors()
     dtype_valid, dtype_invalid = dtype_vectors()
     span_valid, span_invalid = arithmetic_vectors()
-    valid = literal_valid + dtype_valid + span_valid
-    invalid = literal_invalid + type_vectors() + near_miss_vectors() + dtype_invalid + span_invalid
+    alias_valid, alias_invalid = alias_vectors()
+    valid = literal_valid + dtype_valid + span_valid + alias_valid
+    invalid = (
+        literal_invalid + type_vectors() + near_miss_vectors() + dtype_invalid + span_invalid + alias_invalid
+    )
+    invalid += grammar_vectors() + stage_pair_vectors()  # the JSON text; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)
