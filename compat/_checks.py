@@ -82,7 +82,7 @@ def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
         symptom = reply.symptom or (
             f"malformed reply at {show_pointer(general(reply.pointer or ''))}"
             if reply.malformed
-            else "protocol broken"
+            else broken_cause(reply.message)
         )
         return Result(**base, outcome=outcome, message=reply.message, symptom=symptom, fault=fault)
     return None
