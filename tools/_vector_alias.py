@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from _vector_model import bad, base, get, good, integer_places, knowing, put, text
+from _vector_model import RAW, bad, base, get, good, integer_places, knowing, put, text
 from refitwire import wire
 
 #: The widths a reader may keep an integer in, and the first integer a double cannot hold.
@@ -63,3 +63,33 @@ def alias_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 invalid.append(bad(f"{at} is {alias}: {what}, out of range", text(copy), rule, at,
                                    knowing(member), tags))  # fmt: skip
     return valid, invalid
+
+
+def double_judged_vectors() -> list[dict[str, Any]]:
+    """A number written with a fraction or exponent is judged as the double nearest to it (SPEC
+    2.7, "Numbers"): ``v.00000000000000001`` is the double ``v`` (an integer in range, so
+    ``INTEGER_LITERAL``), and a bound of 2^53 or more written as ``bound.0`` is the double past it
+    (2^63 - 1 rounds to 2^63, 2^64 - 1 to 2^64: the range rule), never the exact decimal."""
+    found = []
+    doc = base()
+    for member, path, bounds_of in integer_places():
+        at = wire.pointer(*path)
+        tags = ["integer-literal", "double-judged", f"member:{wire.pointer(*member.level, member.name)}"]
+        rule = bounds_of.rule or member.item_rule() or "SCHEMA"
+        value = get(doc, path)
+
+        def blob(raw: str, path: tuple[str | int, ...] = path) -> bytes:
+            copy = json.loads(json.dumps(doc))
+            put(copy, path, RAW)
+            return text(copy, raw)
+
+        tiny = f"{value}.00000000000000001"
+        if float(tiny) == value:  # the double cannot hold the fraction (0 can: 1e-17 is a double)
+            found.append(bad(f"{at} written as {tiny} (as a double, the integer {value}: INTEGER_LITERAL)",
+                             blob(tiny), "INTEGER_LITERAL", at, knowing(member), tags))  # fmt: skip
+        high = bounds_of.bounds[1]
+        if high is not None and high >= DOUBLE_EXACT:
+            assert float(high) > high  # rounds past the bound
+            found.append(bad(f"{at} written as {high}.0 (as a double, {int(float(high))}: past the maximum)",
+                             blob(f"{high}.0"), rule, at, knowing(member), tags))  # fmt: skip
+    return found

@@ -219,8 +219,10 @@ def version_tier(
     version does not know renamed (``as_read_by``), so a value only a newer reader checks (1e400 as
     ``publisher_step``) is held to what upstream does in an unknown member (Recommended when it
     accepts it there), never to what it does in a member it knows."""
-    if version_key(version) >= version_key(UPSTREAM_READS) or expect[version]["valid"]:
+    if version_key(version) >= version_key(UPSTREAM_READS):
         return tier_of(expect, upstream, tags)
+    if expect[version]["valid"]:  # reading a valid blob (ignoring what it does not know) is a MUST
+        return "recommended" if {"upstream-diverges", "limits"} & set(tags) else "required"
     import _vector_upstream
 
     seen = as_read_by(version, blob)

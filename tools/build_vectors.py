@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import _vector_upstream
-from _vector_alias import alias_vectors
+from _vector_alias import alias_vectors, double_judged_vectors
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
 from _vector_dimensions import precedence_vectors as cross_stage_vectors
@@ -297,7 +297,9 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     invalid = (
         literal_invalid + type_vectors() + near_miss_vectors() + dtype_invalid + span_invalid + alias_invalid
     )
-    invalid += grammar_vectors() + stage_pair_vectors()  # the JSON text; two breaks in one object
+    invalid += (
+        grammar_vectors() + stage_pair_vectors() + double_judged_vectors()
+    )  # the JSON text; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)
