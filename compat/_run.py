@@ -178,8 +178,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             )
         if alone(w):
             golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
-            for case in golden + list(_write_unknown.unknown_member_cases(w.version)):
-                yield from settle(_checks.write_vector(w, case), w, "writer")
+            for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version)):
+                yield from settle(_checks.write_vector(w, golden_case), w, "writer")
             refusals = _built_cases.refusal_cases(w.version)
             if candidate is not None:  # a candidate may allow what a release refuses: only what it refuses
                 refusals = tuple(c for c in refusals if candidate.refusal_rule(c.payload) == c.rule)
