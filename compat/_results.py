@@ -171,7 +171,6 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
 
 #: What broke an exchange, by the words the testee driver's error starts with -> a headline.
 _CAUSES = (
-    ("gave up after", "nothing: the restarts are used up"),
     ("none so far", "no reply at all (a testee must flush stdout after each line)"),
     ("no reply within", "no reply in time"),
     ("reply is not JSON", "a reply line that is not JSON (stdout carries protocol lines only)"),
@@ -179,6 +178,7 @@ _CAUSES = (
     ("the testee exited", "the testee exited"),
     ("reply has seq", "a reply with another seq"),
     ("over the line limit", "a reply line over the line limit"),
+    ("gave up after", "nothing: the restarts are used up"),  # last: the cause that used them up wins
 )
 
 
