@@ -228,3 +228,15 @@ def _dedups(request: Reply, reply: Reply) -> Reply | None:
             t["shards"] = kept
 
     return _rewrite(reply, dedup)
+
+
+@fault("garbage-on-large-blobs")
+def _garbage_large(request: Reply, reply: Reply) -> Reply | None:
+    """Prints a log line to stdout instead of answering a read of a blob over 8 MiB."""
+    if request.get("cmd") == "read" and len(request.get("blob_b64", "")) > 8 << 20:
+        import sys
+
+        sys.stdout.write("loaded the large table\n")
+        sys.stdout.flush()
+        return None
+    return reply

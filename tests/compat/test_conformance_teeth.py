@@ -147,7 +147,7 @@ def bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
 @pytest.fixture(scope="module")
 def limit_bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
     return run(
-        [*LIMIT_CATCHES, "none", "garbage-output"],
+        [*LIMIT_CATCHES, "none", "garbage-on-large-blobs"],
         limits=True,
         tmp=tmp_path_factory.mktemp("limits"),
         examples=0,
@@ -200,7 +200,7 @@ def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
 
 
 def test_a_non_json_line_on_a_large_blob_is_not_called_slow(limit_bank: _report.Report) -> None:
-    hit = caught(limit_bank, "garbage-output", "size:at-limit")
+    hit = caught(limit_bank, "garbage-on-large-blobs", "size:at-limit")
     assert (
         hit.symptom == "a reply line that is not JSON (stdout carries protocol lines only) on a large blob"
     ), hit
