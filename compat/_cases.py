@@ -38,6 +38,10 @@ class ReadCase:
     expect: dict[str, dict[str, Any]]
     tier: str
 
+    def tier_for(self, version: str) -> str:
+        """The tier a reader of ``version`` is held to (each expectation states its own)."""
+        return str(self.expect.get(version, {}).get("tier", self.tier))
+
 
 @dataclass(frozen=True)
 class WriteCase:
@@ -48,6 +52,11 @@ class WriteCase:
     spec_version: str
     payload: dict[str, Any]
     blob: bytes
+    # The writer rules and the payload carried are Required (SPEC 7), except where the released
+    # writers write this payload otherwise (tag ``upstream-writer-diverges``); bytes are Recommended.
+    tier: str = REQUIRED
+    # The rule a writer may refuse the payload with instead of writing it (None: it must write it).
+    may_refuse: str | None = None
 
 
 @functools.cache
@@ -84,6 +93,7 @@ def write_cases() -> tuple[WriteCase, ...]:
             w["spec_version"],
             w["payload"],
             blob_of(v),
+            RECOMMENDED if "upstream-writer-diverges" in v["tags"] else REQUIRED,
         )
         for v in vectors()
         for w in v.get("written_by", [])
@@ -119,7 +129,7 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
     and pointer with indices generalised, so one bug at many places groups as one.
     """
     if type(expected) is not type(got):
-        kind = "missing" if got is None else "wrong type"
+        kind = "null" if got is None else "wrong type"  # present as null: "missing" would mislead
         return (f"{kind} at {show_pointer(general(at))}",
                 f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}")  # fmt: skip
     if isinstance(expected, dict):

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.compat import _cases
+from refitwire.compat import _cases, _forms
 from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
 from refitwire.compat._causes import byte_cause, named_rules
+from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._protocol import read, write
 from refitwire.compat._results import (
     NO_POINTER,
@@ -33,6 +34,7 @@ from refitwire.compat._results import (
     Result,
     Skipped,
     Written,
+    broken_cause,
     dumps_short,
     exchange,
     general,
@@ -80,7 +82,7 @@ def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
         symptom = reply.symptom or (
             f"malformed reply at {show_pointer(general(reply.pointer or ''))}"
             if reply.malformed
-            else "protocol broken"
+            else broken_cause(reply.message)
         )
         return Result(**base, outcome=outcome, message=reply.message, symptom=symptom, fault=fault)
     return None
@@ -98,8 +100,13 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
     and pointer (case ``ID#rule``, Recommended: a wrong reason is visible, never fatal)."""
     # A candidate version must treat every released vector as its base version does.
     known = [v for v in case.expect if version_key(v) <= version_key(r.version)]
-    expect = case.expect[max(known, key=version_key)] if known else None
-    base = {"case": case.id, "tier": case.tier, "reader": r.label}
+    base_version = max(known, key=version_key) if known else None
+    expect = case.expect[base_version] if base_version else None
+    base = {
+        "case": case.id,
+        "tier": case.tier_for(base_version) if base_version else case.tier,
+        "reader": r.label,
+    }
     if expect is None:
         yield Result(**base, outcome=Outcome.SKIPPED, message=f"no expectation for spec {r.version}")
         return
@@ -120,8 +127,11 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
     if unusable:
         yield unusable
         return
+    repeated = first_repeated_name(case.blob)  # SPEC 2.1: a reader MAY reject it, at that pointer
     if expect["valid"]:
-        allowed = expect.get("or_reject")
+        allowed = expect.get("or_reject") or (
+            {"rule": "DUPLICATE_KEYS", "pointer": repeated} if repeated is not None else None
+        )
         if isinstance(reply, Rejected) and allowed and reply.rule in (None, allowed["rule"]):
             # The spec lets a reader reject this blob (a MAY): either outcome passes; the reason
             # is checked like any rejection's.
@@ -144,6 +154,9 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
         return
     assert isinstance(reply, Rejected)
     yield Result(**base, outcome=Outcome.PASSED)
+    if repeated is not None and reply.rule == "DUPLICATE_KEYS":  # the MAY, found before every other rule
+        yield reason(case.id, r.label, reply, "DUPLICATE_KEYS", repeated)
+        return
     yield reason(case.id, r.label, reply, expect["rule"], expect["pointer"])
 
 
@@ -191,7 +204,9 @@ def read_size(
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
     reply = ask_read(r, case.blob, allowance.seconds)
     if isinstance(reply, Broken) and not reply.malformed:
-        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom="too slow or broken on a large blob",
+        cause = broken_cause(reply.message)
+        symptom = "too slow on a large blob" if cause == "no reply in time" else f"{cause} on a large blob"
+        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom=symptom,
                      message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
         return
     if case.valid:
@@ -221,12 +236,29 @@ def read_size(
 # -- writing ----------------------------------------------------------------------------------
 
 
-def write_vector(w: Any, case: _cases.WriteCase) -> Result:
-    base = {"case": case.id, "tier": RECOMMENDED, "writer": w.label}
+def write_vector(w: Any, case: _cases.WriteCase) -> Iterator[Result]:
+    """A golden payload: the blob must keep every writer rule and carry the payload (at the
+    vector's tier: a writer bug never rests on a byte comparison), then match the golden bytes
+    (``ID:bytes``, Recommended: WRITE_FORMAT is a SHOULD)."""
+    base = {"case": case.id, "tier": case.tier, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
+    if isinstance(reply, Errored) and case.may_refuse is not None:
+        named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+        if set(named) == {case.may_refuse}:
+            yield Result(**base, outcome=Outcome.PASSED)
+            return
     if not isinstance(reply, Written):
-        return _unwritten(reply, base)
-    return bytes_result(base, reply.blob, case.blob, case.description)
+        yield _unwritten(reply, base)
+        return
+    problem = written_problem(reply.blob, w.version, None, _cases.project(case.payload, w.version))
+    if problem:
+        symptom, message = problem
+        yield failed(base, "writer", symptom, f"{case.description}: {message}")
+    else:
+        yield Result(**base, outcome=Outcome.PASSED)
+    if case.blob is not None:
+        bytes_base = {**base, "case": f"{case.id}:bytes", "tier": RECOMMENDED}
+        yield bytes_result(bytes_base, reply.blob, case.blob, case.description)
 
 
 def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: str) -> Result:
@@ -296,6 +328,12 @@ def written_problem(
     ``registry`` holds ``version`` (default: the default registry; the run's has its candidates)."""
     try:
         document = parse(blob)
+        repeated = first_repeated_name(blob)
+        if repeated is not None:
+            return (
+                "wrote a blob breaking DUPLICATE_KEYS",
+                f"wrote the member {show_pointer(repeated)} more than once (DUPLICATE_KEYS: writers MUST NOT repeat a name)",
+            )
         check(document, "rendezvous", version, registry)
     except InvalidBlob as exc:
         return (
@@ -309,7 +347,8 @@ def written_problem(
             f"wrote {violation_text(broken[0])}{_declare_hint(broken[0].rule)}",
         )
     got = unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)  # a candidate's too
-    diff = _cases.first_difference(projected, to_decoded(got, version, registry))
+    expected = _forms.decoded_document(projected, _cases.model_of(version, registry))
+    diff = _cases.first_difference(expected, to_decoded(got, version, registry))
     if diff:
         return (
             f"blob does not carry the payload: {diff[0]}",
@@ -352,12 +391,9 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
 
 def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
     named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
-    if not named:
-        return Result(
-            **base,
-            outcome=Outcome.SKIPPED,
-            symptom=NO_REFUSAL_RULE,
-            message=f"{NO_REFUSAL_RULE} (the spec says {rule})",
+    if not named:  # WRITE_VALID: a refusal MUST report the rule; one that names none fails (and is counted)
+        return failed(
+            base, "writer", NO_REFUSAL_RULE, f"{NO_REFUSAL_RULE} (the spec says {rule}): {reply.message}"
         )
     if set(named) != {rule}:
         said = ", ".join(dict.fromkeys(named))

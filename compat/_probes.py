@@ -21,6 +21,7 @@ from refitwire.compat._results import (
     Outcome,
     Result,
     Written,
+    broken_cause,
     dumps_short,
     exchange,
 )
@@ -46,7 +47,7 @@ def unknown_command(who: Any) -> Result:
             **base,
             outcome=Outcome.ERRORED,
             fault="reader",
-            symptom="no answer to an unknown command (the protocol says: answer skipped)",
+            symptom=_unanswered(broken_cause(str(exc))),
             message=f"sent {UNKNOWN_COMMAND!r}: {exc}; stderr: {tail}",
         )
     try:
@@ -64,6 +65,13 @@ def unknown_command(who: Any) -> Result:
             message=f"sent {UNKNOWN_COMMAND!r}, answered {dumps_short(reply)} ({bad}); the protocol says: skipped",
         )
     return Result(**base, outcome=Outcome.PASSED)
+
+
+def _unanswered(cause: str) -> str:
+    """The headline of an unknown command that got no usable answer: no answer, or what came."""
+    if cause.startswith("no reply"):
+        return f"no answer to an unknown command: {cause} (the protocol says: answer skipped)"
+    return f"answered an unknown command with {cause} (the protocol says: skipped)"
 
 
 def unknown_member(who: Any) -> Result | None:

@@ -183,7 +183,7 @@ def failure_lines(results: Sequence[Result], limit: int = 30) -> list[str]:
     grouped = groups(results)
     for (tier, outcome, symptom, side), members in grouped[:limit]:
         first = members[0]
-        cell = " -> ".join(x for x in (first.writer, first.reader) if x)
+        cell = " -> ".join(dict.fromkeys(x for x in (first.writer, first.reader) if x))  # one testee once
         fault = f"{side} at fault" if first.fault else f"in {cell}"
         out.append(f"{outcome.upper()} {tier} x{len(members)}: {symptom} ({fault})")
         out.append(f"    e.g. {first.case} [{cell}]: {first.message}")

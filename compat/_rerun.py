@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _built_cases, _cases, _digest, _probes, _run
+from refitwire.compat import _built_cases, _cases, _digest, _probes, _run, _write_unknown
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
 from refitwire.engine import SPEC_VERSIONS
@@ -110,6 +110,9 @@ def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] 
         if wc.id == bare:
             return wc.description, wc.payload, wc.blob
     for version in SPEC_VERSIONS:
+        for wc in _write_unknown.unknown_member_cases(version):
+            if wc.id == bare:
+                return wc.description, wc.payload, wc.blob
         for refusal in _built_cases.refusal_cases(version):
             if refusal.id == bare:
                 return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None

@@ -20,7 +20,7 @@ from refitwire.wire import general_pointer, pointer, show_pointer
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
 NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
-NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: counted, not failed
+NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: failed (WRITE_VALID) and counted
 NO_DIGEST = "computes no digest"  # a testee answering skipped to digest: counted, not failed
 #: symptom -> what the summary line and the footer say of the results counted under it
 COUNTED = {
@@ -167,6 +167,25 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Written(base64.b64decode(blob_b64, validate=True))
     except (binascii.Error, ValueError) as exc:
         return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
+
+
+#: What broke an exchange, by the words the testee driver's error starts with -> a headline.
+_CAUSES = (
+    ("none so far", "no reply at all (a testee must flush stdout after each line)"),
+    ("no reply within", "no reply in time"),
+    ("reply is not JSON", "a reply line that is not JSON (stdout carries protocol lines only)"),
+    ("reply is not a JSON object", "a reply that is not a JSON object"),
+    ("the testee exited", "the testee exited"),
+    ("reply has seq", "a reply with another seq"),
+    ("over the line limit", "a reply line over the line limit"),
+    ("gave up after", "nothing: the restarts are used up"),  # last: the cause that used them up wins
+)
+
+
+def broken_cause(message: str) -> str:
+    """The headline of a broken exchange: what the testee did, not what the case was about (a
+    non-JSON line is never "too slow", an unflushed handshake never just "failed")."""
+    return next((cause for words, cause in _CAUSES if words in message), "protocol broken")
 
 
 def exchange(testee: Any, message: dict[str, Any], timeout_s: float | None = None) -> Reply:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes
+from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes, _write_unknown
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
 from refitwire.compat._testee import Identity, Testee
 from refitwire.wire import Registry, default_registry
 
@@ -101,7 +101,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
             identity = testee.start()
         except (ProtocolError, OSError) as exc:
             tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
-            why, symptom = f"{exc}; stderr: {tail}", "handshake failed"
+            why, symptom = f"{exc}; stderr: {tail}", f"handshake failed: {broken_cause(str(exc))}"
         else:
             unknown = _unknown_version(identity.spec_version, plan.registry)
             if unknown is None:
@@ -186,11 +186,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 for cid, p in payloads.items()
             }
         if alone(w):
-            yield from settle(
-                [_checks.write_vector(w, c) for c in _cases.write_cases() if c.spec_version == w.version],
-                w,
-                "writer",
-            )
+            golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
+            for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version)):
+                yield from settle(_checks.write_vector(w, golden_case), w, "writer")
             for refusal in _built_cases.refusal_cases(w.version, plan.registry):
                 # a candidate may allow what a release refuses: it is asked only what it refuses
                 check = functools.partial(_refusal, w, refusal, candidate)

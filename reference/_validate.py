@@ -27,7 +27,7 @@ from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import PublishedTensor, as_model
 from refitwire._registry import model_validator
-from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._spec import EMPTY_WHEN_ABSENT, MAX_BLOB_BYTES
 from refitwire._table import TableShape, not_integer_literal, table_rules, table_shape
 from refitwire._typed import typed_read
 from refitwire.wire import Registry, WireModel, pointer
@@ -340,11 +340,17 @@ def writer_violations(
     document: dict[str, Any], version: str, model: WireModel | None = None, registry: Registry | None = None
 ) -> list[Violation]:
     """What a conforming writer of ``version`` must not emit, beyond an invalid blob:
-    ``null`` for an absent optional (WRITE_OMIT_ABSENT) and members it does not know
-    (WRITE_KNOWN_MEMBERS), at every level of the wire. ``document`` must already be a valid
-    blob; ``model`` is the version's (default: the one ``registry`` holds). In document order."""
+    ``null`` for an absent optional (WRITE_OMIT_ABSENT), members it does not know
+    (WRITE_KNOWN_MEMBERS), at every level of the wire, and a missing or ``null`` endpoint
+    (WRITE_ENDPOINT: always written, ``""`` when there is none). ``document`` must already be a
+    valid blob; ``model`` is the version's (default: the one ``registry`` holds). In document order."""
     model = model or wire.wire_model("rendezvous", version, registry)
     found: list[Violation] = []
+    if EMPTY_WHEN_ABSENT in model.top and document.get(EMPTY_WHEN_ABSENT) is None:
+        # Not WRITE_OMIT_ABSENT: this optional is never omitted, "" stands for none.
+        detail = 'always written; "" when there is none'
+        value = document.get(EMPTY_WHEN_ABSENT)
+        found.append(Violation("WRITE_ENDPOINT", pointer(EMPTY_WHEN_ABSENT), value, detail))
 
     def visit(obj: Any, level: tuple[str, ...], at: tuple[str | int, ...]) -> None:
         declared = model.levels[level]
@@ -352,7 +358,7 @@ def writer_violations(
             if name not in declared:
                 detail = f"a {version} writer does not know {name!r}"
                 found.append(Violation("WRITE_KNOWN_MEMBERS", pointer(*at, name), value, detail))
-            elif value is None and not declared[name].required:
+            elif value is None and not declared[name].required and (level, name) != ((), EMPTY_WHEN_ABSENT):
                 detail = "an absent optional member is omitted, not null"
                 found.append(Violation("WRITE_OMIT_ABSENT", pointer(*at, name), None, detail))
             elif (child := declared[name].child) is not None and isinstance(value, (list, tuple)):

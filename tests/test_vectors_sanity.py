@@ -130,6 +130,27 @@ def test_each_vector_states_the_tier_its_upstream_verdict_gives() -> None:
         assert v["tier"] == ("recommended" if lenient else "required"), v["description"]
 
 
+def test_each_expectation_states_the_tier_of_its_reader_version() -> None:
+    """Upstream's own version keeps the vector's tier; an older version's tier follows what upstream
+    does with the members that version does not know made unknown: a value only a newer reader
+    checks (1e400 as publisher_step) is Recommended for the older readers, as NaN in an unknown
+    member is, and stays Required for the newer ones."""
+    from refitwire.compat.upstream.adapter_testee import SPEC_VERSION
+
+    for v in VECTORS_LIST:
+        assert v["expect"][SPEC_VERSION]["tier"] == v["tier"], v["description"]
+        for version, outcome in v["expect"].items():
+            if outcome["valid"] and not {"upstream-diverges", "limits"} & set(v["tags"]):
+                assert outcome["tier"] == "required", (v["description"], version)
+    (step,) = [
+        v for v in VECTORS_LIST if v["description"] == "/publisher_step written as 1e400 (overflows a double)"
+    ]
+    assert {k: o["tier"] for k, o in step["expect"].items()} == {
+        "1.0.0": "recommended", "1.1.0": "recommended", "1.2.0": "required"}  # fmt: skip
+    (unknown,) = [v for v in VECTORS_LIST if v["description"].startswith("NaN in an unknown member")]
+    assert {o["tier"] for o in unknown["expect"].values()} == {"recommended"}
+
+
 def spec_rows(rule: str) -> list[str]:
     """The SPEC.md table rows that name ``rule`` (its own row first)."""
     rows = [line for line in SPEC.splitlines() if line.startswith("|") and f"`{rule}`" in line]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,8 @@ def vector(
     v["expect"] = expect
     v["upstream"] = upstream
     v["tier"] = tier_of(expect, upstream, tags or [])
+    for version, outcome in expect.items():  # the tier a reader of that version is held to
+        outcome["tier"] = version_tier(version, expect, upstream, tags or [], document, blob)
     v["spec"] = spec_of(invalid, tags or [], or_reject)
     v["writer_conformant"] = writer_conformant and not invalid
     if written_by:  # the writers of these versions, given the decoded payload, emit exactly `blob`
@@ -200,6 +203,37 @@ def tier_of(expect: dict[str, Any], upstream: str, tags: list[str]) -> str:
     that declare the member, so a reader of such a version that accepts it fails the run."""
     lenient_upstream = upstream == "accepts" and not expect[UPSTREAM_READS]["valid"]
     return "recommended" if lenient_upstream or {"upstream-diverges", "limits"} & set(tags) else "required"
+
+
+def as_read_by(version: str, blob: bytes) -> bytes:
+    """``blob`` with the member names ``version`` does not know, and the released upstream
+    readers' version does, renamed to names nobody knows: what the upstream readers must do
+    with the blob when they read it as a ``version`` reader would (ignore those members)."""
+    later = [m for m in ADDED_IN if knows(UPSTREAM_READS, m) and not knows(version, m)]
+    for member in later:
+        blob = re.sub(rb'"(' + re.escape(member.encode()) + rb')"(\s*:)', rb'"unknown_\1"\2', blob)
+    return blob
+
+
+def version_tier(
+    version: str, expect: dict[str, Any], upstream: str, tags: list[str], document: str, blob: bytes
+) -> str:
+    """SPEC section 7 per reader version: Required is what the spec MUSTs of that version's
+    readers and every released upstream reader does *when asked the same*. The released readers
+    read at ``UPSTREAM_READS``; for an older version they are asked the blob with the members that
+    version does not know renamed (``as_read_by``), so a value only a newer reader checks (1e400 as
+    ``publisher_step``) is held to what upstream does in an unknown member (Recommended when it
+    accepts it there), never to what it does in a member it knows."""
+    if version_key(version) >= version_key(UPSTREAM_READS):
+        return tier_of(expect, upstream, tags)
+    if expect[version]["valid"]:  # reading a valid blob (ignoring what it does not know) is a MUST
+        return "recommended" if {"upstream-diverges", "limits"} & set(tags) else "required"
+    import _vector_upstream
+
+    seen = as_read_by(version, blob)
+    verdict = upstream if seen == blob else _vector_upstream.upstream_verdict(document, seen)
+    lenient = verdict == "accepts"
+    return "recommended" if lenient or {"upstream-diverges", "limits"} & set(tags) else "required"
 
 
 def writer_vector(

@@ -100,11 +100,13 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
 
 
 def table() -> tuple[str, list[tuple[str, str]]]:
+    from _coverage_musts import must_rows
     from _vector_kit import OUT
 
     vectors = [v for name in ("legal-forms.json", "invalid.json")
                for v in json.loads((OUT / name).read_text(encoding="utf-8"))["vectors"]]  # fmt: skip
     cells, found = required_cells(), covering(vectors)
+    spec = (ROOT / "schema" / "SPEC.md").read_text(encoding="utf-8")
     empty = [key for key in cells if not found.get(key)]
     lines = [
         "# Conformance coverage",
@@ -125,7 +127,24 @@ def table() -> tuple[str, list[tuple[str, str]]]:
         lines.append(f"| `{rule}` | `{at}` | {about} | {len(ids)}: {' '.join(ids) if ids else '**none**'} |")
     lines += ["", "Covered elsewhere:", ""]
     lines += [f"- `{rule}`: {where}" for rule, where in ELSEWHERE.items()]
-    return "\n".join(lines) + "\n", empty
+    rules = set(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", spec, flags=re.M))
+    written = json.loads((OUT / "writer-output.json").read_text(encoding="utf-8"))["vectors"]
+    must, gaps = must_rows(written + vectors, rules)
+    lines += [
+        "",
+        "## Every MUST",
+        "",
+        "Each MUST and MUST NOT sentence of SPEC.md and compat/IMPLEMENTERS.md (read from the text;",
+        "its ID is the document, its rule or section, and a hash of its words), the rules it",
+        "concerns, and the cases that fail an implementation that breaks it: on the read side the",
+        "vectors that expect the rule, on the write side the refusals of it and the golden payloads",
+        "whose written blob is checked for it. A sentence with no case fails `--check`.",
+        "",
+        f"{len(must) - 2} sentences, {len(must) - 2 - len(gaps)} with cases.",
+        "",
+        *must,
+    ]
+    return "\n".join(lines) + "\n", empty + [("MUST", gap) for gap in gaps]
 
 
 def main(argv: list[str]) -> int:
@@ -138,7 +157,7 @@ def main(argv: list[str]) -> int:
         _clone.writable()
         DOC.write_text(text, encoding="utf-8")
     for rule, at in empty:
-        print(f"no vector covers {rule} at {at}")
+        print(f"no case covers the sentence {at}" if rule == "MUST" else f"no vector covers {rule} at {at}")
     return 1 if empty else 0
 
 

@@ -15,9 +15,11 @@ from typing import Any
 
 import _clone
 import _vector_upstream
+from _vector_alias import alias_vectors, double_judged_vectors
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
 from _vector_dimensions import precedence_vectors as cross_stage_vectors
+from _vector_grammar import grammar_vectors
 from _vector_invalid import invalid_vectors
 from _vector_keywords import keyword_vectors
 from _vector_kit import (
@@ -34,6 +36,7 @@ from _vector_kit import (
     writer_vector,
 )
 from _vector_model import literal_vectors, type_vectors
+from _vector_stages import stage_pair_vectors
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -112,8 +115,15 @@ def writer_outputs() -> list[dict[str, Any]]:
         writer_vector(
             'a null metadata_endpoint in the payload is written as "" (writers always write it)',
             blob_doc(endpoint=""),
-            ["endpoint-default"],
+            ["endpoint-default", "upstream-writer-diverges"],
             payload={"metadata_endpoint": None},
+        ),
+        writer_vector(
+            "replica shards (the same box twice) are each written, in order",
+            blob_doc(
+                [tensor(shards=[shard(4096), shard(8192, agent="agent-r1", device=1), shard(4096)])], step=4
+            ),
+            ["replicas"],
         ),
         writer_vector(
             "empty agent metadata and endpoint",
@@ -273,7 +283,8 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     dtype_valid, dtype_invalid = dtype_vectors()
     span_valid, span_invalid = arithmetic_vectors()
     keyword_valid, keyword_invalid = keyword_vectors()
-    valid = literal_valid + dtype_valid + span_valid + keyword_valid
+    alias_valid, alias_invalid = alias_vectors()
+    valid = literal_valid + dtype_valid + span_valid + keyword_valid + alias_valid
     invalid = (
         literal_invalid
         + type_vectors()
@@ -281,7 +292,9 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + dtype_invalid
         + span_invalid
         + keyword_invalid
+        + alias_invalid
     )
+    invalid += grammar_vectors() + stage_pair_vectors() + double_judged_vectors()  # the JSON text; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)

@@ -581,6 +581,9 @@ def _ansi(request: Reply, reply: Reply) -> Reply | None:
     return _rounds(request, reply)
 
 
+from faulty_conformance import FAULTS as CONFORMANCE_FAULTS  # noqa: E402  (the grammar, writer-rule faults)
+
+FAULTS.update(CONFORMANCE_FAULTS)
 NAME = sys.argv[1] if len(sys.argv) > 1 else "none"
 TOOK = [0.0]  # seconds the reference code took for the last request
 # Block-buffered whatever PYTHONUNBUFFERED says, as a testee's stdout on a pipe usually is.

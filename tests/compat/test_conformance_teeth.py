@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from refitwire import compat
-from refitwire.compat import _cases, _render, _report, _results
+from refitwire.compat import _built_cases, _cases, _render, _report, _results, _run
 from refitwire.compat._results import Outcome, Result
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
@@ -61,12 +61,11 @@ CATCHES = {
     "literal-before-range": f"read:{vid('1e300 as addr')}#rule",
     "reports-last-violation": f"read:{vid('shape entries as strings')}#rule",
     "writes-null-step": f"write:{ONE_SHARD}@1.2.0",
-    "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
     "writes-null-digests": f"write:{ONE_SHARD}@1.2.0",
     "writes-shards-reversed": f"write:{vid('1.2.0 writer: several tensors')}@1.2.0",
-    "compact-separators": f"write:{ONE_SHARD}@1.2.0",
-    "sorted-members": f"write:{ONE_SHARD}@1.2.0",
-    "trailing-newline": f"write:{ONE_SHARD}@1.2.0",
+    "compact-separators": f"write:{ONE_SHARD}@1.2.0:bytes",
+    "sorted-members": f"write:{ONE_SHARD}@1.2.0:bytes",
+    "trailing-newline": f"write:{ONE_SHARD}@1.2.0:bytes",
     "escapes-newline-as-u000a": strings("controls"),
     "raw-del": strings("del-and-c1"),
     "escapes-slash": strings("quote-backslash-slash"),
@@ -87,6 +86,19 @@ CATCHES = {
     "rejects-unknown-request-member": "protocol:unknown-member",
     "refuses-with-wrong-rule": "refuse:",
     "rejects-without-pointer": f"read:{vid('addr is 2^64')}#rule",
+    **(
+        CONFORMANCE := {  # the classes of issue 28, each by a case whose ID no seed changes
+            "accepts-strtod-numbers": f"read:{vid('a number with a leading zero (01) in an unknown member of the top')}",
+            "decodes-utf8-leniently": f"read:{vid('an overlong 2-byte form of ' + repr('/') + ' in an unknown member of the top')}",
+            "keeps-integers-narrow": f"read:{vid('/tensors/0/shards/0/shape/0 is 4294967300')}",
+            "checks-types-before-required": f"read:{vid('/tensors: shards missing and name a JSON integer')}#rule",
+            "copies-unknown-payload-members": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0+unknown",
+            "refuses-without-a-rule": f"{_built_cases.refusal_cases('1.2.0')[0].id}#rule",
+            "omits-empty-endpoint": f"write:{vid('1.2.0 writer: empty agent metadata')}@1.2.0",
+            "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
+            "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
+        }
+    ),
 }
 LIMIT_CATCHES = {
     "accepts-oversized-blobs": "size:over-limit",
@@ -98,7 +110,13 @@ LIMIT_CATCHES = {
 LIMIT_FACTOR = 4.0
 # Also in the run: a reader that never names a rule, a testee that computes no digest (counted
 # and reported, not failures).
-REPORTED = ("none", "no-rule-given", "no-digest", "rejects-duplicate-keys")
+REPORTED = (
+    "none",
+    "no-rule-given",
+    "no-digest",
+    "rejects-duplicate-keys",
+    "rejects-duplicate-keys-at-their-place",
+)
 
 
 def label(fault: str) -> str:
@@ -133,7 +151,12 @@ SLOW_LIMITS = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def limit_bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
-    return run([*LIMIT_CATCHES, "none"], limits=True, tmp=tmp_path_factory.mktemp("limits"), examples=0)
+    return run(
+        [*LIMIT_CATCHES, "none", "garbage-on-large-blobs"],
+        limits=True,
+        tmp=tmp_path_factory.mktemp("limits"),
+        examples=0,
+    )
 
 
 def of(report: _report.Report, fault: str) -> list[Result]:
@@ -183,9 +206,19 @@ def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
 
 
 @SLOW_LIMITS
+def test_a_non_json_line_on_a_large_blob_is_not_called_slow(limit_bank: _report.Report) -> None:
+    hit = caught(limit_bank, "garbage-on-large-blobs", "size:at-limit")
+    assert (
+        hit.symptom == "a reply line that is not JSON (stdout carries protocol lines only) on a large blob"
+    ), hit
+    assert "slow" not in hit.symptom
+
+
+@SLOW_LIMITS
 def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "quadratic-in-tensors", "size:many-tensors")
     assert hit.outcome == Outcome.ERRORED and "no reply within" in hit.message, hit
+    assert hit.symptom == "too slow on a large blob", hit
     assert re.search(
         r"allowed [0-9.]+ s: 4 x the reference testee's [0-9.]+ s on this machine", hit.message
     ), hit
@@ -197,11 +230,48 @@ def test_the_correct_implementation_passes_cleanly(report: str, request: pytest.
     assert results and not [r for r in results if r.outcome.bad], [r for r in results if r.outcome.bad][:3]
 
 
-def test_a_reader_rejecting_repeated_names_as_the_spec_allows_passes_cleanly(bank: _report.Report) -> None:
-    results = of(bank, "rejects-duplicate-keys")
+@pytest.mark.parametrize("fault", ["rejects-duplicate-keys", "rejects-duplicate-keys-at-their-place"])
+def test_a_reader_rejecting_repeated_names_as_the_spec_allows_passes_cleanly(
+    bank: _report.Report, fault: str
+) -> None:
+    """Wherever a vector's text repeats a name, valid or not, the DUPLICATE_KEYS rejection passes."""
+    results = of(bank, fault)
     dup = [r for r in results if r.case.startswith(f"read:{vid('a repeated member name')}")]
     assert [r.outcome for r in dup] == [Outcome.PASSED, Outcome.PASSED], dup  # the verdict and its #rule
+    around = {f"read:{v['id']}" for v in VECTORS if v["description"].startswith("agent_name repeated around")}
+    repeated = [r for r in results if r.case.split("#")[0] in around]
+    assert repeated and all(r.outcome == Outcome.PASSED for r in repeated), repeated  # invalid vectors too
     assert not [r for r in results if r.outcome.bad], [r for r in results if r.outcome.bad][:3]
+
+
+def test_a_refusal_naming_no_rule_fails_its_reason_and_is_counted(bank: _report.Report) -> None:
+    reasons = [
+        r
+        for r in of(bank, "refuses-without-a-rule")
+        if r.case.startswith("refuse:") and r.case.endswith("#rule")
+    ]
+    assert reasons and all(
+        r.outcome == Outcome.FAILED and r.symptom == _results.NO_REFUSAL_RULE for r in reasons
+    )
+    assert bank.footer is not None and bank.footer.raw["refusal_no_rule"] >= len(reasons)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(CONFORMANCE))
+def test_each_class_is_caught_whatever_the_seed(fault: str) -> None:
+    """The case that catches each class is the same at every seed (1 to 5, five generated payloads):
+    a golden case, never one lucky payload."""
+    plan = compat.Plan([participant(fault), compat.reference()[-1]], examples=5, timeout_s=5.0,
+                       focus=[label(fault)], limits=False)  # fmt: skip
+    started, failed_to_start = _run.start_all(plan)
+    assert not failed_to_start, failed_to_start
+    try:
+        for seed in range(1, 6):
+            found = list(_run.run(dataclasses.replace(plan, seed=seed, only=CATCHES[fault]), started))
+            hits = [r for r in found if r.case == CATCHES[fault] and r.outcome.bad]
+            assert hits, (seed, [(r.case, r.outcome) for r in found])
+    finally:
+        _run.stop_all(started)
 
 
 # What the headline (the failure group's symptom) of each fault must say.
@@ -216,6 +286,12 @@ HEADLINES = {
     "rejects-without-pointer": "rejection gave no pointer",
     "root-pointer-always": 'wrong pointer for ADDR_RANGE: named "", the spec says /tensors/*/shards/*/addr',
     "writes-null-step": "wrote a blob breaking WRITE_OMIT_ABSENT",
+    "never-flushes": "handshake failed: no reply at all (a testee must flush stdout after each line)",
+    "garbage-output": "a reply line that is not JSON",
+    "omits-empty-endpoint": "wrote a blob breaking WRITE_ENDPOINT",
+    "copies-unknown-payload-members": "wrote a blob breaking WRITE_KNOWN_MEMBERS",
+    "dedups-replica-shards": "blob does not carry the payload: length differs at /tensors/*/shards",
+    "drops-step-zero": "blob does not carry the payload: null at /publisher_step",
 }
 
 
@@ -227,7 +303,9 @@ def test_a_failure_headline_says_what_went_wrong(bank: _report.Report, fault: st
 
 def test_one_cause_of_differing_bytes_is_one_group(bank: _report.Report) -> None:
     groups = {
-        r.symptom for r in of(bank, "strips-torch-prefix") if r.outcome.bad and r.case.startswith("write:")
+        r.symptom
+        for r in of(bank, "strips-torch-prefix")
+        if r.outcome.bad and r.case.startswith("write:") and r.case.endswith(":bytes")
     }
     assert len(groups) == 1, groups
 

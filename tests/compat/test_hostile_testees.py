@@ -92,3 +92,18 @@ def test_the_cases_are_errored_and_the_evidence_kept(runs: dict[str, dict[str, A
     assert f"hostile: {mode}" in kept, "the testee's stderr is lost"
     assert REASONS[mode] in kept, f"the runner does not say why ({REASONS[mode]!r})"
     assert "[refitwire] restart" in kept or mode == "mute", "the restarts are not recorded"
+
+
+# The headline of the unknown-command probe says what came back, not only that nothing useful did.
+PROBE_HEADLINES = {
+    "invalid-json": "answered an unknown command with a reply line that is not JSON",
+    "silence": "no answer to an unknown command: no reply in time",
+}
+
+
+@pytest.mark.parametrize("mode", list(PROBE_HEADLINES))
+def test_the_unknown_command_headline_says_what_came_back(runs: dict[str, dict[str, Any]], mode: str) -> None:
+    results = [
+        r for r in runs[mode]["lines"] if r["type"] == "result" and r["case"] == "protocol:unknown-command"
+    ]
+    assert results and all(PROBE_HEADLINES[mode] in r.get("symptom", "") for r in results), results

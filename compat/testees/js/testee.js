@@ -276,56 +276,86 @@ function canonicalBase64(text) {
   return true;
 }
 
-function checkStructure(doc, kind) {
-  if (has(doc, 'schema') && doc.schema !== WIRE_ID) {
-    throw new Reject('SCHEMA_ID', ['schema'], `${short(doc.schema)}: not ${WIRE_ID}`);
+// SPEC.md section 2.7: within step 3 the first violation in document order is reported, so each
+// object's members are checked in the order they are written (a repeated name where it first
+// appears, as a JavaScript object keeps it), never in the order of the schema.
+function checkMembers(obj, checks, at) {
+  for (const name of Object.keys(obj)) {
+    if (has(checks, name)) checks[name](obj, at);
   }
-  required(doc, kind, []);
-  if (kind === 'rendezvous') {
-    string(doc, 'agent_name', []);
-    string(doc, 'metadata_endpoint', [], true);
-    string(doc, 'agent_meta_b64', []);
+}
+
+const TOP_CHECKS = {
+  agent_name: (doc, at) => string(doc, 'agent_name', at),
+  metadata_endpoint: (doc, at) => string(doc, 'metadata_endpoint', at, true),
+  agent_meta_b64: (doc, at) => {
+    string(doc, 'agent_meta_b64', at);
     if (!isBase64(doc.agent_meta_b64)) {
       throw new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: not base64`);
     }
     if (!canonicalBase64(doc.agent_meta_b64)) {  // the pad bits: step 4
       later(new Reject('AGENT_META_BASE64', ['agent_meta_b64'], `${short(doc.agent_meta_b64)}: pad bits are not zero`));
     }
-  }
-  if (!Array.isArray(doc.tensors)) throw new Reject('TYPE', ['tensors'], `${short(doc.tensors)}: tensors is an array`);
-  doc.tensors.forEach((tensor, t) => {
-    const at = ['tensors', t];
-    required(tensor, 'tensor', at);
-    string(tensor, 'name', at);
+  },
+  tensors: (doc) => {
+    if (!Array.isArray(doc.tensors)) throw new Reject('TYPE', ['tensors'], `${short(doc.tensors)}: tensors is an array`);
+    doc.tensors.forEach((tensor, t) => checkTensor(tensor, ['tensors', t]));
+  },
+  publisher_step: (doc) => {
+    if (doc.publisher_step !== null) integer(doc.publisher_step, ['publisher_step'], 'STEP_RANGE', 0n, I63);
+  },
+};
+const TABLE_CHECKS = { tensors: TOP_CHECKS.tensors };
+
+const TENSOR_CHECKS = {
+  name: (tensor, at) => string(tensor, 'name', at),
+  dtype: (tensor, at) => {
     string(tensor, 'dtype', at);
     if (!DTYPE_LABEL.test(tensor.dtype)) {
       throw new Reject('DTYPE_LABEL', [...at, 'dtype'], `${short(tensor.dtype)}: not a dtype label`);
     }
-    integer(tensor.elsize, [...at, 'elsize'], 'ELSIZE_RANGE', 1n, 65n);
-    sizes(tensor, 'full_shape', at);
+  },
+  elsize: (tensor, at) => integer(tensor.elsize, [...at, 'elsize'], 'ELSIZE_RANGE', 1n, 65n),
+  full_shape: (tensor, at) => sizes(tensor, 'full_shape', at),
+  shards: (tensor, at) => {
     if (!Array.isArray(tensor.shards)) {
       throw new Reject('TYPE', [...at, 'shards'], `${short(tensor.shards)}: shards is an array`);
     }
     tensor.shards.forEach((shard, s) => checkShard(shard, [...at, 'shards', s]));
-  });
-  const step = has(doc, 'publisher_step') ? doc.publisher_step : null;
-  if (kind === 'rendezvous' && step !== null) integer(step, ['publisher_step'], 'STEP_RANGE', 0n, I63);
+  },
+};
+
+const SHARD_CHECKS = {
+  agent_name: (shard, at) => string(shard, 'agent_name', at),
+  device_id: (shard, at) => integer(shard.device_id, [...at, 'device_id'], 'DEVICE_ID_RANGE', 0n, I31),
+  addr: (shard, at) => integer(shard.addr, [...at, 'addr'], 'ADDR_RANGE', 0n, U64),
+  shard_offset: (shard, at) => sizes(shard, 'shard_offset', at),
+  shape: (shard, at) => sizes(shard, 'shape', at),
+  digest: (shard, at) => {
+    if (shard.digest === null) return;
+    string(shard, 'digest', at);
+    if (!DIGEST.test(shard.digest)) {
+      throw new Reject('DIGEST_FORMAT', [...at, 'digest'], `${short(shard.digest)}: not 32 lowercase hex digits`);
+    }
+  },
+};
+
+function checkStructure(doc, kind) {
+  if (has(doc, 'schema') && doc.schema !== WIRE_ID) {
+    throw new Reject('SCHEMA_ID', ['schema'], `${short(doc.schema)}: not ${WIRE_ID}`);
+  }
+  required(doc, kind, []);
+  checkMembers(doc, kind === 'rendezvous' ? TOP_CHECKS : TABLE_CHECKS, []);
+}
+
+function checkTensor(tensor, at) {
+  required(tensor, 'tensor', at);
+  checkMembers(tensor, TENSOR_CHECKS, at);
 }
 
 function checkShard(shard, at) {
   required(shard, 'shard', at);
-  string(shard, 'agent_name', at);
-  integer(shard.device_id, [...at, 'device_id'], 'DEVICE_ID_RANGE', 0n, I31);
-  integer(shard.addr, [...at, 'addr'], 'ADDR_RANGE', 0n, U64);
-  sizes(shard, 'shard_offset', at);
-  sizes(shard, 'shape', at);
-  const digest = has(shard, 'digest') ? shard.digest : null;
-  if (digest !== null) {
-    string(shard, 'digest', at);
-    if (!DIGEST.test(digest)) {
-      throw new Reject('DIGEST_FORMAT', [...at, 'digest'], `${short(digest)}: not 32 lowercase hex digits`);
-    }
-  }
+  checkMembers(shard, SHARD_CHECKS, at);
 }
 
 function checkGeometry(doc) {

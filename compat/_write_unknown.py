@@ -1,0 +1,57 @@
+"""Write payloads that carry members the writer's version does not know (WRITE_KNOWN_MEMBERS).
+
+Each golden writer payload again, with one member no version of the writer's model declares
+added to every object of every level (the top, each tensor, each shard): what a newer reader's
+decoded form looks like to an older writer. The writer must write exactly what it writes without
+them (the same rules, the same payload carried, the same bytes) or refuse the payload naming
+``WRITE_KNOWN_MEMBERS``; a writer that copies payload members into the blob fails
+``WRITE_KNOWN_MEMBERS`` on the written-blob check, whatever the seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+from typing import Any
+
+from refitwire.compat import _cases, _forms
+
+__all__ = ["unknown_member_cases"]
+
+#: What the unknown members hold: a nested value of every JSON kind, as a future member might.
+_VALUE: Any = {"nested": [1, {"deep": None}], "text": "x", "n": 2**70, "flag": True}
+
+
+def _unknown_name(declared: set[str], level: tuple[str, ...]) -> str:
+    """A member name the level does not declare (so it stays unknown for a candidate too)."""
+    name = "future_" + (level[-1] if level else "top")
+    while name in declared:
+        name += "_"
+    return name
+
+
+def with_unknown_members(payload: dict[str, Any], version: str) -> dict[str, Any]:
+    model = _cases.model_of(version)
+    out = copy.deepcopy(payload)
+    for path, level in model.levels.items():
+        name = _unknown_name({m.name for m in level.members}, path)
+        for obj in _forms.objects_at(out, model, path):
+            obj[name] = copy.deepcopy(_VALUE)
+    return out
+
+
+@functools.cache
+def unknown_member_cases(version: str) -> tuple[_cases.WriteCase, ...]:
+    """``write:ID@V+unknown`` for each golden writer case of ``version``."""
+    return tuple(
+        dataclasses.replace(
+            case,
+            id=f"{case.id}+unknown",
+            description=f"{case.description}, with a member {version} does not know in every object",
+            payload=with_unknown_members(case.payload, version),
+            may_refuse="WRITE_KNOWN_MEMBERS",  # refusing what it cannot write is as good as dropping it
+        )
+        for case in _cases.write_cases()
+        if case.spec_version == version
+    )
