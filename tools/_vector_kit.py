@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import wire
-from refitwire._spec import WIRE_SCHEMA_ID
+from refitwire._spec import ADDED_IN, WIRE_SCHEMA_ID, knows
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
+from refitwire.wire import version_key
 
 #: Every version a vector states an expectation for: the released ones, then any candidate
 #: (a schema file the index does not list yet), so a candidate's new members get their vectors.

@@ -294,7 +294,9 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + keyword_invalid
         + alias_invalid
     )
-    invalid += grammar_vectors() + stage_pair_vectors() + double_judged_vectors()  # the JSON text; two breaks in one object
+    invalid += (
+        grammar_vectors() + stage_pair_vectors() + double_judged_vectors()
+    )  # the JSON text; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)
