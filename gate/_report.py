@@ -64,8 +64,12 @@ def _directions(finding: Finding) -> str:
     return ", ".join(f"{DIRECTION_TEXT[d]} ({d})" for d in finding.change.directions) or "no blob (policy)"
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+def _compact(value: Any, shown: int = 4000) -> str:
+    """``value`` on one line; a witness of megabytes (a blob over a size limit) is cut, saying its size."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=False)
+    if len(text) <= shown:
+        return text
+    return f"{text[: shown // 2]}... ({len(text)} characters in all; --write-witnesses DIR writes the blob)"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
