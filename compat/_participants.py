@@ -6,7 +6,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +20,18 @@ class Participant:
     label: str
     command: tuple[str, ...]
     kind: str  # "reference", "generation", "upstream", "upstream-source", "example", "third-party"
+    # The part of ``label`` that stands in until the start reply names the implementation: it is
+    # then replaced by ``name@version`` from that reply (a testee's command says nothing reliable:
+    # ``env VAR=1 ./t`` would be "env").
+    provisional: str = ""
+
+    def named(self, name: str, version: str) -> Participant:
+        """This participant labelled by what its start reply says it is."""
+        if not self.provisional:
+            return self
+        return replace(
+            self, label=self.label.replace(self.provisional, f"{name}@{version}", 1), provisional=""
+        )
 
 
 def reference() -> list[Participant]:
@@ -106,11 +118,13 @@ _INTERPRETERS = ("python", "node", "deno", "bun", "ruby", "java", "perl", "php",
 
 
 def third_party(command: str) -> Participant:
-    """A testee command; its label names the program (the script, when run by an interpreter)."""
+    """A testee command. Until it answers ``start`` its label names the program (the script, when
+    run by an interpreter); from then on, the implementation its start reply names (``name@version``)."""
     argv = tuple(shlex.split(command))
     if not argv:
         return Participant(command, argv, "third-party")
     words = [Path(argv[0]).name]
     if words[0].startswith(_INTERPRETERS) and len(argv) > 1 and not argv[1].startswith("-"):
         words.append(Path(argv[1]).name)
-    return Participant(" ".join(words), argv, "third-party")
+    label = " ".join(words)
+    return Participant(label, argv, "third-party", provisional=label)

@@ -354,6 +354,16 @@ def _spec_rules(
         found += _spec.diff_candidate(work, version, released, adds, witnesses)
     for f in found:
         out.append(Finding(f.change, relative, f.against, f.witnesses, f.no_witness, searched=witnesses))
+    for version, digest in _spec.lock_entries(c.base_index).items():  # a changed fact no rule above names
+        if work.lock(version) != digest and not any(
+            f.against == version and f.change.breaking for f in found
+        ):
+            detail = f"SPEC.md's rules of released {version} changed: sha256 {work.lock(version)[:12]}, locked {digest[:12]}"
+            out.append(
+                _finding(
+                    Change("RELEASED_FILE_MODIFIED", "", "", detail, digest, work.lock(version)), relative
+                )
+            )
     return out
 
 

@@ -57,6 +57,7 @@ def _matrix_lines(report: GateReport) -> list[str]:
     lines += [f"  failing: {cell}" for cell in m.failing[:20]]
     if len(m.failing) > 20:
         lines.append(f"  ... and {len(m.failing) - 20} more (see --format json)")
+    lines += [f"  {line}" for line in m.not_counted]
     return lines
 
 
@@ -182,7 +183,7 @@ def _json_lines(report: GateReport, tool: str, root: Path) -> str:
         *(finding_json(f) for f in report.findings),
         {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed,
          "seed": m.seed, "ran": list(m.ran), "missing": list(m.missing), "failing": list(m.failing),
-         "expected": m.expected, "grid": [dict(c) for c in m.grid]},
+         "expected": m.expected, "grid": [dict(c) for c in m.grid], "not_counted": list(m.not_counted)},
         {"type": "footer", "verdict": report.verdict, "exit_code": report.exit_code, "matrix": m.status,
          **_summary(report)},
     ]  # fmt: skip
