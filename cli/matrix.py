@@ -81,6 +81,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "beside the released versions (their environments are built when missing)",
     )
     parser.add_argument(
+        "--upstream-spec-version",
+        metavar="VERSION",
+        help="the spec version the --upstream-src tree implements and declares (default: the newest "
+        "candidate of --schema-dir, else the released trees' version); the members it adds are "
+        "handed to the tree's writer where its API takes them",
+    )
+    parser.add_argument(
         "--baseline-report",
         type=Path,
         metavar="FILE",
@@ -144,7 +151,12 @@ def source_participant(args: argparse.Namespace) -> list[Participant]:
     from refitwire.compat.upstream.envs import EnvBuildError
 
     try:
-        found = upstream_source(args.upstream_src, log=lambda m: print(f"refitwire: {m}", file=sys.stderr))
+        found = upstream_source(
+            args.upstream_src,
+            log=lambda m: print(f"refitwire: {m}", file=sys.stderr),
+            spec_version=getattr(args, "upstream_spec_version", None),
+            schema_dir=args.schema_dir.resolve() if getattr(args, "schema_dir", None) else None,
+        )
     except ValueError as exc:  # SourceError
         raise Usage(f"--upstream-src {exc}") from None
     except EnvBuildError as exc:

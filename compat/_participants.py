@@ -93,17 +93,50 @@ def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:
     return found, missing
 
 
-def upstream_source(path: Path, log: Callable[[str], None] | None = None) -> Participant:
+def upstream_source(
+    path: Path,
+    log: Callable[[str], None] | None = None,
+    spec_version: str | None = None,
+    schema_dir: Path | None = None,
+) -> Participant:
     """A ModelExpress source tree's own reader and writer (its environment is built when missing).
-    ValueError (one line) when ``path`` is no such tree; EnvBuildError when its environment fails."""
+
+    It declares ``spec_version`` (what the pull request implements), else the newest candidate
+    of ``schema_dir``, else what the released trees implement; the members that version adds
+    beyond the newest release are handed to the tree's writer and read back (``--member``).
+    ValueError (one line) when ``path`` is no such tree or the version is unknown; EnvBuildError
+    when its environment fails."""
     from refitwire.compat.upstream import ADAPTER_SCRIPT
-    from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, ensure_source_env
+    from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, UPSTREAM_VERSIONS, ensure_source_env
     from refitwire.compat.upstream.source import locate
 
-    tree = locate(path, IMPORT_REQUIREMENTS)
+    tree = locate(path, IMPORT_REQUIREMENTS, released=UPSTREAM_VERSIONS)
     python = ensure_source_env(tree.requirements, tree.root, log=log)
     command = (str(python), str(ADAPTER_SCRIPT), "--source", str(tree.root), "--version", tree.version)
-    return Participant(tree.label, command, "upstream-source")
+    return Participant(tree.label, command + _declared(spec_version, schema_dir), "upstream-source")
+
+
+def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, ...]:
+    """The adapter's ``--spec-version`` and ``--member`` flags for a source tree."""
+    if spec_version is None and schema_dir is not None:
+        from refitwire.compat._candidate import candidate_versions
+
+        found = candidate_versions(schema_dir)
+        spec_version = found[-1] if found else None
+    if spec_version is None or spec_version in SPEC_VERSIONS:
+        return ("--spec-version", spec_version) if spec_version else ()
+    if schema_dir is None:
+        raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
+    from refitwire.compat._candidate import load
+    from refitwire.wire import version_key
+
+    model = load(schema_dir, spec_version).model  # UnknownVersion (a ValueError) names the known ones
+    newest = version_key(SPEC_VERSIONS[-1])
+    flags = ["--spec-version", spec_version]
+    for member in model.members():
+        if member.name != "*" and version_key(member.added_in) > newest:
+            flags += ["--member", f"{'.'.join(member.level)}:{member.name}"]
+    return tuple(flags)
 
 
 def javascript() -> tuple[list[Participant], list[str]]:
