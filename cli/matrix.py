@@ -44,6 +44,7 @@ from refitwire.compat import (
     third_party,
     upstream,
     upstream_source,
+    without_base_failures,
 )
 from refitwire.compat import run_matrix as execute
 
@@ -223,6 +224,13 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     with _open(args.output) as out:
         lines = execute(plan, out)
     report = read_report(_json_lines(lines))
+    delta = None
+    if args.baseline_report:  # judged against the base: what the base fails too is not listed again
+        try:
+            delta = compare_with_base(report, load_base(args.baseline_report))
+        except BaseMismatch as exc:
+            return fail(f"--baseline-report {args.baseline_report}: {exc}")
+    shown = report if delta is None else without_base_failures(report, delta)
     if args.case:
         started, _ = start_all(plan)
         try:
@@ -235,18 +243,13 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     elif args.format == "html":  # one self-contained page, as `refitwire report --html` writes it
         from refitwire.compat import html_page
 
-        print(html_page(report, enforce_recommended=args.enforce_recommended))
+        print(html_page(shown, enforce_recommended=args.enforce_recommended))
     else:
-        print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
+        print(render_report(shown, args.format, enforce_recommended=args.enforce_recommended))
     nothing = checked_nothing(report)
     if nothing:
         return fail(f"the run checked nothing: {nothing}", 1)
-    if args.baseline_report:
-        base = load_base(args.baseline_report)
-        try:
-            delta = compare_with_base(report, base)
-        except BaseMismatch as exc:
-            return fail(f"--baseline-report {args.baseline_report}: {exc}")
+    if delta is not None:
         print("\n".join(render_base_comparison(delta, str(args.baseline_report), args.enforce_recommended)))
         return 0 if delta.ok(args.enforce_recommended) else 1
     return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
