@@ -337,49 +337,15 @@ def _spec_rules(
     relative = f"{c.folder}/{_spec.SPEC_FILE}"
     if c.packaged or relative not in c.base_files:
         return []  # nothing released to compare with: the kit's own copy, or no SPEC.md at the ref
-    base = _spec.load(f"{c.label}:{relative}", c.show(relative))
     path = c.work_dir / _spec.SPEC_FILE
-    if not path.is_file():
-        detail = f"{relative} is gone: it holds the rules of every released version"
-        return [_finding(Change("RELEASED_FILE_REMOVED", "", "", detail), relative)]
-    work = _spec.load(relative, path.read_bytes())
-    released = _spec.versions_at(c.base_index)
-    out = [_finding(ch, f) for ch, f in _spec.locks(base, work, c.base_index, c.work_index, relative,
-                                                    f"{c.folder}/index.json")]  # fmt: skip
-    found = list(_spec.diff_released(base, work, released, witnesses))
-    for version in sorted({v for _, v, _, _ in candidates}, key=lambda v: parse_version(v) or ()):
-        adds = frozenset().union(
-            *(_members_added(d.schema, version) for _, v, _, d in candidates if v == version)
-        )
-        found += _spec.diff_candidate(work, version, released, adds, witnesses)
-    for f in found:
-        out.append(Finding(f.change, relative, f.against, f.witnesses, f.no_witness, searched=witnesses))
-    for version, digest in _spec.lock_entries(c.base_index).items():  # a changed fact no rule above names
-        if work.lock(version) != digest and not any(
-            f.against == version and f.change.breaking for f in found
-        ):
-            detail = f"SPEC.md's rules of released {version} changed: sha256 {work.lock(version)[:12]}, locked {digest[:12]}"
-            out.append(
-                _finding(
-                    Change("RELEASED_FILE_MODIFIED", "", "", detail, digest, work.lock(version)), relative
-                )
-            )
-    return out
-
-
-def _members_added(node: Any, version: str) -> frozenset[str]:
-    """The names of the members a schema says ``version`` added (``x-added-in``), at any depth."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for name, sub in (node.get("properties") or {}).items():
-            if isinstance(sub, dict) and sub.get("x-added-in") == version:
-                found.add(name)
-        for sub in node.values():
-            found |= _members_added(sub, version)
-    elif isinstance(node, list):
-        for sub in node:
-            found |= _members_added(sub, version)
-    return frozenset(found)
+    found = _spec.judge(
+        (f"{c.label}:{relative}", c.show(relative)), (relative, path.read_bytes() if path.is_file() else None),
+        (c.base_index, c.work_index, f"{c.folder}/index.json"),
+        [(v, d.schema) for _, v, _, d in candidates], witnesses,
+    )  # fmt: skip
+    return [
+        Finding(f.change, f.file, f.against, f.witnesses, f.no_witness, searched=witnesses) for f in found
+    ]
 
 
 def _runtime_proves(findings: list[Finding]) -> bool:

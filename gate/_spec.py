@@ -20,24 +20,22 @@ state, the limits and the dtype sizes). So:
 * **editorial prose passes**: wording that keeps every fact is ``SPEC_RULE_REWORDED`` (info),
   and prose outside the tables is not a fact at all.
 
-Witnesses, where a blob can show the break: for a lowered blob-size limit a blob one byte
+Witnesses (gate/_spec_witness.py), where a blob can show the break: for a lowered blob-size limit a blob one byte
 over the new limit that the old version's reader reads; for a rule removed or weakened the
 golden vectors the old reader rejects by that very rule (a new writer may now write them).
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Any
 
 from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec
 from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
+from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
 from refitwire.wire import parse_version, pointer, version_key
 
@@ -49,9 +47,52 @@ class SpecFinding:
     """One difference in the rules of ``version`` (the released version, or the candidate's base)."""
 
     change: Change
-    against: str
+    against: str | None
     witnesses: tuple[Witness, ...] = ()
     no_witness: tuple[Direction, ...] = ()
+    file: str = ""  # where it is placed: SPEC.md, or the index for a lock
+
+
+def judge(
+    base_file: tuple[str, bytes],
+    work_file: tuple[str, bytes | None],
+    indexes: tuple[dict[str, Any], dict[str, Any], str],
+    candidates: list[tuple[str, Any]],
+    witnesses: bool,
+) -> list[SpecFinding]:
+    """Every finding about SPEC.md's rules: ``base_file`` and ``work_file`` are (where, bytes) of the
+    ref's and the working tree's SPEC.md (None: gone), ``indexes`` the ref's and the working tree's
+    index and the index's path, ``candidates`` (version, schema) of each candidate file."""
+    relative, data = work_file
+    if data is None:
+        detail = f"{relative} is gone: it holds the rules of every released version"
+        return [SpecFinding(Change("RELEASED_FILE_REMOVED", "", "", detail), None, file=relative)]
+    base, work = load(*base_file), load(relative, data)
+    base_index, work_index, index_file = indexes
+    released = versions_at(base_index)
+    out = [
+        SpecFinding(ch, None, file=f)
+        for ch, f in locks(base, work, base_index, work_index, relative, index_file)
+    ]
+    found = list(diff_released(base, work, released, witnesses))
+    for version in sorted({v for v, _ in candidates}, key=version_key):
+        adds = frozenset().union(
+            *(members_added(schema, version) for v, schema in candidates if v == version)
+        )
+        found += diff_candidate(work, version, released, adds, witnesses)
+    out += [replace(f, file=relative) for f in found]
+    for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
+        if work.lock(version) != digest and not any(
+            f.against == version and f.change.breaking for f in found
+        ):
+            now = work.lock(version)
+            detail = f"SPEC.md's rules of released {version} changed: sha256 {now[:12]}, locked {digest[:12]}"
+            out.append(
+                SpecFinding(
+                    Change("RELEASED_FILE_MODIFIED", "", "", detail, digest, now), None, file=relative
+                )
+            )
+    return out
 
 
 def load(source: str, data: bytes) -> SpecRules:
@@ -335,116 +376,22 @@ def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, ve
     return SpecFinding(change, against, tuple(found), tuple(missing))
 
 
-# -- witnesses -----------------------------------------------------------------------------------
-
-
-def _witness(direction: Direction, version: str, spec_rule: str | None, limit: tuple[int, int] | None,
-             dtype: tuple[str, int | None, int | None] | None) -> Witness | None:  # fmt: skip
-    """A blob that shows the break, checked by the reference reader of the released ``version``."""
-    if version not in _released():
-        return None
-    if limit is not None and spec_rule == "BLOB_SIZE" and direction == "BACKWARD":
-        return _size_witness(version, *limit)
-    if dtype is not None and direction == "BACKWARD" and dtype[2] is not None:
-        return _dtype_witness(version, dtype[0], dtype[2])
-    if spec_rule is not None and direction == "FORWARD" and limit is None and dtype is None:
-        return _rule_witness(version, spec_rule)
-    return None
-
-
-def _released() -> tuple[str, ...]:
-    from refitwire.engine import SPEC_VERSIONS
-
-    return tuple(SPEC_VERSIONS)
-
-
-def _reads(blob: bytes, version: str) -> str | None:
-    """None when the reference reader of ``version`` reads ``blob``, else its rejection."""
-    from refitwire import InvalidBlob, unwrap_rendezvous_blob
-
-    try:
-        unwrap_rendezvous_blob(blob, spec_version=version)
-    except InvalidBlob as exc:
-        return f"{exc.rule} at {json.dumps(exc.pointer)}: {exc}"
-    return None
-
-
-def _vectors(name: str) -> list[dict[str, Any]]:
-    data = resources.files("refitwire.schema").joinpath("vectors").joinpath(name).read_bytes()
-    vectors: list[dict[str, Any]] = json.loads(data)["vectors"]
-    return vectors
-
-
-def _base_blob(version: str) -> dict[str, Any] | None:
-    """A blob a writer of ``version`` wrote (the golden writer output), that its reader reads."""
-    for vector in _vectors("writer-output.json"):
-        blob = json.loads(vector["blob"]) if isinstance(vector.get("blob"), str) else vector.get("blob")
-        valid = vector.get("expect", {}).get(version, {}).get("valid")
-        readable = isinstance(blob, dict) and valid and _reads(json.dumps(blob).encode(), version) is None
-        if vector.get("document") == "rendezvous" and readable:
-            return dict(blob)
-    return None
-
-
-def _size_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
-    """A blob of ``new_limit + 1`` bytes (at most ``old_limit``) that ``version``'s reader reads."""
-    base = _base_blob(version)
-    target = new_limit + 1
-    if base is None or target > old_limit:
-        return None
-    base["agent_meta_b64"] = ""
-    room = target - len(json.dumps(base).encode())
-    if room < 4:
-        return None
-    words, extra = divmod(room, 4)
-    base["agent_meta_b64"] = base64.b64encode(bytes(3 * words)).decode("ascii")
-    base["agent_name"] = str(base["agent_name"]) + "x" * extra
-    blob = json.dumps(base).encode()
-    if len(blob) != target or _reads(blob, version) is not None:
-        return None
-    rejection = f'BLOB_SIZE at "": {len(blob)} bytes is over the new limit of {new_limit} bytes'
-    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
-                   version, version)  # fmt: skip
-
-
-def _dtype_witness(version: str, label: str, size: int) -> Witness | None:
-    base = _base_blob(version)
-    if base is None or not base.get("tensors"):
-        return None
-    other = 1 if size != 1 else 2
-    base["tensors"] = [dict(base["tensors"][0], dtype=f"torch.{label}", elsize=other)]
-    if _reads(json.dumps(base).encode(), version) is not None:
-        return None
-    rejection = f'ELSIZE_DTYPE at "/tensors/0/elsize": {label} is {size} bytes, elsize says {other}'
-    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
-                   version, version)  # fmt: skip
-
-
-def _rule_witness(version: str, rule_id: str) -> Witness | None:
-    """A golden vector that ``version``'s reader rejects by ``rule_id`` (and, since the vector breaks
-    that one rule, nothing else): with the rule gone or weakened a writer may write it."""
-    for vector in _vectors("invalid.json"):
-        expect = vector.get("expect", {}).get(version, {})
-        if vector.get("document") != "rendezvous" or expect.get("rule") != rule_id:
-            continue
-        raw = (
-            base64.b64decode(vector["blob_b64"])
-            if "blob_b64" in vector
-            else str(vector.get("blob", "")).encode()
-        )
-        try:
-            blob = json.loads(raw)
-        except ValueError:
-            continue
-        rejection = _reads(json.dumps(blob).encode(), version)
-        if rejection is not None and rejection.startswith(f"{rule_id} "):
-            return Witness("FORWARD", f"{version} (SPEC.md as changed)", f"{version} (the ref's SPEC.md)", blob,
-                           f"{rejection} (golden vector {vector['id']}: {vector.get('description', '')})",
-                           version, version)  # fmt: skip
-    return None
-
-
 def versions_at(index: dict[str, Any]) -> list[str]:
     """The released versions an index lists (the spec versions of its documents), oldest first."""
     found = {e["version"] for entries in index["documents"].values() for e in entries}
     return sorted((v for v in found if parse_version(v) is not None), key=version_key)
+
+
+def members_added(node: Any, version: str) -> frozenset[str]:
+    """The names of the members a schema says ``version`` added (``x-added-in``), at any depth."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for name, sub in (node.get("properties") or {}).items():
+            if isinstance(sub, dict) and sub.get("x-added-in") == version:
+                found.add(name)
+        for sub in node.values():
+            found |= members_added(sub, version)
+    elif isinstance(node, list):
+        for sub in node:
+            found |= members_added(sub, version)
+    return frozenset(found)
