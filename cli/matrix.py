@@ -44,7 +44,6 @@ from refitwire.compat import (
     third_party,
     upstream,
     upstream_source,
-    without_base_failures,
 )
 from refitwire.compat import run_matrix as execute
 
@@ -225,12 +224,12 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         lines = execute(plan, out)
     report = read_report(_json_lines(lines))
     delta = None
-    if args.baseline_report:  # judged against the base: what the base fails too is not listed again
+    if args.baseline_report:  # judged against the base (its own failures are counted, not relisted, there)
         try:
             delta = compare_with_base(report, load_base(args.baseline_report))
         except BaseMismatch as exc:
             return fail(f"--baseline-report {args.baseline_report}: {exc}")
-    shown = report if delta is None else without_base_failures(report, delta)
+    shown = report  # the run's own listing keeps every result: its counts are the run's
     if args.case:
         started, _ = start_all(plan)
         try:

@@ -35,7 +35,8 @@ def _run(tree: Path, out: Path, seed: int, examples: int, *extra: str) -> tuple[
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL)
     took = time.monotonic() - started
-    lines = [line for line in (done.stderr + done.stdout).splitlines() if _SHOWN.match(line)]
+    shown = (done.stderr + done.stdout).replace(str(tree), tree.name).replace(str(out.parent), ".")
+    lines = [line for line in shown.splitlines() if _SHOWN.match(line)]
     return lines, took, done.returncode
 
 
