@@ -41,7 +41,7 @@ _WHERE = {
     "JUnitCase": ("_junit", "Case"), "JUnitStatus": ("_junit", "Status"), "JUnitSuite": ("_junit", "Suite"),
     "render_junit": ("_junit", "render"),
     "BaseMismatch": ("_delta", "BaseMismatch"), "compare_with_base": ("_delta", "compare"),
-    "render_base_comparison": ("_delta", "render"), "without_base_failures": ("_delta", "without_known"),
+    "render_base_comparison": ("_delta", "render"),
     "load_expected_failures": ("_expected", "load_file"),
     "describe_case": ("_rerun", "describe"), "knows_case": ("_rerun", "known"),
     "Candidate": ("_candidate", "Candidate"), "upstream_source": ("_participants", "upstream_source"),
@@ -53,7 +53,7 @@ __all__ = [
     "read_report", "ReportError", "report_ok", "render_report", "render_summary", "html_page",
     "html_gate_page", "html_badges", "JUnitCase", "JUnitStatus", "JUnitSuite", "render_junit",
     "BaseMismatch", "compare_with_base", "render_base_comparison", "load_expected_failures",
-    "describe_case", "knows_case", "Candidate", "upstream_source", "without_base_failures",
+    "describe_case", "knows_case", "Candidate", "upstream_source",
 ]  # fmt: skip
 
 if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from refitwire.compat._delta import BaseMismatch
     from refitwire.compat._delta import compare as compare_with_base
     from refitwire.compat._delta import render as render_base_comparison
-    from refitwire.compat._delta import without_known as without_base_failures
     from refitwire.compat._expected import load_file as load_expected_failures
     from refitwire.compat._html import badges as html_badges
     from refitwire.compat._html import gate_page as html_gate_page
