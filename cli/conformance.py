@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         under_test = source_participant(args)
         if args.testee:
             testee = third_party(args.testee)
-            under_test.insert(0, Participant(f"testee: {testee.label}", testee.command, testee.kind))
+            under_test.insert(
+                0, Participant(f"testee: {testee.label}", testee.command, testee.kind, testee.provisional)
+            )
         unavailable: list[str] = []
         upstream, upstream_ran = upstream_participants(args, unavailable, build=bool(args.upstream_src))
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None

@@ -81,6 +81,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "beside the released versions (their environments are built when missing)",
     )
     parser.add_argument(
+        "--upstream-spec-version",
+        metavar="VERSION",
+        help="the spec version the --upstream-src tree implements and declares (default: the newest "
+        "candidate of --schema-dir, else the released trees' version); the members it adds are "
+        "handed to the tree's writer where its API takes them",
+    )
+    parser.add_argument(
         "--baseline-report",
         type=Path,
         metavar="FILE",
@@ -144,7 +151,12 @@ def source_participant(args: argparse.Namespace) -> list[Participant]:
     from refitwire.compat.upstream.envs import EnvBuildError
 
     try:
-        found = upstream_source(args.upstream_src, log=lambda m: print(f"refitwire: {m}", file=sys.stderr))
+        found = upstream_source(
+            args.upstream_src,
+            log=lambda m: print(f"refitwire: {m}", file=sys.stderr),
+            spec_version=getattr(args, "upstream_spec_version", None),
+            schema_dir=args.schema_dir.resolve() if getattr(args, "schema_dir", None) else None,
+        )
     except ValueError as exc:  # SourceError
         raise Usage(f"--upstream-src {exc}") from None
     except EnvBuildError as exc:
@@ -211,6 +223,12 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     with _open(args.output) as out:
         lines = execute(plan, out)
     report = read_report(_json_lines(lines))
+    delta = None
+    if args.baseline_report:  # judged against the base (its own failures are counted, not relisted, there)
+        try:
+            delta = compare_with_base(report, load_base(args.baseline_report))
+        except BaseMismatch as exc:
+            return fail(f"--baseline-report {args.baseline_report}: {exc}")
     if args.case:
         started, _ = start_all(plan)
         try:
@@ -229,12 +247,7 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     nothing = checked_nothing(report)
     if nothing:
         return fail(f"the run checked nothing: {nothing}", 1)
-    if args.baseline_report:
-        base = load_base(args.baseline_report)
-        try:
-            delta = compare_with_base(report, base)
-        except BaseMismatch as exc:
-            return fail(f"--baseline-report {args.baseline_report}: {exc}")
+    if delta is not None:
         print("\n".join(render_base_comparison(delta, str(args.baseline_report), args.enforce_recommended)))
         return 0 if delta.ok(args.enforce_recommended) else 1
     return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1

@@ -363,8 +363,10 @@ def _declare_hint(rule: str) -> str:
         return ""
     return (
         "; to add a member, declare a new spec version that has it (refitwire schema export DIR if the "
-        "kit is pip-installed, refitwire schema new VERSION --schema-dir DIR, then run with --schema-dir DIR "
-        "and the testee declaring VERSION)"
+        "kit is pip-installed, refitwire schema new VERSION --schema-dir DIR, then run with --schema-dir DIR: "
+        "a --testee declares VERSION in its start reply; an --upstream-src tree declares DIR's newest "
+        "candidate, or --upstream-spec-version VERSION, and is handed the members VERSION adds where its "
+        "writer takes them)"
     )
 
 

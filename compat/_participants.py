@@ -6,7 +6,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +20,18 @@ class Participant:
     label: str
     command: tuple[str, ...]
     kind: str  # "reference", "generation", "upstream", "upstream-source", "example", "third-party"
+    # The part of ``label`` that stands in until the start reply names the implementation: it is
+    # then replaced by ``name@version`` from that reply (a testee's command says nothing reliable:
+    # ``env VAR=1 ./t`` would be "env").
+    provisional: str = ""
+
+    def named(self, name: str, version: str) -> Participant:
+        """This participant labelled by what its start reply says it is."""
+        if not self.provisional:
+            return self
+        return replace(
+            self, label=self.label.replace(self.provisional, f"{name}@{version}", 1), provisional=""
+        )
 
 
 def reference() -> list[Participant]:
@@ -81,17 +93,50 @@ def upstream(build: bool = False) -> tuple[list[Participant], list[str]]:
     return found, missing
 
 
-def upstream_source(path: Path, log: Callable[[str], None] | None = None) -> Participant:
+def upstream_source(
+    path: Path,
+    log: Callable[[str], None] | None = None,
+    spec_version: str | None = None,
+    schema_dir: Path | None = None,
+) -> Participant:
     """A ModelExpress source tree's own reader and writer (its environment is built when missing).
-    ValueError (one line) when ``path`` is no such tree; EnvBuildError when its environment fails."""
+
+    It declares ``spec_version`` (what the pull request implements), else the newest candidate
+    of ``schema_dir``, else what the released trees implement; the members that version adds
+    beyond the newest release are handed to the tree's writer and read back (``--member``).
+    ValueError (one line) when ``path`` is no such tree or the version is unknown; EnvBuildError
+    when its environment fails."""
     from refitwire.compat.upstream import ADAPTER_SCRIPT
-    from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, ensure_source_env
+    from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, UPSTREAM_VERSIONS, ensure_source_env
     from refitwire.compat.upstream.source import locate
 
-    tree = locate(path, IMPORT_REQUIREMENTS)
+    tree = locate(path, IMPORT_REQUIREMENTS, released=UPSTREAM_VERSIONS)
     python = ensure_source_env(tree.requirements, tree.root, log=log)
     command = (str(python), str(ADAPTER_SCRIPT), "--source", str(tree.root), "--version", tree.version)
-    return Participant(tree.label, command, "upstream-source")
+    return Participant(tree.label, command + _declared(spec_version, schema_dir), "upstream-source")
+
+
+def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, ...]:
+    """The adapter's ``--spec-version`` and ``--member`` flags for a source tree."""
+    if spec_version is None and schema_dir is not None:
+        from refitwire.compat._candidate import candidate_versions
+
+        found = candidate_versions(schema_dir)
+        spec_version = found[-1] if found else None
+    if spec_version is None or spec_version in SPEC_VERSIONS:
+        return ("--spec-version", spec_version) if spec_version else ()
+    if schema_dir is None:
+        raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
+    from refitwire.compat._candidate import load
+    from refitwire.wire import version_key
+
+    model = load(schema_dir, spec_version).model  # UnknownVersion (a ValueError) names the known ones
+    newest = version_key(SPEC_VERSIONS[-1])
+    flags = ["--spec-version", spec_version]
+    for member in model.members():
+        if member.name != "*" and version_key(member.added_in) > newest:
+            flags += ["--member", f"{'.'.join(member.level)}:{member.name}"]
+    return tuple(flags)
 
 
 def javascript() -> tuple[list[Participant], list[str]]:
@@ -106,11 +151,13 @@ _INTERPRETERS = ("python", "node", "deno", "bun", "ruby", "java", "perl", "php",
 
 
 def third_party(command: str) -> Participant:
-    """A testee command; its label names the program (the script, when run by an interpreter)."""
+    """A testee command. Until it answers ``start`` its label names the program (the script, when
+    run by an interpreter); from then on, the implementation its start reply names (``name@version``)."""
     argv = tuple(shlex.split(command))
     if not argv:
         return Participant(command, argv, "third-party")
     words = [Path(argv[0]).name]
     if words[0].startswith(_INTERPRETERS) and len(argv) > 1 and not argv[1].startswith("-"):
         words.append(Path(argv[1]).name)
-    return Participant(" ".join(words), argv, "third-party")
+    label = " ".join(words)
+    return Participant(label, argv, "third-party", provisional=label)

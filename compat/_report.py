@@ -68,7 +68,7 @@ def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seed": plan.seed,
         "examples": plan.examples,
-        "focus": sorted(plan.focused) if plan.focused else None,
+        "focus": _focus(started, plan.focused),
         "python": platform.python_version(),
         "kit": kit_version(),
         "spec_versions": list(SPEC_VERSIONS),
@@ -88,6 +88,15 @@ def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
         "unavailable": list(plan.unavailable),
         "upstream": plan.upstream,
     }
+
+
+def _focus(started: Sequence[Any], focused: frozenset[str] | None) -> list[str] | None:
+    """The labels under test as the results name them: a testee renamed by its start reply by its
+    new label, one that did not start by the label it was asked under."""
+    if not focused:
+        return None
+    renamed = {s.asked_as: s.label for s in started}
+    return sorted(renamed.get(label, label) for label in focused)
 
 
 def kit_version() -> str:

@@ -44,8 +44,8 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
         yield "payload: " + _reply_text(payload)
     if blob is not None:
         yield from _blob_lines("blob", blob)
-    focus = plan.focused or frozenset(s.label for s in started)
-    testees = [s for s in started if s.label in focus]
+    focus = plan.focused or frozenset(s.asked_as for s in started)
+    testees = [s for s in started if s.asked_as in focus]
     version = testees[0].version if testees else None
     peers = [s for s in started if s.label == f"reference@{version}"] or [
         s for s in started if s.label.startswith("reference@")

@@ -14,7 +14,7 @@ import os
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,15 @@ __all__ = ["Outcome", "Plan", "Result", "Started", "run", "start_all", "stop_all
 
 @dataclass
 class Started:
-    participant: Participant
+    participant: Participant  # labelled by its start reply where its label was provisional
     testee: Testee
     identity: Identity
+    given: str = ""  # the label it was started under, when the start reply renamed it
+
+    @property
+    def asked_as(self) -> str:
+        """The label the caller knows it by (``focus``, ``--expected-failures``)."""
+        return self.given or self.participant.label
 
     @property
     def label(self) -> str:
@@ -105,7 +111,8 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
         else:
             unknown = _unknown_version(identity.spec_version, plan.registry)
             if unknown is None:
-                return Started(p, testee, identity)
+                named = p.named(identity.name, identity.version)
+                return Started(named, testee, identity, p.label if named is not p else "")
             why, symptom = unknown, "unknown spec version"
         testee.stop()
         return Result("handshake", REQUIRED, Outcome.ERRORED, p.label, p.label, why, symptom=symptom)
@@ -113,7 +120,18 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
     workers = max(2, os.cpu_count() or 2)
     with ThreadPoolExecutor(max_workers=min(workers, max(1, len(plan.participants)))) as pool:
         done = list(pool.map(start, plan.participants))
-    return [s for s in done if isinstance(s, Started)], [r for r in done if isinstance(r, Result)]
+    return _distinct([s for s in done if isinstance(s, Started)]), [r for r in done if isinstance(r, Result)]
+
+
+def _distinct(started: list[Started]) -> list[Started]:
+    """Two testees whose start replies name the same implementation keep apart: ``#2`` and on."""
+    seen: dict[str, int] = {}
+    for s in started:
+        label = s.participant.label
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1 and s.given:
+            s.participant = replace(s.participant, label=f"{label} #{seen[label]}")
+    return started
 
 
 def _unknown_version(version: str, registry: Registry) -> str | None:
@@ -139,15 +157,15 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     focus = plan.focused
 
     def alone(who: Started) -> bool:
-        return focus is None or who.label in focus
+        return focus is None or who.asked_as in focus
 
     def pair(w: Started, r: Started) -> bool:
-        return focus is None or ((w.label in focus) != (r.label in focus))
+        return focus is None or ((w.asked_as in focus) != (r.asked_as in focus))
 
     def settle(results: Iterator[Result] | list[Result], who: Started, role: str) -> Iterator[Result]:
         for result in results:
             if plan.only is None or _matches(plan.only, result.case):
-                listed = plan.expected_failures.get(who.label)
+                listed = plan.expected_failures.get(who.asked_as)
                 found = listed.get((role, result.case)) if listed is not None else None
                 yield expected(result, found or listed_failure(xfails, who, role, result.case))
 

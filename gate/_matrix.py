@@ -6,17 +6,22 @@ one footer). The step is:
 
 * ``incomplete`` when a released participant (the reference at a released version, a
   released upstream ``modelexpress``) did not run, unless the caller accepts that;
-* ``failed`` when a Required case failed in a cell the change is expected to keep working;
+* ``failed`` when a Required case failed in a cell the change is expected to keep working, or
+  a case of any tier failed in a writer -> reader cell that joins a participant under test
+  (a candidate, a source tree, a ``--testee``) with a released one: a candidate writer whose
+  blobs a released reader rejects is a finding even where upstream tolerates such blobs;
 * ``passed`` otherwise; ``errored`` when there is no report to read.
 
 Cells are expected to fail, and are not counted, when an accepted break covers them (a
 FORWARD break accepted between a candidate C and a released A covers writer C -> reader A,
 BACKWARD the reverse) or when they join two major lines (a new major is checked against
-its own line only).
+its own line only). Every other failure (both sides released, or a vector read, at a tier
+below Required) is summarized per symptom with the reason it does not count: none is dropped.
 """
 
 from __future__ import annotations
 
+import collections
 import shlex
 import subprocess
 import sys
@@ -41,8 +46,9 @@ class MatrixOutcome:
     missing: tuple[str, ...] = ()
     failing: tuple[str, ...] = ()  # per failing cell: "writer -> reader: N case(s), first CASE: message"
     expected: int = 0  # failures inside an accepted break or across major lines
-    # per cell: writer, reader, cases (Required), failed, expected, first (the first failure)
+    # per cell: writer, reader, cases (every tier), failed, expected, other (shown, not counted), first
     grid: tuple[dict[str, Any], ...] = ()
+    not_counted: tuple[str, ...] = ()  # failures no side of which is under test, summarized, with why
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,42 @@ def _under_test(testees: Sequence[str], upstream_src: Path | None) -> list[str]:
     return argv + (["--upstream-src", str(upstream_src)] if upstream_src is not None else [])
 
 
+#: Participant kinds (the report header's ``kind``) that are released, and those under test.
+_RELEASED_KINDS = frozenset({"reference", "generation", "upstream"})
+_UNDER_TEST_KINDS = frozenset({"candidate", "upstream-source", "third-party"})
+
+#: Why a failure in a cell this change does not join is shown but not counted (SPEC.md section 7).
+WAIVER = (
+    "not counted: no side of these cells is under test (released participants, vector reads); "
+    "SPEC.md section 7: Recommended failures are reported and do not fail a run"
+)
+
+
+def _sides(report: Report) -> tuple[frozenset[str], frozenset[str]]:
+    """(released labels, labels under test) of a report's participants: by their ``kind``, else
+    (a report without kinds) by the released labels and ``candidate@``."""
+    released, tested = set(), set(report.header.raw.get("focus") or [])
+    known = set(released_participants())
+    for p in report.header.participants:
+        label, kind = p["label"], p.get("kind")
+        if kind in _RELEASED_KINDS or (kind is None and (label in known or label.startswith("generation@"))):
+            released.add(label)
+        elif kind in _UNDER_TEST_KINDS or (kind is None and label.startswith("candidate@")):
+            tested.add(label)
+    return frozenset(released), frozenset(tested - released)
+
+
+def _judged(r: Any, released: frozenset[str], tested: frozenset[str]) -> bool:
+    """Whether a failure counts at any tier: a writer -> reader cell joining one participant under
+    test and one released (the candidate's blobs a released reader rejects, or the other way), or
+    a writer under test that wrote what it had to refuse (``refuse:RULE``, a blob breaking RULE)."""
+    if r.writer in tested and r.reader is None and r.case.startswith("refuse:"):
+        return True  # it wrote a blob breaking a rule every released reader checks (READ_VALIDATE)
+    if r.writer is None or r.reader is None:
+        return False
+    return (r.writer in tested and r.reader in released) or (r.reader in tested and r.writer in released)
+
+
 def judge(
     report: Report,
     scope: Scope,
@@ -114,19 +156,23 @@ def judge(
     schema_dir: str = "schema",
     under_test: Sequence[str] = (),
 ) -> MatrixOutcome:
+    """Every failure is counted or shown: a Required failure, and a failure of any tier in a cell
+    joining a participant under test with a released one, fail the step (unless an accepted break
+    or a major boundary expects them); the rest are summarized with why they do not count."""
     versions = {p["label"]: p.get("spec_version", "") for p in report.header.participants}
+    released, tested = _sides(report)
     ran = tuple(versions)
     missing = tuple(p for p in released_participants() if p not in versions)
     seed = report.header.seed
     cells: dict[str, list[str]] = {}
+    tiers: dict[str, collections.Counter[str]] = {}
     expected = 0
     grid: dict[tuple[str, str], dict[str, Any]] = {}
+    others: dict[str, list[str]] = {}  # symptom -> failures shown but not counted
     for r in report.results:
-        if r.tier != REQUIRED:
-            continue
         key = (r.writer or "(vectors)", r.reader or "(vectors)")
         cell = grid.setdefault(
-            key, {"writer": key[0], "reader": key[1], "cases": 0, "failed": 0, "expected": 0}
+            key, {"writer": key[0], "reader": key[1], "cases": 0, "failed": 0, "expected": 0, "other": 0}
         )
         cell["cases"] += 1
         if r.outcome not in (Outcome.FAILED, Outcome.ERRORED):
@@ -137,26 +183,59 @@ def judge(
             cell["expected"] += 1
             continue
         who = " -> ".join(x for x in (r.writer, r.reader) if x) or "(vectors)"
-        cells.setdefault(who, []).append(f"{r.case}: {r.message}"[:240])
+        if r.tier != REQUIRED and not _judged(r, released, tested):
+            cell["other"] += 1
+            others.setdefault(f"{r.tier} {r.symptom or r.outcome.value}", []).append(f"{r.case} [{who}]")
+            continue
+        tier = "" if r.tier == REQUIRED else f" ({r.tier})"
+        cells.setdefault(who, []).append(f"{r.case}{tier}: {r.message}"[:240])
+        tiers.setdefault(who, collections.Counter())[r.tier] += 1
         cell["failed"] += 1
         cell.setdefault("first", f"{r.case}: {r.message}"[:240])
     examples = f" --examples {report.header.examples}" if report.header.examples else ""
     added = "".join(f" {shlex.quote(a)}" for a in under_test)
     note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir}{added})"
     count = sum(map(len, cells.values()))
+    required = sum(t[REQUIRED] for t in tiers.values())
+    not_counted = _not_counted(others)
     common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected,
-                              "grid": tuple(grid.values())}  # fmt: skip
+                              "grid": tuple(grid.values()), "not_counted": not_counted}  # fmt: skip
     if cells:
-        detail = f"{count} required case(s) failed in {len(cells)} cell(s); {note}"
-        failing = tuple(f"{who}: {len(cases)} case(s), first {cases[0]}" for who, cases in cells.items())
-        return MatrixOutcome("failed", detail, count, failing=failing, **common)
+        detail = (f"{count} case(s) failed in {len(cells)} cell(s) ({required} Required, "
+                  f"{count - required} of other tiers in cells joining the change with a release); {note}")  # fmt: skip
+        failing = tuple(
+            f"{who}: {len(cases)} case(s){_tiers(tiers[who])}, first {cases[0]}"
+            for who, cases in cells.items()
+        )
+        return MatrixOutcome("failed", detail, required, failing=failing, **common)
     if missing and not allow_missing:
         detail = f"released participant(s) did not run: {', '.join(missing)}; {note}"
         return MatrixOutcome("incomplete", detail, 0, **common)
     extra = f", {expected} expected failure(s) in accepted or cross-major cells" if expected else ""
     left_out = f"; accepted as missing: {', '.join(missing)}" if missing else ""
-    detail = f"every required case passed in {len(ran)} participants{extra}{left_out}; {note}"
+    joined = "every required case, and every case joining the change with a release,"
+    detail = f"{joined} passed in {len(ran)} participants{extra}{left_out}; {note}"
     return MatrixOutcome("passed", detail, 0, **common)
+
+
+def _tiers(counts: collections.Counter[str]) -> str:
+    """`` (1 required, 2 recommended)`` where a tier below Required is among them, else nothing."""
+    if set(counts) <= {REQUIRED}:
+        return ""
+    return " (" + ", ".join(f"{n} {tier}" for tier, n in sorted(counts.items())) + ")"
+
+
+def _not_counted(others: dict[str, list[str]], shown: int = 5) -> tuple[str, ...]:
+    """One line per symptom of the failures that do not count, largest first, with the reason once."""
+    if not others:
+        return ()
+    total = sum(map(len, others.values()))
+    ranked = sorted(others.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines = [f"{total} failure(s) {WAIVER}:"]
+    lines += [f"{len(cases)} x {symptom} (e.g. {cases[0]})" for symptom, cases in ranked[:shown]]
+    if len(ranked) > shown:
+        lines.append(f"... and {len(ranked) - shown} more symptom(s) (see --format json, grid)")
+    return tuple(lines)
 
 
 def _expected_failure(writer: str | None, reader: str | None, scope: Scope) -> bool:

@@ -57,6 +57,7 @@ def _matrix_lines(report: GateReport) -> list[str]:
     lines += [f"  failing: {cell}" for cell in m.failing[:20]]
     if len(m.failing) > 20:
         lines.append(f"  ... and {len(m.failing) - 20} more (see --format json)")
+    lines += [f"  {line}" for line in m.not_counted]
     return lines
 
 
@@ -64,8 +65,12 @@ def _directions(finding: Finding) -> str:
     return ", ".join(f"{DIRECTION_TEXT[d]} ({d})" for d in finding.change.directions) or "no blob (policy)"
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+def _compact(value: Any, shown: int = 4000) -> str:
+    """``value`` on one line; a witness of megabytes (a blob over a size limit) is cut, saying its size."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=False)
+    if len(text) <= shown:
+        return text
+    return f"{text[: shown // 2]}... ({len(text)} characters in all; --write-witnesses DIR writes the blob)"
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
@@ -178,7 +183,7 @@ def _json_lines(report: GateReport, tool: str, root: Path) -> str:
         *(finding_json(f) for f in report.findings),
         {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed,
          "seed": m.seed, "ran": list(m.ran), "missing": list(m.missing), "failing": list(m.failing),
-         "expected": m.expected, "grid": [dict(c) for c in m.grid]},
+         "expected": m.expected, "grid": [dict(c) for c in m.grid], "not_counted": list(m.not_counted)},
         {"type": "footer", "verdict": report.verdict, "exit_code": report.exit_code, "matrix": m.status,
          **_summary(report)},
     ]  # fmt: skip

@@ -12,7 +12,8 @@ Categories, loosely after buf's: ``WIRE`` (some conforming blob is rejected by s
 reader), ``POLICY`` (no blob of today's writers separates the versions, but the evolution
 policy forbids the change), ``ANNOTATION`` (no effect on any blob), ``RELEASE`` (released
 files are locked), ``BASELINE`` (the accepted-breaks file itself), ``GATE`` (the gate could
-not classify the change or check the candidate).
+not classify the change or check the candidate), ``SPEC`` (SPEC.md's rule tables: a released
+version's rules are locked like its schema files).
 """
 
 from __future__ import annotations
@@ -293,6 +294,102 @@ _CATALOGUE = (
         "info",
         _NONE,
         "A breaking change across a major version boundary: allowed (with a new wire id).",
+    ),
+    # SPEC.md's rules (gate/_spec.py): a released version's rules never change
+    Rule(
+        "SPEC_RULE_ADDED",
+        "SPEC",
+        "error",
+        _B,
+        "A SPEC.md rule now applies to a version it did not: blobs old writers wrote may break it.",
+    ),
+    Rule(
+        "SPEC_RULE_ADDED_WITH_MEMBER",
+        "SPEC",
+        "info",
+        _NONE,
+        "A new version's SPEC.md rule about a member that version adds: no blob of an old writer carries it.",
+    ),
+    Rule(
+        "SPEC_RULE_REMOVED",
+        "SPEC",
+        "error",
+        _F,
+        "A SPEC.md rule no longer applies to a version: new writers may write what old readers reject.",
+    ),
+    Rule(
+        "SPEC_RULE_STRENGTHENED",
+        "SPEC",
+        "error",
+        _B,
+        "A SPEC.md rule (or limit, or dtype size) is stronger (MAY -> SHOULD -> MUST, a tier raised, a dtype "
+        "listed): what old writers wrote may now be rejected.",
+    ),
+    Rule(
+        "SPEC_RULE_WEAKENED",
+        "SPEC",
+        "error",
+        _F,
+        "A SPEC.md rule (or limit, or dtype size) is weaker (MUST -> SHOULD -> MAY, a tier lowered, a dtype "
+        "dropped): new writers may write what old readers reject.",
+    ),
+    Rule(
+        "SPEC_RULE_CHANGED",
+        "SPEC",
+        "error",
+        _BF,
+        "A SPEC.md rule's terms, numbers or keywords changed in a way the gate cannot order: breaking until reviewed.",
+    ),
+    Rule(
+        "SPEC_RULE_POINTER_CHANGED",
+        "SPEC",
+        "error",
+        _NONE,
+        "The pointer a SPEC.md rule names changed: readers of the version name another value (rule IDs and "
+        "their pointers are stable).",
+    ),
+    Rule(
+        "SPEC_RULE_REWORDED",
+        "SPEC",
+        "info",
+        _NONE,
+        "Only the wording of a SPEC.md rule changed: its keywords, terms, numbers and pointer are kept.",
+    ),
+    Rule(
+        "SPEC_LIMIT_TIGHTENED",
+        "SPEC",
+        "error",
+        _B,
+        "A SPEC.md limit was lowered: a blob between the new and the old limit, which old writers may write, "
+        "is now rejected.",
+    ),
+    Rule(
+        "SPEC_LIMIT_LOOSENED",
+        "SPEC",
+        "error",
+        _F,
+        "A released version's SPEC.md limit was raised: its writers may now count on more than its readers read.",
+    ),
+    Rule(
+        "SPEC_LIMIT_RAISED",
+        "SPEC",
+        "info",
+        _NONE,
+        "A new version raises a SPEC.md limit: its readers read more; every released version keeps its limit.",
+    ),
+    Rule(
+        "SPEC_LIMIT_ADDED",
+        "SPEC",
+        "error",
+        _B,
+        "A SPEC.md limit now applies to a version it did not: blobs old writers wrote may exceed it.",
+    ),
+    Rule(
+        "SPEC_LIMIT_REMOVED",
+        "SPEC",
+        "error",
+        _F,
+        "A SPEC.md limit no longer applies to a version: new writers may write what old readers reject.",
     ),
     # The gate itself
     Rule(

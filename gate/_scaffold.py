@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from refitwire.engine import SpecError, parse_spec
 from refitwire.gate._document import load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._release import load_index, stamps
@@ -103,6 +104,13 @@ def release(schema_dir: Path, version: str, today: datetime.date | None = None) 
         }
         listed.append(entry)
         entries.append(entry)
+    spec = schema_dir / "SPEC.md"
+    if spec.is_file():  # the rules the version is released with, locked beside its files
+        try:
+            rules = parse_spec(spec.read_text(encoding="utf-8"))
+        except SpecError as exc:
+            raise GateError(str(spec), str(exc)) from None
+        index.setdefault("spec_rules", []).append({"version": version, "sha256": rules.lock(version)})
     latest = index.get("latest")
     if not isinstance(latest, str) or (parse_version(latest) or ()) < (parse_version(version) or ()):
         index["latest"] = version

@@ -10,6 +10,7 @@ them. What stays here is what only SPEC.md says.
 from __future__ import annotations
 
 from refitwire import wire
+from refitwire._spec_rules import SpecRules, parse_spec
 from refitwire.wire import Registry, version_key
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "LATEST",
     "MAX_BLOB_BYTES",
     "MAX_NESTING_DEPTH",
+    "SPEC_RULES",
     "SPEC_VERSIONS",
     "WIRE_SCHEMA_ID",
     "added_in",
@@ -74,20 +76,19 @@ ADDED_IN: dict[str, str] = added_in(_DEFAULT)
 #: where every other absent optional member reads as null.
 EMPTY_WHEN_ABSENT = "metadata_endpoint"
 
-#: Reader limits (SPEC.md, "Limits"). Larger input is rejected, never partly read.
-MAX_BLOB_BYTES = 64 * 1024 * 1024
-MAX_NESTING_DEPTH = 1024  # the parser's own bound; legitimate blobs nest 6 deep
+#: SPEC.md's rule tables, limits and dtype sizes as read from it (the packaged copy), once.
+SPEC_RULES: SpecRules = parse_spec((wire.schema_root() / "SPEC.md").read_text(encoding="utf-8"))
 
-#: Element sizes of the dtype labels the spec knows (SPEC.md 2.3, ELSIZE_DTYPE). Other labels
-#: are accepted as-is (``elsize`` is then authoritative), so a new dtype is an additive change.
-DTYPE_SIZES = {
-    "bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
-    "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1,
-    "int16": 2, "uint16": 2, "float16": 2, "half": 2, "bfloat16": 2,
-    "int32": 4, "uint32": 4, "float32": 4, "float": 4, "complex32": 4,
-    "int64": 8, "uint64": 8, "float64": 8, "double": 8, "long": 8, "complex64": 8,
-    "complex128": 16,
-}  # fmt: skip
+#: Reader limits (SPEC.md, "Limits"), read from its table. Larger input is rejected, never partly read.
+MAX_BLOB_BYTES: int = SPEC_RULES.limit("blob size", LATEST)
+#: The parser's own bound (orjson refuses deeper input), so it is checked against SPEC.md's
+#: "nesting depth" limit by tests/test_spec_rules.py rather than read from it.
+MAX_NESTING_DEPTH = 1024
+
+#: Element sizes of the dtype labels the spec knows (SPEC.md section 4, ELSIZE_DTYPE), read
+#: from it. Other labels are accepted as-is (``elsize`` is then authoritative), so a new dtype
+#: is an additive change.
+DTYPE_SIZES: dict[str, int] = dict(SPEC_RULES.dtype_sizes)
 
 
 def knows(version: str, member: str, document: str = "rendezvous", registry: Registry | None = None) -> bool:

@@ -20,11 +20,13 @@ from refitwire._spec import (
     EMPTY_WHEN_ABSENT,
     LATEST,
     MAX_BLOB_BYTES,
+    SPEC_RULES,
     SPEC_VERSIONS,
     WIRE_SCHEMA_ID,
     knows,
     version_key,
 )
+from refitwire._spec_rules import LEVELS, SpecError, SpecLimit, SpecRule, SpecRules, parse_spec
 from refitwire._typed import typed_read
 from refitwire._validate import (
     check,
@@ -39,6 +41,8 @@ __all__ = [
     # the spec's constants
     "DOCUMENTS", "DTYPE_SIZES", "EMPTY_WHEN_ABSENT", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
     "version_key",
+    # SPEC.md's rule tables, read from it
+    "LEVELS", "SPEC_RULES", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
     # the schema registry
     "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
     # the rule engine

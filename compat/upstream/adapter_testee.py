@@ -5,7 +5,11 @@ Run it with the python of an environment built by ``refitwire.compat.upstream.en
 ``--source DIR`` it runs a source tree's code instead (``DIR`` holds the
 ``modelexpress`` package; it goes first on ``sys.path``) and names itself with
 ``--version V`` (the tree's version and commit), never with the version of a
-``modelexpress`` that may be installed beside it. It speaks
+``modelexpress`` that may be installed beside it; ``--spec-version V`` is the version it
+declares (what the pull request implements; default 1.2.0), and each ``--member LEVEL:NAME``
+a member V adds: it is handed to the tree's writer where the writer (or the record it builds,
+``PublishedTensor``, ``PublishedShard``) takes a parameter of that name, and read back from
+what the reader returns. It speaks
 the matrix's JSON-lines protocol on stdin/stdout, one UTF-8 JSON object per line
 each way; diagnostics go to stderr. Every request is answered by the release's own
 code: ``wrap_rendezvous_blob`` / ``unwrap_rendezvous_blob`` with its
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import io
 import json
 import math
@@ -59,8 +64,11 @@ from importlib import metadata
 from typing import Any
 
 PROTOCOL = 1
+#: What a released modelexpress implements; a source tree declares what ``--spec-version`` says.
 SPEC_VERSION = "1.2.0"
 ROLES = ["reader", "writer"]
+#: The levels of the blob a member sits at (``--member LEVEL:NAME``): top, tensor, shard.
+LEVELS = ("", "tensors", "tensors.shards")
 
 
 class BadRequest(Exception):
@@ -115,11 +123,46 @@ def _jsonable(value: object, where: str) -> object:
     raise Unrepresentable(f"{where} is a {type(value).__name__}: {value!r}")
 
 
+def _accepts(function: Any, name: str) -> bool:
+    """Whether ``function`` (the tree's writer, or a record's constructor) takes ``name``."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
 class Adapter:
-    def __init__(self, rendezvous: Any, verify: Any, version: str | None = None) -> None:
+    def __init__(
+        self,
+        rendezvous: Any,
+        verify: Any,
+        version: str | None = None,
+        spec_version: str = SPEC_VERSION,
+        members: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         self.rendezvous = rendezvous
         self.verify = verify
         self.version = version
+        self.spec_version = spec_version
+        # (level, name) of each member the declared version adds beyond the ones this file knows
+        self.members = members
+
+    def _given(self, function: Any, level: str, source: dict[str, Any]) -> dict[str, Any]:
+        """The declared new members of ``level`` that ``source`` holds, for ``function`` where it
+        takes them (a tree whose API does not take a member cannot write it, and the run shows that)."""
+        return {
+            name: _as_given(source[name])
+            for at, name in self.members
+            if at == level and source.get(name) is not None and _accepts(function, name)
+        }
+
+    def _read_back(self, record: Any, level: str, where: str) -> dict[str, Any]:
+        return {
+            name: _jsonable(getattr(record, name, None), f"{where}{name}")
+            for at, name in self.members
+            if at == level
+        }
 
     # -- commands --------------------------------------------------------------
 
@@ -133,7 +176,7 @@ class Adapter:
                 "version": self.version or metadata.version("modelexpress"),
                 "language": "python",
             },
-            "spec_version": SPEC_VERSION,
+            "spec_version": self.spec_version,
             "roles": list(ROLES),
         }
 
@@ -161,6 +204,7 @@ class Adapter:
                         shard_offset=_as_given(_field(s, "shard_offset", swhere)),
                         shape=_as_given(_field(s, "shape", swhere)),
                         digest=s.get("digest"),
+                        **self._given(self.rendezvous.PublishedShard, "tensors.shards", s),
                     )
                 )
             tensors.append(
@@ -170,14 +214,16 @@ class Adapter:
                     elsize=_field(t, "elsize", where),
                     full_shape=_as_given(_field(t, "full_shape", where)),
                     shards=shards,
+                    **self._given(self.rendezvous.PublishedTensor, "tensors", t),
                 )
             )
         agent_meta = _b64decode(_field(payload, "agent_meta_b64", "payload"), "payload.agent_meta_b64")
         agent_name = _field(payload, "agent_name", "payload")
         endpoint = _field(payload, "metadata_endpoint", "payload")
         step = payload.get("publisher_step")
-        blob = self.rendezvous.wrap_rendezvous_blob(
-            agent_meta, agent_name, endpoint, tensors, publisher_step=step
+        wrap = self.rendezvous.wrap_rendezvous_blob
+        blob = wrap(
+            agent_meta, agent_name, endpoint, tensors, publisher_step=step, **self._given(wrap, "", payload)
         )
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
 
@@ -200,12 +246,14 @@ class Adapter:
             "metadata_endpoint": _jsonable(endpoint, "metadata_endpoint"),
             "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
             "publisher_step": _jsonable(getattr(result, "publisher_step", None), "publisher_step"),
+            **self._read_back(result, "", ""),
             "tensors": [
                 {
                     "name": _jsonable(t.name, f"tensors[{i}].name"),
                     "dtype": _jsonable(t.dtype, f"tensors[{i}].dtype"),
                     "elsize": _jsonable(t.elsize, f"tensors[{i}].elsize"),
                     "full_shape": _jsonable(t.full_shape, f"tensors[{i}].full_shape"),
+                    **self._read_back(t, "tensors", f"tensors[{i}]."),
                     "shards": [
                         {
                             "agent_name": _jsonable(s.agent_name, f"{w}.agent_name"),
@@ -214,6 +262,7 @@ class Adapter:
                             "shard_offset": _jsonable(s.shard_offset, f"{w}.shard_offset"),
                             "shape": _jsonable(s.shape, f"{w}.shape"),
                             "digest": _jsonable(getattr(s, "digest", None), f"{w}.digest"),
+                            **self._read_back(s, "tensors.shards", f"{w}."),
                         }
                         for j, s in enumerate(t.shards)
                         for w in (f"tensors[{i}].shards[{j}]",)
@@ -293,22 +342,34 @@ def _protocol_stdout() -> io.TextIOWrapper:
     return io.TextIOWrapper(os.fdopen(proto_fd, "wb"), encoding="utf-8", newline="\n", write_through=True)
 
 
-def _options(argv: list[str]) -> tuple[str | None, str | None]:
-    """``--source DIR`` and ``--version V`` (both or neither); anything else is a usage error."""
-    found: dict[str, str] = {}
+def _options(argv: list[str]) -> dict[str, Any]:
+    """``--source DIR`` and ``--version V`` (both or neither), ``--spec-version V`` (what to declare)
+    and ``--member LEVEL:NAME`` (repeated: a member V adds); anything else is a usage error."""
+    found: dict[str, Any] = {"members": []}
     rest = list(argv)
     while rest:
         flag = rest.pop(0)
-        if flag not in ("--source", "--version") or not rest:
-            raise SystemExit(f"adapter_testee.py: usage: [--source DIR --version V] (got {flag!r})")
-        found[flag] = rest.pop(0)
+        if flag not in ("--source", "--version", "--spec-version", "--member") or not rest:
+            raise SystemExit(
+                "adapter_testee.py: usage: [--source DIR --version V] [--spec-version V] "
+                f"[--member LEVEL:NAME ...] (got {flag!r})"
+            )
+        value = rest.pop(0)
+        if flag == "--member":
+            level, _, name = value.rpartition(":")
+            if level not in LEVELS or not name:
+                raise SystemExit(f"adapter_testee.py: --member {value!r}: LEVEL:NAME, LEVEL one of {LEVELS}")
+            found["members"].append((level, name))
+        else:
+            found[flag] = value
     if ("--source" in found) != ("--version" in found):
         raise SystemExit("adapter_testee.py: --source and --version go together")
-    return found.get("--source"), found.get("--version")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
-    source, version = _options(sys.argv[1:] if argv is None else argv)
+    options = _options(sys.argv[1:] if argv is None else argv)
+    source, version = options.get("--source"), options.get("--version")
     out = _protocol_stdout()
     if source is not None:
         sys.path.insert(0, source)
@@ -320,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if source is not None and not os.path.realpath(rendezvous.__file__).startswith(os.path.realpath(source)):
         raise SystemExit(f"adapter_testee.py: imported {rendezvous.__file__}, not the tree at {source}")
-    adapter = Adapter(rendezvous, verify, version)
+    adapter = Adapter(rendezvous, verify, version, options.get("--spec-version", SPEC_VERSION),
+                      tuple(options["members"]))  # fmt: skip
     for line in sys.stdin.buffer:
         if not line.strip():
             continue

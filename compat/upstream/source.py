@@ -7,7 +7,8 @@ ones (:mod:`.envs`) but with no ``modelexpress`` installed, so nothing but the t
 can answer.
 
 What the tree is called: its declared version plus where it came from, as a PEP 440 local
-label. A git checkout gives ``0.8.0.dev0+g3db6bdc4`` (``.dirty.<hash>`` added when the
+label. A git checkout gives ``0.8.0.dev0+g3db6bdc4`` (its ``pyproject.toml`` may lag behind
+the releases; see :func:`locate`) (``.dirty.<hash>`` added when the
 package has uncommitted changes); a tree without git, such as an unpacked sdist, gives
 ``0.7.0+nogit.<hash>``, where ``<hash>`` is 8 hex digits of a sha256 over every ``.py``
 file of the package, so two patched copies never share a label.
@@ -53,8 +54,14 @@ class SourceTree:
         return f"modelexpress@{self.version}"
 
 
-def locate(path: Path, base_requirements: tuple[str, ...]) -> SourceTree:
-    """The tree at ``path``: the repository root, its ``modelexpress_client/python`` or an sdist."""
+def locate(path: Path, base_requirements: tuple[str, ...], released: tuple[str, ...] = ()) -> SourceTree:
+    """The tree at ``path``: the repository root, its ``modelexpress_client/python`` or an sdist.
+
+    ``released``: the modelexpress versions already released. A git checkout's
+    ``pyproject.toml`` is only stamped with the version at release time, so between releases
+    it may still say an old one (``0.5.0`` while ``0.7.0`` is out); such a tree is the next
+    version's development, ``0.8.0.dev0``, after the newest release tag it contains (or, with
+    no tags, the newest of ``released``)."""
     path = path.expanduser().resolve()
     for root in (path, path / CLIENT_ROOT):
         if (root / _MODULE).is_file():
@@ -69,6 +76,7 @@ def locate(path: Path, base_requirements: tuple[str, ...]) -> SourceTree:
     tracked = _git(["ls-files", "--", _MODULE.as_posix()], root)  # not an sdist unpacked in some repo
     commit = _git(["rev-parse", "--short=8", "HEAD"], root) if tracked else ""
     if commit:
+        version = _past_releases(version, root, released)
         dirty = _git(["status", "--porcelain", "--", "modelexpress"], root)
         local, origin = (
             (f"g{commit}.dirty.{digest}", f"git {commit} with uncommitted changes")
@@ -80,6 +88,28 @@ def locate(path: Path, base_requirements: tuple[str, ...]) -> SourceTree:
     sep = "." if "+" in version else "+"
     wanted = _requirements(base_requirements, declared.get("requires", []))
     return SourceTree(root, f"{version}{sep}{local}", origin, wanted)
+
+
+def _key(version: str) -> tuple[int, ...] | None:
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)$", version.strip())
+    return tuple(int(x) for x in match.groups()) if match else None
+
+
+def _past_releases(declared: str, root: Path, released: tuple[str, ...]) -> str:
+    """``declared``, unless a release tag in the checkout's history (or a released version) is
+    newer: then the next minor's development version, or the tag itself when HEAD is on it."""
+    tag = _git(["describe", "--tags", "--abbrev=0", "--match", "v[0-9]*"], root) or _git(
+        ["describe", "--tags", "--abbrev=0", "--match", "[0-9]*"], root
+    )
+    tagged = _key(tag) if tag else None
+    known = [k for k in (tagged, *map(_key, released)) if k is not None]
+    mine = _key(declared.split("+")[0].split(".dev")[0]) or (0, 0, 0)
+    if not known or max(known) <= mine:
+        return declared
+    newest = max(known)
+    if tagged == newest and _git(["rev-list", "--count", f"{tag}..HEAD"], root) == "0":
+        return ".".join(map(str, newest))
+    return f"{newest[0]}.{newest[1] + 1}.0.dev0"
 
 
 def _declared(root: Path) -> dict[str, object]:

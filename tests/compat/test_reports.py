@@ -4,6 +4,7 @@ and nothing lands in the current directory."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import signal
@@ -17,6 +18,8 @@ import jsonschema
 from refitwire.compat import _cases, _render, _report
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
+#: What the faulty testee is labelled: by its start reply (the reference's name and version).
+FAULTY_LABEL = f"testee: refitwire@{importlib.metadata.version('refitwire')}"
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schema" / "report" / "1.json").read_text())
 ADDR_2_64 = next(v["id"] for v in _cases.vectors() if v["description"] == "addr is 2^64")
 
@@ -57,7 +60,8 @@ def test_the_text_report_groups_and_counts(tmp_path: Path) -> None:
     assert "None" not in out and "b'" not in out
     # the verdict says whose it is: the testee as it named itself, and what it met
     (who,) = [line for line in out.splitlines() if line.startswith("ran: ")]
-    assert who.startswith("ran: testee: python faulty_testee.py = ") and "spec 1.2.0" in who
+    # labelled by its start reply (the reference with a fault: refitwire), not by its command
+    assert who.startswith(f"ran: {FAULTY_LABEL} = ") and "spec 1.2.0" in who
     assert "; against " in who and "other participants" in who
 
 
@@ -66,7 +70,7 @@ def test_one_case_alone_shows_every_answer(tmp_path: Path) -> None:
     out = done.stdout
     assert f"case read:{ADDR_2_64}#rule: addr is 2^64" in out
     assert "blob as text:" in out and "blob as base64:" in out
-    assert "testee: python faulty_testee.py reads it:" in out
+    assert f"{FAULTY_LABEL} reads it:" in out
     assert "reference@1.2.0 reads it:" in out and '"rule": "ADDR_RANGE"' in out and '"rule": "JSON"' in out
     assert "rejected for the wrong reason: named JSON" in out
     assert "1 unexpected" not in out and done.returncode == 0
@@ -108,7 +112,7 @@ def test_the_released_upstream_versions_run_both_ways(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:]
     report = _report.read_report(tmp_path / "r.jsonl")
     assert report.header.upstream == "ran" and "released upstream readers and writers: ran" in done.stdout
-    me = "testee: python faulty_testee.py"
+    me = FAULTY_LABEL
     for p in found:
         assert any(r.writer == p.label and r.reader == me for r in report.results), (
             p.label
@@ -152,3 +156,20 @@ def test_a_testee_cannot_excuse_its_failures_by_the_name_it_gives(tmp_path: Path
     mine = [r for r in report.results if r.case in listed and "testee: " in f"{r.writer} {r.reader}"]
     assert mine and not [r for r in mine if r.outcome.value in ("xfailed", "xpassed")]
     assert any(r.outcome.value == "failed" for r in mine), done.stdout[-2000:]
+
+
+def test_a_testee_is_labelled_by_its_start_reply_not_its_command(tmp_path: Path) -> None:
+    """``env VAR=1 python t.py`` is not "env": the label is the implementation the start reply names."""
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "conformance", "--testee",
+         f"env REFITWIRE_PROBE=1 {sys.executable} {FAULTY} none", "--seed", "3", "--examples", "1",
+         "--no-size-limit", "--no-upstream", "--case", f"read:{ADDR_2_64}", "--output", str(tmp_path / "r.jsonl")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+    report = _report.read_report(tmp_path / "r.jsonl")
+    labels = {p["label"] for p in report.header.participants}
+    assert FAULTY_LABEL in labels and not any(label.startswith("testee: env") for label in labels), labels
+    assert report.header.raw["focus"] == [FAULTY_LABEL]
+    assert {r.reader for r in report.results if r.case.startswith("read:")} >= {FAULTY_LABEL}, done.stdout[
+        -800:
+    ]

@@ -1,0 +1,397 @@
+"""SPEC.md's rules as part of a released version: locked, and diffed like the schemas.
+
+A released spec version is its schema files *and* the rules SPEC.md's tables give it (read
+by ``refitwire.engine.parse_spec``: rule IDs, keywords, pointers, the terms and numbers they
+state, the limits and the dtype sizes). So:
+
+* **locked.** ``schema/index.json`` records, for each released version, the sha256 of those
+  facts (``spec_rules``); a released version's entry never changes, and a new entry (a
+  release) must be the facts' sha256 (``RELEASE_ENTRY_MISMATCH``).
+* **released versions never change.** For every released version the ref's rules are
+  compared with the working tree's. Each difference is a finding whose rule says the
+  direction: a rule added or made stronger (MAY -> SHOULD -> MUST), a limit lowered, a dtype
+  size listed: what old writers wrote may now be rejected (BACKWARD); a rule removed or
+  weakened, a limit raised, a dtype dropped: what new writers write old readers reject
+  (FORWARD); a changed term or number the gate cannot order: both, until reviewed.
+* **a new version** (a candidate) is compared with the newest release of its line, as a
+  schema change is: a rule added for it is BACKWARD as above, a limit lowered too, while a
+  limit raised for it is additive (``SPEC_LIMIT_RAISED``): its readers read more, and the
+  released versions keep their limit.
+* **editorial prose passes**: wording that keeps every fact is ``SPEC_RULE_REWORDED`` (info),
+  and prose outside the tables is not a fact at all.
+
+Witnesses (gate/_spec_witness.py), where a blob can show the break: for a lowered blob-size limit a blob one byte
+over the new limit that the old version's reader reads; for a rule removed or weakened the
+golden vectors the old reader rejects by that very rule (a new writer may now write them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec
+from refitwire.gate._change import Change
+from refitwire.gate._errors import GateError
+from refitwire.gate._rules import Direction
+from refitwire.gate._spec_witness import witness as _witness
+from refitwire.gate._witness import Witness
+from refitwire.wire import parse_version, pointer, version_key
+
+SPEC_FILE = "SPEC.md"
+
+
+@dataclass(frozen=True)
+class SpecFinding:
+    """One difference in the rules of ``version`` (the released version, or the candidate's base)."""
+
+    change: Change
+    against: str | None
+    witnesses: tuple[Witness, ...] = ()
+    no_witness: tuple[Direction, ...] = ()
+    file: str = ""  # where it is placed: SPEC.md, or the index for a lock
+
+
+def judge(
+    base_file: tuple[str, bytes],
+    work_file: tuple[str, bytes | None],
+    indexes: tuple[dict[str, Any], dict[str, Any], str],
+    candidates: list[tuple[str, Any]],
+    witnesses: bool,
+) -> list[SpecFinding]:
+    """Every finding about SPEC.md's rules: ``base_file`` and ``work_file`` are (where, bytes) of the
+    ref's and the working tree's SPEC.md (None: gone), ``indexes`` the ref's and the working tree's
+    index and the index's path, ``candidates`` (version, schema) of each candidate file."""
+    relative, data = work_file
+    if data is None:
+        detail = f"{relative} is gone: it holds the rules of every released version"
+        return [SpecFinding(Change("RELEASED_FILE_REMOVED", "", "", detail), None, file=relative)]
+    base, work = load(*base_file), load(relative, data)
+    base_index, work_index, index_file = indexes
+    released = versions_at(base_index)
+    out = [
+        SpecFinding(ch, None, file=f)
+        for ch, f in locks(base, work, base_index, work_index, relative, index_file)
+    ]
+    found = list(diff_released(base, work, released, witnesses))
+    for version in sorted({v for v, _ in candidates}, key=version_key):
+        adds = frozenset().union(
+            *(members_added(schema, version) for v, schema in candidates if v == version)
+        )
+        found += diff_candidate(work, version, released, adds, witnesses)
+    out += [replace(f, file=relative) for f in found]
+    for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
+        if work.lock(version) != digest and not any(
+            f.against == version and f.change.breaking for f in found
+        ):
+            now = work.lock(version)
+            detail = f"SPEC.md's rules of released {version} changed: sha256 {now[:12]}, locked {digest[:12]}"
+            out.append(
+                SpecFinding(
+                    Change("RELEASED_FILE_MODIFIED", "", "", detail, digest, now), None, file=relative
+                )
+            )
+    return out
+
+
+def load(source: str, data: bytes) -> SpecRules:
+    """The rules of one SPEC.md; GateError (one line) when a table row cannot be read."""
+    try:
+        return parse_spec(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise GateError(source, f"not UTF-8: {exc}") from None
+    except SpecError as exc:
+        raise GateError(source, str(exc)) from None
+
+
+def lock_entries(index: dict[str, Any]) -> dict[str, str]:
+    """``version -> sha256`` of the ``spec_rules`` an index records."""
+    entries = index.get("spec_rules", [])
+    try:
+        return {str(e["version"]): str(e["sha256"]) for e in entries}
+    except (TypeError, KeyError) as exc:
+        raise GateError(
+            "schema/index.json", f"spec_rules is not a list of version/sha256 entries: {exc!r}"
+        ) from None
+
+
+def locks(base: SpecRules, work: SpecRules, base_index: dict[str, Any], work_index: dict[str, Any],
+          file: str, index_file: str) -> list[tuple[Change, str]]:  # fmt: skip
+    """The lock of each released version's rules, and the entries a release adds."""
+    out: list[tuple[Change, str]] = []
+    old, new = lock_entries(base_index), lock_entries(work_index)
+    for i, (version, digest) in enumerate(old.items()):
+        if new.get(version) != digest:
+            detail = (
+                f"the spec_rules lock of released {version} changed ({digest[:12]} -> {new.get(version)})"
+            )
+            change = Change(
+                "RELEASED_FILE_MODIFIED", pointer("spec_rules", i), "", detail, digest, new.get(version)
+            )
+            out.append((change, index_file))
+        if base.lock(version) != digest:  # the ref's own SPEC.md already disagrees with its lock
+            detail = f"at the ref, SPEC.md's rules of {version} are {base.lock(version)[:12]}, locked {digest[:12]}"
+            out.append(
+                (Change("RELEASED_FILE_MODIFIED", pointer("spec_rules", i), "", detail, digest, None), file)
+            )
+    for i, (version, digest) in enumerate(new.items()):
+        if version in old:
+            continue
+        if digest != work.lock(version):
+            detail = f"new spec_rules entry {version}: sha256 {digest[:12]} is not SPEC.md's rules' {work.lock(version)[:12]}"
+            out.append(
+                (
+                    Change("RELEASE_ENTRY_MISMATCH", pointer("spec_rules", i), "", detail, None, digest),
+                    index_file,
+                )
+            )
+    return out
+
+
+def diff_released(
+    base: SpecRules, work: SpecRules, released: list[str], search: bool
+) -> Iterator[SpecFinding]:
+    """What the change does to the rules of each released version."""
+    for version in released:
+        yield from _diff(base, work, version, version, _Context(False, frozenset(), search, version))
+
+
+def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_members: frozenset[str],
+                   search: bool) -> Iterator[SpecFinding]:  # fmt: skip
+    """A candidate's rules against the newest release of its line (as the working tree states it,
+    so a change to the released versions is reported once, there). A rule added with the
+    candidate that names a member the candidate adds is additive: no old blob carries it."""
+    key = version_key(candidate)
+    line = [v for v in released if version_key(v)[:1] == key[:1] and version_key(v) < key]
+    if line:
+        yield from _diff(
+            work, work, max(line, key=version_key), candidate, _Context(True, new_members, search, candidate)
+        )
+
+
+@dataclass(frozen=True)
+class _Context:
+    new_version: bool  # the version compared is a candidate, not a released one
+    new_members: frozenset[str]  # the members the candidate adds
+    search: bool  # look for witnesses
+    compared: str  # the version whose rules are judged (the released one, or the candidate)
+
+
+def _diff(
+    old: SpecRules, new: SpecRules, old_version: str, new_version_id: str, ctx: _Context
+) -> Iterator[SpecFinding]:
+    before, after = old.rules_of(old_version), new.rules_of(new_version_id)
+    against = old_version
+    for rule_id in sorted(set(before) | set(after)):
+        at = pointer("rules", rule_id)
+        a, b = before.get(rule_id), after.get(rule_id)
+        if b is None and a is not None:
+            detail = f"rule {rule_id} ({'/'.join(a.keywords) or 'no keyword'}) no longer applies to {new_version_id}"
+            yield _found("SPEC_RULE_REMOVED", at, detail, a.facts(), None, against, old_version, ctx, rule_id)
+        elif a is None and b is not None:
+            detail = f"rule {rule_id} ({'/'.join(b.keywords) or 'no keyword'}) now applies to {new_version_id}: {b.text[:160]}"
+            new_member = sorted(ctx.new_members.intersection(b.terms))
+            if ctx.new_version and new_member:
+                detail += f" (about {', '.join(new_member)}, which {new_version_id} adds)"
+            rule = "SPEC_RULE_ADDED_WITH_MEMBER" if ctx.new_version and new_member else "SPEC_RULE_ADDED"
+            yield _found(rule, at, detail, None, b.facts(), against, old_version, ctx, rule_id)
+        elif a is not None and b is not None:
+            yield from _changed_rule(a, b, at, against, old_version, new_version_id, old, new, ctx)
+    yield from _limits(old, new, old_version, new_version_id, against, ctx)
+    yield from _dtypes(old.dtype_sizes, new.dtype_sizes, against, old_version, ctx)
+
+
+def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, version: str,
+                  old: SpecRules, new: SpecRules, ctx: _Context) -> Iterator[SpecFinding]:  # fmt: skip
+    if a.level != b.level:
+        stronger = b.level > a.level
+        detail = (f"rule {a.id} for {version}: {'/'.join(a.keywords)} -> {'/'.join(b.keywords)} "
+                  f"({_level(a.level)} -> {_level(b.level)})")  # fmt: skip
+        rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
+        yield _found(
+            rule,
+            at + "/keywords",
+            detail,
+            list(a.keywords),
+            list(b.keywords),
+            against,
+            old_version,
+            ctx,
+            a.id,
+        )
+    elif a.keywords != b.keywords:
+        detail = f"rule {a.id} for {version}: keywords {'/'.join(a.keywords)} -> {'/'.join(b.keywords)}"
+        yield _found(
+            "SPEC_RULE_CHANGED",
+            at + "/keywords",
+            detail,
+            list(a.keywords),
+            list(b.keywords),
+            against,
+            old_version,
+            ctx,
+            a.id,
+        )
+    if a.pointer != b.pointer:
+        detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
+        yield _found(
+            "SPEC_RULE_POINTER_CHANGED",
+            at + "/pointer",
+            detail,
+            a.pointer,
+            b.pointer,
+            against,
+            old_version,
+            ctx,
+            a.id,
+        )
+    numbers = _unexplained(a, b, old.limits_of(old_version), new.limits_of(version))
+    for what, x, y in (("terms", a.terms, b.terms), ("numbers", numbers[0], numbers[1])):
+        if x != y:
+            detail = (
+                f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
+            )
+            yield _found(
+                "SPEC_RULE_CHANGED", f"{at}/{what}", detail, list(x), list(y), against, old_version, ctx, a.id
+            )
+    if a.facts() == b.facts() and " ".join(a.text.split()) != " ".join(b.text.split()):
+        detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"
+        yield _found("SPEC_RULE_REWORDED", at, detail, a.text, b.text, against, old_version, ctx, a.id)
+
+
+def _level(level: int) -> str:
+    return LEVELS[level] if level >= 0 else "none"
+
+
+def _unexplained(
+    a: Any, b: Any, old_limits: dict[str, Any], new_limits: dict[str, Any]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A rule's numbers, less a limit's value that the limit row changed the same way (the
+    change is reported once, as the limit's)."""
+    x, y = list(a.numbers), list(b.numbers)
+    for name, limit in old_limits.items():
+        now = new_limits.get(name)
+        if limit.rule.strip("`") != a.id or now is None or limit.value == now.value:
+            continue
+        if str(limit.value) in x and str(now.value) in y:
+            x.remove(str(limit.value))
+            y.remove(str(now.value))
+    return tuple(x), tuple(y)
+
+
+def _limits(
+    old: SpecRules, new: SpecRules, old_version: str, version: str, against: str, ctx: _Context
+) -> Iterator[SpecFinding]:
+    before, after = old.limits_of(old_version), new.limits_of(version)
+    for name in sorted(set(before) | set(after)):
+        at = pointer("limits", name)
+        a, b = before.get(name), after.get(name)
+        if b is None and a is not None:
+            yield _found("SPEC_LIMIT_REMOVED", at, f"limit {name!r} ({a.stated or a.rule}) no longer applies to {version}",
+                         a.facts(), None, against, old_version, ctx)  # fmt: skip
+            continue
+        if a is None and b is not None:
+            yield _found("SPEC_LIMIT_ADDED", at, f"limit {name!r} ({b.stated or b.rule}) now applies to {version}",
+                         None, b.facts(), against, old_version, ctx)  # fmt: skip
+            continue
+        assert a is not None and b is not None
+        if a.value != b.value and a.value is not None and b.value is not None:
+            lower = b.value < a.value
+            rule = (
+                "SPEC_LIMIT_TIGHTENED"
+                if lower
+                else ("SPEC_LIMIT_RAISED" if ctx.new_version else "SPEC_LIMIT_LOOSENED")
+            )
+            detail = (
+                f"limit {name!r} ({a.rule}) for {version}: {a.stated} -> {b.stated} ({a.value} -> {b.value})"
+            )
+            yield _found(
+                rule,
+                at + "/value",
+                detail,
+                a.value,
+                b.value,
+                against,
+                old_version,
+                ctx,
+                a.rule.strip("`"),
+                (a.value, b.value),
+            )
+        if a.level != b.level or a.tiers != b.tiers:
+            stronger = (b.level, b.tiers.count("Required")) > (a.level, a.tiers.count("Required"))
+            detail = (f"limit {name!r} for {version}: {'/'.join(a.keywords)} ({', '.join(a.tiers) or 'no tier'}) -> "
+                      f"{'/'.join(b.keywords)} ({', '.join(b.tiers) or 'no tier'})")  # fmt: skip
+            rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
+            yield _found(rule, at + "/keywords", detail, a.facts(), b.facts(), against, old_version, ctx)
+        elif a.rule != b.rule or a.keywords != b.keywords:
+            detail = f"limit {name!r} for {version}: {a.rule} {'/'.join(a.keywords)} -> {b.rule} {'/'.join(b.keywords)}"
+            yield _found("SPEC_RULE_CHANGED", at, detail, a.facts(), b.facts(), against, old_version, ctx)
+
+
+def _dtypes(
+    before: dict[str, int], after: dict[str, int], against: str, version: str, ctx: _Context
+) -> Iterator[SpecFinding]:
+    for label in sorted(set(before) | set(after)):
+        a, b = before.get(label), after.get(label)
+        if a == b:
+            continue
+        at = pointer("dtype_sizes", label)
+        if a is None:
+            rule, detail = (
+                "SPEC_RULE_STRENGTHENED",
+                f"ELSIZE_DTYPE now lists {label!r} ({b} bytes): other sizes are rejected",
+            )
+        elif b is None:
+            rule, detail = "SPEC_RULE_WEAKENED", f"ELSIZE_DTYPE no longer lists {label!r} ({a} bytes)"
+        else:
+            rule, detail = "SPEC_RULE_CHANGED", f"ELSIZE_DTYPE: {label!r} is {a} -> {b} bytes"
+        yield _found(rule, at, detail, a, b, against, version, ctx, "ELSIZE_DTYPE", dtype=(label, a, b))
+
+
+def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, version: str, ctx: _Context,
+           spec_rule: str | None = None, limit: tuple[int, int] | None = None,
+           dtype: tuple[str, int | None, int | None] | None = None) -> SpecFinding:  # fmt: skip
+    change = Change(rule, at, "", detail, old, new)
+    if not change.breaking or not ctx.search:
+        return SpecFinding(change, against)
+    found: list[Witness] = []
+    missing: list[Direction] = []
+    for direction in change.directions:
+        by_rule = spec_rule if rule in ("SPEC_RULE_REMOVED", "SPEC_RULE_WEAKENED") else None
+        witness = _witness(
+            direction, version, by_rule if limit is None and dtype is None else spec_rule, limit, dtype
+        )
+        if witness is not None:
+            changed = f"{ctx.compared} (SPEC.md as changed)"
+            old_side = f"{version} (the ref's SPEC.md)" if not ctx.new_version else f"{version} (SPEC.md)"
+            writer, reader = (old_side, changed) if direction == "BACKWARD" else (changed, old_side)
+            witness = replace(witness, writer=writer, reader=reader,
+                              writer_version=version if direction == "BACKWARD" else ctx.compared,
+                              reader_version=ctx.compared if direction == "BACKWARD" else version)  # fmt: skip
+        if witness is None:
+            missing.append(direction)
+        else:
+            found.append(witness)
+    return SpecFinding(change, against, tuple(found), tuple(missing))
+
+
+def versions_at(index: dict[str, Any]) -> list[str]:
+    """The released versions an index lists (the spec versions of its documents), oldest first."""
+    found = {e["version"] for entries in index["documents"].values() for e in entries}
+    return sorted((v for v in found if parse_version(v) is not None), key=version_key)
+
+
+def members_added(node: Any, version: str) -> frozenset[str]:
+    """The names of the members a schema says ``version`` added (``x-added-in``), at any depth."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for name, sub in (node.get("properties") or {}).items():
+            if isinstance(sub, dict) and sub.get("x-added-in") == version:
+                found.add(name)
+        for sub in node.values():
+            found |= members_added(sub, version)
+    elif isinstance(node, list):
+        for sub in node:
+            found |= members_added(sub, version)
+    return frozenset(found)

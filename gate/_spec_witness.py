@@ -1,0 +1,118 @@
+"""Witnesses for changes to SPEC.md's rules: blobs the reference reader of a released version reads
+or rejects, built where a blob can show the break (gate/_spec.py says which changes)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from importlib import resources
+from typing import Any
+
+from refitwire.gate._rules import Direction
+from refitwire.gate._witness import Witness
+
+
+def witness(direction: Direction, version: str, spec_rule: str | None, limit: tuple[int, int] | None,
+             dtype: tuple[str, int | None, int | None] | None) -> Witness | None:  # fmt: skip
+    """A blob that shows the break, checked by the reference reader of the released ``version``."""
+    if version not in _released():
+        return None
+    if limit is not None and spec_rule == "BLOB_SIZE" and direction == "BACKWARD":
+        return _size_witness(version, *limit)
+    if dtype is not None and direction == "BACKWARD" and dtype[2] is not None:
+        return _dtype_witness(version, dtype[0], dtype[2])
+    if spec_rule is not None and direction == "FORWARD" and limit is None and dtype is None:
+        return _rule_witness(version, spec_rule)
+    return None
+
+
+def _released() -> tuple[str, ...]:
+    from refitwire.engine import SPEC_VERSIONS
+
+    return tuple(SPEC_VERSIONS)
+
+
+def _reads(blob: bytes, version: str) -> str | None:
+    """None when the reference reader of ``version`` reads ``blob``, else its rejection."""
+    from refitwire import InvalidBlob, unwrap_rendezvous_blob
+
+    try:
+        unwrap_rendezvous_blob(blob, spec_version=version)
+    except InvalidBlob as exc:
+        return f"{exc.rule} at {json.dumps(exc.pointer)}: {exc}"
+    return None
+
+
+def _vectors(name: str) -> list[dict[str, Any]]:
+    data = resources.files("refitwire.schema").joinpath("vectors").joinpath(name).read_bytes()
+    vectors: list[dict[str, Any]] = json.loads(data)["vectors"]
+    return vectors
+
+
+def _base_blob(version: str) -> dict[str, Any] | None:
+    """A blob a writer of ``version`` wrote (the golden writer output), that its reader reads."""
+    for vector in _vectors("writer-output.json"):
+        blob = json.loads(vector["blob"]) if isinstance(vector.get("blob"), str) else vector.get("blob")
+        valid = vector.get("expect", {}).get(version, {}).get("valid")
+        readable = isinstance(blob, dict) and valid and _reads(json.dumps(blob).encode(), version) is None
+        if vector.get("document") == "rendezvous" and readable:
+            return dict(blob)
+    return None
+
+
+def _size_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
+    """A blob of ``new_limit + 1`` bytes (at most ``old_limit``) that ``version``'s reader reads."""
+    base = _base_blob(version)
+    target = new_limit + 1
+    if base is None or target > old_limit:
+        return None
+    base["agent_meta_b64"] = ""
+    room = target - len(json.dumps(base).encode())
+    if room < 4:
+        return None
+    words, extra = divmod(room, 4)
+    base["agent_meta_b64"] = base64.b64encode(bytes(3 * words)).decode("ascii")
+    base["agent_name"] = str(base["agent_name"]) + "x" * extra
+    blob = json.dumps(base).encode()
+    if len(blob) != target or _reads(blob, version) is not None:
+        return None
+    rejection = f'BLOB_SIZE at "": {len(blob)} bytes is over the new limit of {new_limit} bytes'
+    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
+                   version, version)  # fmt: skip
+
+
+def _dtype_witness(version: str, label: str, size: int) -> Witness | None:
+    base = _base_blob(version)
+    if base is None or not base.get("tensors"):
+        return None
+    other = 1 if size != 1 else 2
+    base["tensors"] = [dict(base["tensors"][0], dtype=f"torch.{label}", elsize=other)]
+    if _reads(json.dumps(base).encode(), version) is not None:
+        return None
+    rejection = f'ELSIZE_DTYPE at "/tensors/0/elsize": {label} is {size} bytes, elsize says {other}'
+    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
+                   version, version)  # fmt: skip
+
+
+def _rule_witness(version: str, rule_id: str) -> Witness | None:
+    """A golden vector that ``version``'s reader rejects by ``rule_id`` (and, since the vector breaks
+    that one rule, nothing else): with the rule gone or weakened a writer may write it."""
+    for vector in _vectors("invalid.json"):
+        expect = vector.get("expect", {}).get(version, {})
+        if vector.get("document") != "rendezvous" or expect.get("rule") != rule_id:
+            continue
+        raw = (
+            base64.b64decode(vector["blob_b64"])
+            if "blob_b64" in vector
+            else str(vector.get("blob", "")).encode()
+        )
+        try:
+            blob = json.loads(raw)
+        except ValueError:
+            continue
+        rejection = _reads(json.dumps(blob).encode(), version)
+        if rejection is not None and rejection.startswith(f"{rule_id} "):
+            return Witness("FORWARD", f"{version} (SPEC.md as changed)", f"{version} (the ref's SPEC.md)", blob,
+                           f"{rejection} (golden vector {vector['id']}: {vector.get('description', '')})",
+                           version, version)  # fmt: skip
+    return None

@@ -1,0 +1,264 @@
+"""SPEC.md's rules are part of a released version: pull requests that change SPEC.md, in throwaway clones.
+
+Each test is a clone of the released schemas *and* SPEC.md (one commit on ``main``), changed as
+a contributor would change it, and judged by the gate in-process against that commit.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from _gate_helpers import SCHEMA, commit, make_repo
+from refitwire.engine import SPEC_RULES, SpecError, parse_spec
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
+
+SPEC = SCHEMA / "SPEC.md"
+LIMIT_ROW = "| blob size 64 MiB |"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A clone whose one commit holds the released schema files, the index and SPEC.md."""
+    repo = make_repo(tmp_path)
+    shutil.copy(SPEC, repo / "schema" / "SPEC.md")
+    commit(repo, "the spec", "schema/SPEC.md")
+    return repo
+
+
+def _edit(repo: Path, old: str, new: str, count: int = -1) -> None:
+    path = repo / "schema" / "SPEC.md"
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def _gate(repo: Path, witnesses: bool = True) -> GateReport:
+    return run_gate(repo, "HEAD", matrix="never", witnesses=witnesses)
+
+
+def _failing(report: GateReport) -> list[tuple[str, str | None]]:
+    return sorted((f.change.rule, f.against) for f in report.findings if f.failing)
+
+
+def _limit_row(value: str, since: str = "") -> str:
+    reader = f"MUST read a blob of up to {value} within the per-request timeout; SHOULD reject a larger one"
+    return f"| {since}blob size {value} | {reader} | `BLOB_SIZE` | at the limit: Required; one byte over: Recommended |\n"
+
+
+def _add_limit_row(repo: Path, row: str) -> None:
+    path = repo / "schema" / "SPEC.md"
+    text = path.read_text(encoding="utf-8")
+    end = text.index("\n", text.index(LIMIT_ROW)) + 1
+    path.write_text(text[:end] + row + text[end:], encoding="utf-8")
+
+
+# -- the parser: one source of truth, and it cannot skip a row ---------------------------------------
+
+
+def test_every_rule_table_row_of_the_spec_is_read() -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `") and line.split("`")[1].isupper()]
+    rule_rows = [r for r in rows if r.count(" | ") == 2]
+    assert {r.id for r in SPEC_RULES.rules} == {r.split("`")[1] for r in rule_rows}
+    assert SPEC_RULES.rules_of("1.0.0").keys() < SPEC_RULES.rules_of("1.2.0").keys()
+    assert {r.id: r.since for r in SPEC_RULES.rules if r.since != "1.0.0"} == {
+        "DIGEST_FORMAT": "1.1.0",
+        "STEP_RANGE": "1.2.0",
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("| `UTF8` | A blob MUST be UTF-8 without a byte order mark. | `\"\"` |", "| `UTF8` | A blob MUST be UTF-8. |",
+         "a rule row must be"),
+        ("| `OBJECT` |", "| OBJECT |", "a rule row must be"),
+        (LIMIT_ROW, "| blob size 64 MiB | MUST read | `BLOB_SIZE` |", "a limit row must be"),
+        ("| `JSON` | A blob", "| `JSON` | A `blob", "unclosed backtick"),
+        ("| 1.1.0 | optional per-shard `digest` |", "| 1.1 | optional per-shard `digest` |", "a version row"),
+        ("| `ADDR_RANGE` |", "| `UTF8` |", "stated twice"),
+    ],
+)  # fmt: skip
+def test_a_row_the_parser_cannot_read_is_an_error_naming_its_line(old: str, new: str, says: str) -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    assert old in text
+    with pytest.raises(SpecError, match=says):
+        parse_spec(text.replace(old, new, 1))
+
+
+def test_the_constants_that_restate_the_spec_are_the_spec() -> None:
+    from refitwire import _spec
+
+    assert SPEC_RULES.limit("blob size", _spec.LATEST) == _spec.MAX_BLOB_BYTES == 64 * 1024 * 1024
+    # the parser's own bound (orjson's), so checked rather than read
+    assert SPEC_RULES.limit("nesting depth", _spec.LATEST) == _spec.MAX_NESTING_DEPTH
+    assert SPEC_RULES.dtype_sizes == _spec.DTYPE_SIZES and _spec.DTYPE_SIZES["bfloat16"] == 2
+    # and reading them follows SPEC.md: a changed table gives changed numbers
+    changed = parse_spec(SPEC.read_text(encoding="utf-8").replace("blob size 64 MiB", "blob size 32 MiB"))
+    assert changed.limit("blob size", "1.2.0") == 32 * 1024 * 1024
+
+
+def test_the_index_locks_the_rules_of_every_released_version() -> None:
+    index = json.loads((SCHEMA / "index.json").read_text(encoding="utf-8"))
+    locked = {e["version"]: e["sha256"] for e in index["spec_rules"]}
+    assert set(locked) == set(SPEC_RULES.versions)
+    assert locked == {v: SPEC_RULES.lock(v) for v in locked}, "SPEC.md's rules of a released version changed"
+    # the wording is not locked, every fact is
+    reworded = parse_spec(
+        SPEC.read_text(encoding="utf-8").replace("Sizes are never negative.", "Never negative.")
+    )
+    assert reworded.lock("1.2.0") == locked["1.2.0"]
+    retiered = parse_spec(
+        SPEC.read_text(encoding="utf-8").replace("elsize` MUST be in", "elsize` SHOULD be in")
+    )
+    assert retiered.lock("1.2.0") != locked["1.2.0"]
+
+
+# -- pull requests that change SPEC.md only -------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_limit_lowered_for_released_versions_fails_with_a_blob_an_old_writer_wrote(repo: Path) -> None:
+    _edit(repo, "64 MiB", "32 MiB")
+    report = _gate(repo)
+    assert report.exit_code == EXIT_BREAKING and report.verdict == "breaking"
+    assert _failing(report) == [("SPEC_LIMIT_TIGHTENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    finding = next(f for f in report.findings if f.against == "1.2.0")
+    assert finding.file == "schema/SPEC.md" and finding.change.pointer == "/limits/blob size/value"
+    assert finding.change.directions == ("BACKWARD",)
+    [witness] = finding.witnesses
+    blob = json.dumps(witness.blob).encode()
+    assert 32 * 1024 * 1024 < len(blob) <= 64 * 1024 * 1024 and "BLOB_SIZE" in witness.rejection
+    from refitwire import unwrap_rendezvous_blob
+
+    unwrap_rendezvous_blob(blob, spec_version="1.2.0")  # a released reader reads what an old writer wrote
+    text = render(report, "text")
+    assert "BREAKING SPEC_LIMIT_TIGHTENED" in text and "new readers on old blobs (BACKWARD)" in text
+    assert len(text) < 100_000, "the witness is shown cut, not as 32 MiB of text"
+
+
+def test_a_rule_removed_from_released_versions_fails_with_a_blob_old_readers_reject(repo: Path) -> None:
+    path = repo / "schema" / "SPEC.md"
+    path.write_text(
+        "".join(line for line in path.read_text().splitlines(True) if not line.startswith("| `ADDR_SPAN`"))
+    )
+    report = _gate(repo)
+    assert report.exit_code == EXIT_BREAKING
+    assert _failing(report) == [("SPEC_RULE_REMOVED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    finding = next(f for f in report.findings if f.against == "1.0.0")
+    assert finding.change.pointer == "/rules/ADDR_SPAN" and finding.change.directions == ("FORWARD",)
+    [witness] = finding.witnesses
+    assert witness.rejection.startswith("ADDR_SPAN at")
+    assert witness.blob["tensors"][0]["shards"][0]["addr"] > 2**63
+
+
+def test_a_rule_re_tiered_is_a_finding_in_the_direction_it_moves(repo: Path) -> None:
+    _edit(
+        repo,
+        "`addr + prod(shape) * elsize` MUST NOT exceed",
+        "`addr + prod(shape) * elsize` SHOULD NOT exceed",
+    )
+    _edit(repo, "A writer SHOULD produce the bytes", "A writer MUST produce the bytes")
+    report = _gate(repo)
+    assert report.exit_code == EXIT_BREAKING
+    rules = {(f.change.rule, f.change.pointer) for f in report.findings if f.failing}
+    assert rules == {("SPEC_RULE_WEAKENED", "/rules/ADDR_SPAN/keywords"),
+                     ("SPEC_RULE_STRENGTHENED", "/rules/WRITE_FORMAT/keywords")}  # fmt: skip
+    weakened = next(f for f in report.findings if f.change.rule == "SPEC_RULE_WEAKENED")
+    assert weakened.change.directions == ("FORWARD",) and weakened.witnesses  # a blob the old reader rejects
+    stronger = next(f for f in report.findings if f.change.rule == "SPEC_RULE_STRENGTHENED")
+    assert stronger.change.directions == ("BACKWARD",) and stronger.unproven  # no blob shows a writer's bytes
+
+
+def test_a_limit_raised_for_a_released_version_fails(repo: Path) -> None:
+    _edit(repo, "64 MiB", "128 MiB")
+    report = _gate(repo, witnesses=False)
+    assert _failing(report) == [("SPEC_LIMIT_LOOSENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+
+
+def test_a_limit_raised_for_a_new_version_is_additive(repo: Path) -> None:
+    new_version(repo / "schema", "1.3.0")
+    _add_limit_row(repo, _limit_row("128 MiB", "(1.3.0) "))
+    report = _gate(repo)
+    assert report.exit_code == EXIT_COMPATIBLE, render(report, "text")
+    [raised] = [f for f in report.findings if f.file == "schema/SPEC.md"]
+    assert (raised.change.rule, raised.against, raised.change.new) == (
+        "SPEC_LIMIT_RAISED",
+        "1.2.0",
+        128 << 20,
+    )
+    # the released versions keep their limit
+    assert parse_spec((repo / "schema" / "SPEC.md").read_text()).limit("blob size", "1.2.0") == 64 << 20
+
+
+def test_a_limit_lowered_for_a_new_version_is_judged_like_a_schema_tightening(repo: Path) -> None:
+    new_version(repo / "schema", "1.3.0")
+    _add_limit_row(repo, _limit_row("16 MiB", "(1.3.0) "))
+    report = _gate(repo)
+    assert _failing(report) == [("SPEC_LIMIT_TIGHTENED", "1.2.0")]
+    [witness] = next(f for f in report.findings if f.failing).witnesses
+    assert witness.reader_version == "1.3.0" and len(json.dumps(witness.blob)) == 16 * 1024 * 1024 + 1
+
+
+def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_members_is_not(
+    repo: Path,
+) -> None:
+    new_version(repo / "schema", "1.3.0")
+    rank = "| `RANK_RANGE` | (1.3.0) `publisher_rank`, when present, MUST be in [0, 2^16). | `/publisher_rank` |\n"
+    name = "| `AGENT_NAME_LENGTH` | (1.3.0) `agent_name` MUST be at most 256 bytes. | `/agent_name` |\n"
+    _edit(repo, "| `STEP_RANGE` |", rank + name + "| `STEP_RANGE` |", 1)
+    schema = repo / "schema" / "rendezvous" / "1.3.0.json"
+    document = json.loads(schema.read_text())
+    document["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
+    schema.write_text(json.dumps(document, indent=2))
+    report = _gate(repo, witnesses=False)
+    spec = {f.change.pointer: f.change.rule for f in report.findings if f.file == "schema/SPEC.md"}
+    assert spec == {
+        "/rules/RANK_RANGE": "SPEC_RULE_ADDED_WITH_MEMBER",
+        "/rules/AGENT_NAME_LENGTH": "SPEC_RULE_ADDED",
+    }
+    assert _failing(report) == [("SPEC_RULE_ADDED", "1.2.0")]
+
+
+def test_editorial_changes_pass(repo: Path) -> None:
+    _edit(repo, "Sizes are never negative.", "Sizes are never negativ.")
+    _edit(repo, "publishes before a weight refit", "publishes before a weigth refit")  # prose, not a table
+    report = _gate(repo)
+    assert report.exit_code == EXIT_COMPATIBLE
+    assert {(f.change.rule, f.change.pointer) for f in report.findings} == {
+        ("SPEC_RULE_REWORDED", "/rules/SIZE_RANGE")
+    }
+
+
+def test_the_lock_of_a_released_version_never_changes(repo: Path) -> None:
+    index = repo / "schema" / "index.json"
+    data = json.loads(index.read_text())
+    data["spec_rules"][1]["sha256"] = "0" * 64
+    index.write_text(json.dumps(data, indent=2))
+    report = _gate(repo)
+    assert [(f.change.rule, f.change.pointer) for f in report.findings if f.failing] == [
+        ("RELEASED_FILE_MODIFIED", "/spec_rules/1")
+    ]
+
+
+def test_a_release_locks_its_rules_and_the_gate_checks_the_lock(repo: Path) -> None:
+    new_version(repo / "schema", "1.3.0")
+    release(repo / "schema", "1.3.0")
+    index = json.loads((repo / "schema" / "index.json").read_text())
+    work = parse_spec((repo / "schema" / "SPEC.md").read_text())
+    assert index["spec_rules"][-1] == {"version": "1.3.0", "sha256": work.lock("1.3.0")}
+    assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
+    index["spec_rules"][-1]["sha256"] = "f" * 64
+    (repo / "schema" / "index.json").write_text(json.dumps(index, indent=2))
+    assert _failing(_gate(repo, witnesses=False)) == [("RELEASE_ENTRY_MISMATCH", None)]
+
+
+def test_an_unreadable_rule_row_is_a_one_line_error(repo: Path) -> None:
+    from refitwire.gate import GateError
+
+    _edit(repo, "| `OBJECT` |", "| OBJECT |")
+    with pytest.raises(GateError, match=r"SPEC.md line \d+: a rule row must be"):
+        _gate(repo)
