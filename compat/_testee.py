@@ -16,7 +16,9 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+import orjson
 from refitwire.compat import _protocol as proto
+from refitwire.engine import no_gc
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
 STDERR_KEEP = 200  # lines
@@ -150,7 +152,7 @@ class Testee:
                 f"the testee exited (status {json.dumps(proc.poll())}) without replying"
             )
         try:
-            reply = json.loads(line)
+            reply = _loads(line)
         except ValueError:
             raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
         if not isinstance(reply, dict):
@@ -179,6 +181,17 @@ class Testee:
     def _pump_stderr(self, stream: IO[bytes]) -> None:
         for line in iter(lambda: stream.readline(64 * 1024), b""):
             self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+
+def _loads(line: bytes) -> Any:
+    """A reply line as Python values: orjson first (a decoded table at the limit is ~10^6
+    values, parsed with the collector paused), and the standard library's reading, which also
+    takes NaN, lone surrogates and integers past 64 bits, for what orjson refuses."""
+    try:
+        with no_gc():
+            return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 def _as_text(line: bytes) -> str:

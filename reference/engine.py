@@ -28,6 +28,7 @@ from refitwire._spec import (
 from refitwire._typed import typed_read
 from refitwire._validate import (
     check,
+    no_gc,
     parse,
     schema_errors,
     semantic_violations,
@@ -45,5 +46,5 @@ __all__ = [
     "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
     "writer_violations",
     # the codec's building blocks
-    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "decoded_members", "rendezvous_document", "typed_read",
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "decoded_members", "no_gc", "rendezvous_document", "typed_read",
 ]  # fmt: skip
