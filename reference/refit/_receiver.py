@@ -43,12 +43,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
-from refitwire import InvalidBlob, RendezvousPayload
-from refitwire import unwrap_rendezvous_blob as unwrap
+from refitwire import RendezvousPayload
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type
-from ._errors import DiscoveryTimeout, RefitError, TableRejected
+from ._errors import DiscoveryTimeout, RefitError
 from ._layout import resolve_model
 from ._model import Box, Model, truth
 from ._options import PROGRESS_MODES
@@ -57,6 +56,7 @@ from ._pull import Piece, Progress, cut, pull
 from ._result import StepResult
 from ._slots import Slot
 from ._store import RendezvousStore, open_store
+from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, may_install
 from ._verifier import StepVerifier
 
@@ -112,6 +112,7 @@ class Receiver:
             for k in range(verify_threads)
         ]
         self._discovery = (0, 0.0)  # polls, decode seconds of the last discover()
+        self._tables = KnownTables(store)
         self._cut: tuple[ReadPlan, list[Piece], list[int]] | None = None
 
     def close(self) -> None:
@@ -135,6 +136,7 @@ class Receiver:
         try:
             payloads = self.discover()
             result.polls, result.decode_s = self._discovery
+            result.tables_reused = self._tables.reused
             checked = time.monotonic()
             result.discover_s = checked - started
             plan, result.plan_reused = self._plan_for(payloads)
@@ -164,34 +166,31 @@ class Receiver:
     def discover(self) -> list[tuple[str, RendezvousPayload]]:
         """The first ``publishers`` non-empty tables in key order, waiting up to the timeout.
 
-        Each poll reads only the envelopes and entry counts (the quorum read); once
-        enough non-empty tables are there, each of them is decoded once, whole.
+        Each poll reads only the envelopes and entry counts (the quorum read) of the tables
+        that changed since this receiver last read them; once enough non-empty tables are
+        there, each of them is decoded once, whole, unless it is the table this receiver
+        decoded before (``KnownTables``: ``tables_reused`` in the result says how many).
         """
         deadline = time.monotonic() + self.discover_timeout_s
         polls = 0
+        self._tables.reset_counts()
         while True:
             polls += 1
-            keys = self.store.keys()
-            ready: list[tuple[str, bytes]] = []
-            readable = empty = 0
-            for key in keys:
-                blob = self.store.read(key)
-                if blob is None:
-                    continue  # replaced or removed between list and read
-                readable += 1
-                if _decode(self.store, key, blob, with_tensors=False).entry_count() == 0:
-                    empty += 1
-                else:
-                    ready.append((key, blob))
-            if len(ready) >= self.publishers:
+            scan = self._tables.scan()
+            if len(scan.ready) >= self.publishers:
                 decoding = time.monotonic()
-                quorum = ready[: self.publishers]  # a table past it is never decoded, so never refused
-                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in quorum]
+                quorum = scan.ready[: self.publishers]  # a table past it is never decoded, so never refused
+                found = [(key, self._tables.payload(key)) for key in quorum]
                 self._discovery = (polls, time.monotonic() - decoding)
                 return found
             if time.monotonic() >= deadline:
                 raise DiscoveryTimeout(
-                    self.publishers, len(keys), readable, empty, self.discover_timeout_s, str(self.store)
+                    self.publishers,
+                    scan.keys,
+                    scan.readable,
+                    scan.empty,
+                    self.discover_timeout_s,
+                    str(self.store),
                 )
             time.sleep(self.poll_s)
 
@@ -288,13 +287,6 @@ class Receiver:
             same_bytes(self.weights[name], truth(self.model[name], self.step, box, device=self.device))
             for name, box in self.need.items()
         )
-
-
-def _decode(store: RendezvousStore, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
-    try:
-        return unwrap(blob, with_tensors=with_tensors)
-    except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
-        raise TableRejected(exc.rule, key, f"in {store}: {exc}") from None
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
