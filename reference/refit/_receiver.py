@@ -43,7 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
-from refitwire import RendezvousPayload, tensor_digest
+from refitwire import RendezvousPayload
+from refitwire.engine import tensor_digests
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type
@@ -232,9 +233,10 @@ class Receiver:
             return None
         reads, slot, workers = self._plan.reads, self._live, self._verifiers
 
-        def digest_share(k: int) -> None:
-            for r in reads[k :: len(workers)]:
-                tensor_digest(slot.host_bytes(r, 0, r.nbytes))
+        def digest_share(k: int) -> None:  # as the verifier does: shards in batches of one piece's worth
+            mine = reads[k :: len(workers)]
+            for lo in range(0, len(mine), 4096):
+                tensor_digests([slot.host_bytes(r, 0, r.nbytes) for r in mine[lo : lo + 4096]])
 
         times = []
         for _ in range(max(reps, 1)):
