@@ -153,9 +153,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or _asks(plan.only, case.id):
                 yield from settle(_checks.read_vector(r, case), r, "reader")
         if sized:  # judged by the reader's own growth first, then each case within what it allows
-            growth, results = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
+            growth, judged = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
             if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
-                yield from settle(results, r, "reader")
+                yield from settle(judged, r, "reader")
             for size in _sizes.size_cases():
                 if plan.only is None or plan.only == size.id:
                     allowed = _size_budget.allowance(size, growth, plan.timeout_s, plan.allowance_factor)
