@@ -166,8 +166,8 @@ def read_growth(
 
     Each read is allowed the reference bound at the limit in proportion to its bytes (never
     less than ``timeout_s``): a busy machine slows the reference probe as much as the reader.
-    A reader that runs out of time on the larger table after reading the smaller is judged
-    on the time it was allowed (it needed at least that)."""
+    A reader that runs out of time on the larger table fails: it needed more than the
+    reference bound for that table, whatever its growth."""
     from refitwire.compat._checks import ask_read, failed
 
     base = {"case": GROWTH_CASE, "tier": REQUIRED, "reader": r.label}
@@ -204,6 +204,11 @@ def read_growth(
         f"{'over ' if ran_out else ''}{best[-1] / best[0]:.1f} x the time for {ratio:g} x the table "
         f"(a linear reader: at most {ratio:g}; allowed {GROWTH_TOLERANCE * ratio:g})"
     )
+    if ran_out:  # it needed more than the reference bound for that table: too slow, however it grows
+        result = Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="too slow at a quarter of the limit",
+                        message=f"too slow at a quarter of the limit ({factor:g} x the reference testee's time "
+                                f"there on this machine): {account}")  # fmt: skip
+        return Growth(tuple(best), False), iter([result])
     if _linear(best):
         return Growth(tuple(best), True), iter([Result(**base, outcome=Outcome.PASSED, message=account)])
     result = Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="grows faster than linearly",

@@ -178,7 +178,12 @@ def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
 
 def test_a_quadratic_reader_is_told_how_it_grew(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "quadratic-in-tensors", "size:growth")
-    assert hit.outcome == Outcome.FAILED and "grows faster than linearly" in hit.message, hit
+    # On a quiet machine it grows ~16x for 4x the table; on a loaded one it may run out of the
+    # reference bound for the quarter-size table first: either way size:growth fails, saying which.
+    assert hit.outcome == Outcome.FAILED, hit
+    assert (
+        "grows faster than linearly" in hit.message or "too slow at a quarter of the limit" in hit.message
+    ), hit
     assert re.search(
         r"read \d+ tensors in [0-9.]+ s and \d+ in (more than )?[0-9.]+ s( \(its allowance\))?: (over )?[0-9.]+ x the time for 4 x",
         hit.message,
