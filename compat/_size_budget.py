@@ -9,11 +9,11 @@ neither stays cheap nor catches a slow reader in time. Instead (SPEC.md section 
   ``GROWTH_TOLERANCE`` times that grows faster than linearly (quadratic in tensors, say) and
   fails. Both reads run on the same machine within a second or two, so load cancels out.
 - **At the limit** a reader is allowed ``GROWTH_TOLERANCE`` x 4 x its own time at a quarter of
-  the limit (what a linear reader needs, with room), but never more than the **reference
-  bound**: ``factor`` x the reference testee's time for the same blob on this machine, scaled
-  by how much slower the machine is now than when that was measured; and never less than
-  ``--timeout``. A reader slow by a constant factor meets the reference bound; a
-  superlinear one meets its own growth, in seconds.
+  the limit (what a linear reader needs, with room) and the **reference bound**: ``factor`` x
+  the reference testee's time for the same blob on this machine, scaled by how much slower the
+  machine is now than when that was measured: the larger of the two when its growth was
+  linear, the smaller when it was not (so a superlinear reader is caught in seconds); never
+  less than ``--timeout``.
 - The reference testee's times are measured **once per kit version and machine** and kept on
   disk beside the tables (``calibration.json``); each run only re-times a small in-process
   reference read (tenths of a second) to scale them by the load now.
@@ -231,5 +231,9 @@ def allowance(case: _sizes.SizeCase, growth: Growth | None, timeout_s: float, fa
     if growth is not None and at_limit and math.isfinite(growth.seconds[-1]):
         own = GROWTH_TOLERANCE * _sizes.GROWTH_FRACTIONS[-1] * growth.seconds[-1]
     candidates = [b for b in (bound, own) if b is not None]
-    seconds = max(timeout_s, min(candidates)) if candidates else timeout_s
+    # A reader that grew linearly gets the larger of the two (near the limit memory effects may
+    # slow a linear reader down, and a busy machine must never fail it); one that did not gets
+    # the smaller, so catching it costs seconds.
+    pick = max if growth is not None and growth.linear else min
+    seconds = max(timeout_s, pick(candidates)) if candidates else timeout_s
     return Allowance(seconds, timeout_s, bound, own, factor)

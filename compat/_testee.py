@@ -136,7 +136,7 @@ class Testee:
         if self.check_messages and check:
             proto.check_message(message, "request")
         try:
-            proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            proc.stdin.write(_dumps(message) + b"\n")
             proc.stdin.flush()
         except OSError as exc:
             raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
@@ -181,6 +181,19 @@ class Testee:
     def _pump_stderr(self, stream: IO[bytes]) -> None:
         for line in iter(lambda: stream.readline(64 * 1024), b""):
             self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    """A request line. A read request (a command, a seq and base64: ASCII, small integers) is
+    written by orjson, which takes a tenth of the time on a blob at the size limit (85 MB of
+    base64); every other request as before, by the standard library."""
+    blob = message.get("blob_b64")
+    if message.get("cmd") == "read" and isinstance(blob, str) and blob.isascii():
+        try:
+            return orjson.dumps(message)
+        except TypeError:  # e.g. an integer past 64 bits in a hand-made request
+            pass
+    return json.dumps(message).encode("utf-8")
 
 
 def _loads(line: bytes) -> Any:

@@ -115,11 +115,12 @@ def test_the_allowance_at_the_limit_is_the_least_of_growth_and_reference(
     )
     at_limit, over, many = _sizes.size_cases()
     fast = _size_budget.Growth((0.1, 0.4), True)
-    assert _size_budget.allowance(at_limit, fast, 1.0, 10.0).seconds == pytest.approx(3.2)  # 2 x 4 x 0.4
-    assert _size_budget.allowance(over, fast, 1.0, 10.0).seconds == pytest.approx(3.2)
-    slow = _size_budget.Growth((1.0, 40.0), False)
-    assert _size_budget.allowance(at_limit, slow, 1.0, 10.0).seconds == pytest.approx(
-        30.0
-    )  # the reference bound
-    assert _size_budget.allowance(at_limit, slow, 60.0, 10.0).seconds == 60.0  # never under --timeout
+    assert _size_budget.allowance(at_limit, fast, 1.0, 10.0).seconds == pytest.approx(30.0)  # the larger
+    slow_linear = _size_budget.Growth((2.0, 8.0), True)
+    assert _size_budget.allowance(over, slow_linear, 1.0, 10.0).seconds == pytest.approx(64.0)  # 2 x 4 x 8
+    superlinear = _size_budget.Growth((0.1, 2.0), False)
+    assert _size_budget.allowance(at_limit, superlinear, 1.0, 10.0).seconds == pytest.approx(
+        16.0
+    )  # the smaller
+    assert _size_budget.allowance(at_limit, superlinear, 60.0, 10.0).seconds == 60.0  # never under --timeout
     assert _size_budget.allowance(many, fast, 1.0, 10.0).seconds == pytest.approx(10.0)
