@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.refit import Model, RendezvousStore, open_store, parse_bytes, resolve_model
+from refitwire.refit import KnownTables, Model, RendezvousStore, open_store, parse_bytes, resolve_model
 
-__all__ = ["discover_once", "main", "publish_tables"]
+__all__ = ["discover_once", "main", "publish_tables", "receiver_discovery"]
 
 _META = 4096  # bytes of agent metadata per blob (NIXL's UCX metadata is a few KiB)
 
@@ -86,6 +86,20 @@ def discover_once(store: RendezvousStore) -> dict[str, float]:
             "total_s": t3 - t0, "bytes": nbytes, "tables": len(blobs), "entries": entries}  # fmt: skip
 
 
+def receiver_discovery(tables: KnownTables) -> dict[str, float]:
+    """One step's discovery as the receiver does it (``KnownTables``): every blob read and
+    fingerprinted, the changed ones counted, the quorum (every non-empty table) decoded unless
+    it is the table decoded before. Seconds by part, and how many tables were reused."""
+    tables.reset_counts()
+    t0 = time.perf_counter()
+    scan = tables.scan()
+    t1 = time.perf_counter()
+    entries = sum(len(tables.payload(key).tensors) for key in scan.ready)
+    t2 = time.perf_counter()
+    return {"scan_s": t1 - t0, "decode_s": t2 - t1, "total_s": t2 - t0, "entries": entries,
+            "reused": tables.reused, "decoded": tables.decoded}  # fmt: skip
+
+
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
@@ -127,6 +141,10 @@ def measure(spec: str, ranks: int, model: Model, reps: int, loaders: int) -> dic
     sizes = publish_tables(store, model, ranks)
     discover_once(store)  # warm the page cache and the connection
     quiet = _median([discover_once(store) for _ in range(reps)])
+    first = _median([receiver_discovery(KnownTables(store)) for _ in range(reps)])  # a receiver's first step
+    known = KnownTables(store)
+    receiver_discovery(known)
+    steady = _median([receiver_discovery(known) for _ in range(reps)])  # later steps, tables unchanged
     running = _loaders(spec, loaders)
     try:
         time.sleep(0.5)  # let them start
@@ -135,7 +153,8 @@ def measure(spec: str, ranks: int, model: Model, reps: int, loaders: int) -> dic
         for proc in running:
             proc.kill()
             proc.wait()
-    return {"ranks": ranks, "blob_bytes_median": statistics.median(sizes), "quiet": quiet, "loaded": loaded}
+    return {"ranks": ranks, "blob_bytes_median": statistics.median(sizes), "quiet": quiet, "loaded": loaded,
+            "receiver_first": first, "receiver_steady": steady}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"read {q['bytes'] / 1e6:6.1f} MB  list {q['list_s'] * 1e3:6.2f}  read {q['read_s'] * 1e3:7.1f}  "
                       f"quorum {q['quorum_s'] * 1e3:6.1f}  decode {q['decode_s'] * 1e3:7.1f}  total {q['total_s'] * 1e3:7.1f} ms"
                       f"  | loaded total {ld['total_s'] * 1e3:7.1f} ms", flush=True)  # fmt: skip
+                f, st = row["receiver_first"], row["receiver_steady"]
+                print(f"       receiver: first step {f['total_s'] * 1e3:7.1f} ms (decode {f['decode_s'] * 1e3:7.1f}, "
+                      f"{f['decoded']:.0f} decoded)  steady {st['total_s'] * 1e3:7.1f} ms (scan {st['scan_s'] * 1e3:6.1f}, "
+                      f"decode {st['decode_s'] * 1e3:6.1f}; {st['reused']:.0f} reused, {st['decoded']:.0f} decoded)",
+                      flush=True)  # fmt: skip
     finally:
         server.kill()
         server.wait()

@@ -69,6 +69,19 @@ def render(result: dict[str, Any]) -> str:
         f" lazy/orjson {_x(r['cpu_ratios']['refitwire_lazy_over_orjson'])}"
         for r in s["decode"]["sizes"]
     ))  # fmt: skip
+    out.append("  collector paused on both sides (the reader's policy): " + ", ".join(
+        f"{r['entries']}: orjson.loads {_ms(r.get('orjson_loads_gc_paused'))}, to_decoded {_ms(r.get('refitwire_to_decoded'))},"
+        f" eager/orjson {_x(r['ratios'].get('refitwire_over_orjson_gc_paused'))},"
+        f" to_decoded/orjson {_x(r['ratios'].get('to_decoded_over_orjson_gc_paused'))}"
+        for r in s["decode"]["sizes"]
+    ))  # fmt: skip
+    labelled = [
+        f"{r['entries']} = {r['table']}"
+        for r in s["decode"]["sizes"]
+        if r.get("table", "bench table") != "bench table"
+    ]
+    if labelled:
+        out.append("  " + "; ".join(labelled))
     out.append("  us per entry (linear cost is flat): " + _per_entry(s["decode"]["us_per_entry"]))
     q = s["quorum"]
     out += [

@@ -45,6 +45,7 @@ _WHERE = {
     "load_expected_failures": ("_expected", "load_file"),
     "describe_case": ("_rerun", "describe"), "knows_case": ("_rerun", "known"),
     "Candidate": ("_candidate", "Candidate"), "upstream_source": ("_participants", "upstream_source"),
+    "size_cases": ("_sizes", "size_cases"), "count_tensors": ("_sizes", "count_tensors"),
 }  # fmt: skip
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
     "read_report", "ReportError", "report_ok", "render_report", "render_summary", "html_page",
     "html_gate_page", "html_badges", "JUnitCase", "JUnitStatus", "JUnitSuite", "render_junit",
     "BaseMismatch", "compare_with_base", "render_base_comparison", "load_expected_failures",
-    "describe_case", "knows_case", "Candidate", "upstream_source",
+    "describe_case", "knows_case", "Candidate", "upstream_source", "size_cases", "count_tensors",
 ]  # fmt: skip
 
 if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from refitwire.compat._results import REQUIRED, Outcome, Result
     from refitwire.compat._run import Plan, start_all, stop_all
     from refitwire.compat._session import execute as run_matrix
+    from refitwire.compat._sizes import count_tensors, size_cases
 
 
 def __getattr__(name: str) -> Any:

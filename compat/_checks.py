@@ -13,9 +13,10 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire.compat import _cases, _forms
-from refitwire.compat._built_cases import Allowance, RefusalCase, SizeCase
+from refitwire.compat._built_cases import RefusalCase
 from refitwire.compat._causes import byte_cause, named_rules
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._protocol import read, write
@@ -40,6 +41,8 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
+from refitwire.compat._size_budget import Allowance
+from refitwire.compat._sizes import SizeCase
 from refitwire.engine import SPEC_VERSIONS, check, parse, version_key, writer_violations
 from refitwire.wire import Registry, show_pointer
 
@@ -190,6 +193,8 @@ def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> 
 
 
 def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str = "") -> Result:
+    if _same_json(expected, got):  # the common answer, in C: a table at the limit is ~10^6 values
+        return Result(**base, outcome=Outcome.PASSED)
     diff = _cases.first_difference(expected, got)
     if diff is None:
         return Result(**base, outcome=Outcome.PASSED)
@@ -197,10 +202,20 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
+def _same_json(expected: Any, got: Any) -> bool:
+    """Whether two decoded forms are the same JSON text, member order included (so 1, 1.0 and
+    true differ, as :func:`_cases.first_difference` has them); False also when either cannot be
+    written by orjson (an integer past 64 bits), which leaves it to the exact comparison."""
+    try:
+        return bool(orjson.dumps(expected) == orjson.dumps(got))
+    except TypeError:
+        return False
+
+
 def read_size(
     r: Any, case: SizeCase, allowance: Allowance, registry: Registry | None = None
 ) -> Iterator[Result]:
-    """A size or scale case, allowed ``allowance`` (SPEC.md section 5: measured on this machine)."""
+    """A size or scale case, allowed ``allowance`` (SPEC.md section 5: judged by growth, bounded by the reference)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
     reply = ask_read(r, case.blob, allowance.seconds)
     if isinstance(reply, Broken) and not reply.malformed:

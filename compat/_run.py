@@ -18,7 +18,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from refitwire.compat import _built_cases, _cases, _checks, _digest, _expected, _probes, _write_unknown
+from refitwire.compat import (
+    _built_cases,
+    _cases,
+    _checks,
+    _digest,
+    _expected,
+    _probes,
+    _size_budget,
+    _sizes,
+    _write_unknown,
+)
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
@@ -74,8 +84,8 @@ class Plan:
     # Expected failures given explicitly (--expected-failures), by participant label: never by the
     # name a testee gives itself.
     expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
-    # A size or scale case allows this many times what the reference testee needs on this machine.
-    allowance_factor: float = _built_cases.ALLOWANCE_FACTOR
+    # A size case allows at most this many times what the reference testee needs on this machine.
+    allowance_factor: float = _size_budget.ALLOWANCE_FACTOR
     #: Where every version of the run is read: the default registry, plus ``schema_dir``'s candidates.
     registry: Registry = field(default_factory=default_registry)
 
@@ -170,19 +180,19 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 yield expected(result, found or listed_failure(xfails, who, role, result.case))
 
     sized = plan.limits and (plan.only is None or plan.only.startswith("size:")) and any(map(alone, readers))
-    # Measured once, when the run starts: what the reference needs for each size case here.
-    allowances = _built_cases.measure_allowances(plan.timeout_s, plan.allowance_factor) if sized else {}
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
-        if sized:
-            for size in _built_cases.size_cases():
+        if sized:  # judged by the reader's own growth first, then each case within what it allows
+            growth, growth_results = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
+            if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
+                yield from settle(growth_results, r, "reader")
+            for size in _sizes.size_cases():
                 if plan.only is None or plan.only == size.id:
-                    sized_read = functools.partial(
-                        _checks.read_size, r, size, allowances[size.id], plan.registry
-                    )
+                    allowed = _size_budget.allowance(size, growth, plan.timeout_s, plan.allowance_factor)
+                    sized_read = functools.partial(_checks.read_size, r, size, allowed, plan.registry)
                     yield from settle(judged(sized_read, size.id, size.tier, reader=r.label), r, "reader")
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
         if plan.only is None or plan.only.startswith("protocol:"):

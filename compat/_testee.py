@@ -16,7 +16,9 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+import orjson
 from refitwire.compat import _protocol as proto
+from refitwire.engine import no_gc
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
 STDERR_KEEP = 200  # lines
@@ -134,7 +136,7 @@ class Testee:
         if self.check_messages and check:
             proto.check_message(message, "request")
         try:
-            proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            proc.stdin.write(_dumps(message) + b"\n")
             proc.stdin.flush()
         except OSError as exc:
             raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
@@ -150,7 +152,7 @@ class Testee:
                 f"the testee exited (status {json.dumps(proc.poll())}) without replying"
             )
         try:
-            reply = json.loads(line)
+            reply = _loads(line)
         except ValueError:
             raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
         if not isinstance(reply, dict):
@@ -179,6 +181,30 @@ class Testee:
     def _pump_stderr(self, stream: IO[bytes]) -> None:
         for line in iter(lambda: stream.readline(64 * 1024), b""):
             self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    """A request line. A read request (a command, a seq and base64: ASCII, small integers) is
+    written by orjson, which takes a tenth of the time on a blob at the size limit (85 MB of
+    base64); every other request as before, by the standard library."""
+    blob = message.get("blob_b64")
+    if message.get("cmd") == "read" and isinstance(blob, str) and blob.isascii():
+        try:
+            return orjson.dumps(message)
+        except TypeError:  # e.g. an integer past 64 bits in a hand-made request
+            pass
+    return json.dumps(message).encode("utf-8")
+
+
+def _loads(line: bytes) -> Any:
+    """A reply line as Python values: orjson first (a decoded table at the limit is ~10^6
+    values, parsed with the collector paused), and the standard library's reading, which also
+    takes NaN, lone surrogates and integers past 64 bits, for what orjson refuses."""
+    try:
+        with no_gc():
+            return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 def _as_text(line: bytes) -> str:

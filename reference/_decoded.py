@@ -8,13 +8,15 @@ from the wire model, so a member added to a schema file is in the decoded form w
 from __future__ import annotations
 
 import base64
-from typing import Any
+import operator
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from refitwire import wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import RendezvousPayload, as_model, classes_of
 from refitwire._spec import LATEST
-from refitwire._validate import canonical_base64
+from refitwire._validate import canonical_base64, no_gc
 from refitwire.wire import NO_CONST, Level, Member, Registry
 
 __all__ = ["decoded_members", "from_decoded", "to_decoded"]
@@ -32,30 +34,54 @@ def to_decoded(
     payload: RendezvousPayload, spec_version: str = LATEST, registry: Registry | None = None
 ) -> dict[str, Any]:
     model = wire.wire_model("rendezvous", spec_version, registry)
+    # Each level's decoded members, read from the model once per call rather than once per
+    # object: a table at the limit holds ~4 * 10^5 objects. The collector is paused while the
+    # (acyclic) form is built, as the reader does (``no_gc``).
+    plans = {path: _plan(model.level(*path)) for path in model.levels}
     decoded: dict[str, Any] = {}
-    for name in (m.name for m in decoded_members(model.top)):
-        if name == "agent_meta_b64":
-            decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
-        elif (child := model.top[name].child) is not None:
-            decoded[name] = [_plain(t, model.level(*child), model) for t in payload.tensors]
-        elif name in RendezvousPayload._fields:
-            decoded[name] = getattr(payload, name)
-        else:  # a member a later schema added (a candidate's too): absent is None
-            decoded[name] = payload.optional_members.get(name)
+    with no_gc():
+        top = plans[()]
+        children = {name: child for _, name, child in top.children}
+        for name in top.names:
+            child = children.get(name)
+            if name == "agent_meta_b64":
+                decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
+            elif child is not None:
+                decoded[name] = [_plain(t, plans, child) for t in payload.tensors]
+            elif name in RendezvousPayload._fields:
+                decoded[name] = getattr(payload, name)
+            else:  # a member a later schema added (a candidate's too): absent is None
+                decoded[name] = payload.optional_members.get(name)
     return decoded
 
 
-def _plain(obj: Any, level: Level, model: wire.WireModel) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in (m.name for m in decoded_members(level)):
-        value = getattr(obj, name)
-        child = level[name].child
-        if child is not None:
-            out[name] = [_plain(item, model.level(*child), model) for item in value]
-        elif isinstance(value, tuple):
-            out[name] = list(value)
-        else:
-            out[name] = value
+class _Plan(NamedTuple):
+    """One level's decoded members, read from the model once per call rather than once per object."""
+
+    names: tuple[str, ...]
+    get: Callable[[Any], Any]  # the members' values as one tuple
+    arrays: tuple[tuple[int, str], ...]  # (index, name) of arrays of values: tuples in a model, lists here
+    children: tuple[tuple[int, str, tuple[str, ...]], ...]  # (index, name, level of its items)
+
+
+def _plan(level: Level) -> _Plan:
+    members = decoded_members(level)
+    names = tuple(m.name for m in members)
+    arrays = tuple((i, m.name) for i, m in enumerate(members) if "array" in m.types and m.child is None)
+    children = tuple((i, m.name, m.child) for i, m in enumerate(members) if m.child is not None)
+    get = operator.attrgetter(*names) if len(names) > 1 else (lambda obj: (getattr(obj, names[0]),))
+    return _Plan(names, get, arrays, children)
+
+
+def _plain(obj: Any, plans: dict[tuple[str, ...], _Plan], path: tuple[str, ...]) -> dict[str, Any]:
+    names, get, arrays, children = plans[path]
+    values = get(obj)
+    out = dict(zip(names, values))
+    for i, name in arrays:
+        if values[i] is not None:
+            out[name] = list(values[i])
+    for i, name, child in children:
+        out[name] = [_plain(item, plans, child) for item in values[i]]
     return out
 
 

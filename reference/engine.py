@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from refitwire._codec import rendezvous_document
 from refitwire._decoded import decoded_members
-from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
+from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, tensor_digests
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
 from refitwire._spec import (
@@ -30,6 +30,7 @@ from refitwire._spec_rules import LEVELS, SpecError, SpecLimit, SpecRule, SpecRu
 from refitwire._typed import typed_read
 from refitwire._validate import (
     check,
+    no_gc,
     parse,
     schema_errors,
     semantic_violations,
@@ -49,5 +50,6 @@ __all__ = [
     "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
     "writer_violations",
     # the codec's building blocks
-    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "decoded_members", "rendezvous_document", "typed_read",
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "tensor_digests", "decoded_members", "no_gc", "rendezvous_document",
+    "typed_read",
 ]  # fmt: skip

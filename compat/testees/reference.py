@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import refitwire
 from refitwire import (
     InvalidBlob,
@@ -126,18 +127,38 @@ def main() -> int:
                 f"spec version {version!r} is not released (known: {', '.join(refitwire.SPEC_VERSIONS)}) "
                 f"and {args.schema_dir} has no candidate schema rendezvous/{version}.json"
             )
-    for line in sys.stdin:
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
         try:
-            request = json.loads(line)
+            request = _loads(line)
         except ValueError as exc:
             reply: dict[str, Any] = {"seq": None, "errored": True, "message": f"request is not JSON: {exc}"}
         else:
             if request.get("cmd") == "stop":
                 return 0
             reply = answer(request, version, registry)
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        out.write(_dumps(reply) + b"\n")
+        out.flush()
     return 0
+
+
+# A request at the size limit is an 85 MB line and its reply a decoded table of ~10^6 values:
+# orjson reads and writes them (the reader pauses the collector itself), the standard library
+# takes what orjson refuses (NaN, lone surrogates, integers past 64 bits) with its own meaning.
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+def _dumps(reply: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(reply)
+    except TypeError:
+        return json.dumps(reply).encode("ascii")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from ._store import (
     StoreUnavailable,
     open_store,
 )
+from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, Verdict, judge, may_install
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "DirectoryStore",
     "RendezvousStore",
     "open_store",
+    "KnownTables",
     "StoreError",
     "StoreUnavailable",
     "StoreCorrupt",

@@ -43,12 +43,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
-from refitwire import InvalidBlob, RendezvousPayload
-from refitwire import unwrap_rendezvous_blob as unwrap
+from refitwire import RendezvousPayload
+from refitwire.engine import tensor_digests
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type
-from ._errors import DiscoveryTimeout, RefitError, TableRejected
+from ._errors import DiscoveryTimeout, RefitError
 from ._layout import resolve_model
 from ._model import Box, Model, truth
 from ._options import PROGRESS_MODES
@@ -57,6 +57,7 @@ from ._pull import Piece, Progress, cut, pull
 from ._result import StepResult
 from ._slots import Slot
 from ._store import RendezvousStore, open_store
+from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, may_install
 from ._verifier import StepVerifier
 
@@ -83,7 +84,7 @@ class Receiver:
         window: int = 2,
         poll_s: float = 0.05,
         progress: str = "off",
-        verify_threads: int = 2,
+        verify_threads: int | None = None,
     ) -> None:
         from ._nixl import Agent
 
@@ -106,12 +107,14 @@ class Receiver:
             Slot(self.agent, model, self.need, self.device),
         )
         self._live: Slot | None = None
-        # Digests run beside the pull; each worker keeps its shards' jobs in order.
+        # Digests run beside the pull, on as many threads as the machine has cores (numpy's sums
+        # and BLAKE2b release the GIL); each worker keeps its shards' jobs in order.
         self._verifiers = [
             ThreadPoolExecutor(1, thread_name_prefix=f"refit-verify-{rank}-{k}")
-            for k in range(verify_threads)
+            for k in range(verify_threads or max(2, os.cpu_count() or 2))
         ]
         self._discovery = (0, 0.0)  # polls, decode seconds of the last discover()
+        self._tables = KnownTables(store)
         self._cut: tuple[ReadPlan, list[Piece], list[int]] | None = None
 
     def close(self) -> None:
@@ -135,6 +138,7 @@ class Receiver:
         try:
             payloads = self.discover()
             result.polls, result.decode_s = self._discovery
+            result.tables_reused = self._tables.reused
             checked = time.monotonic()
             result.discover_s = checked - started
             plan, result.plan_reused = self._plan_for(payloads)
@@ -164,34 +168,31 @@ class Receiver:
     def discover(self) -> list[tuple[str, RendezvousPayload]]:
         """The first ``publishers`` non-empty tables in key order, waiting up to the timeout.
 
-        Each poll reads only the envelopes and entry counts (the quorum read); once
-        enough non-empty tables are there, each of them is decoded once, whole.
+        Each poll reads only the envelopes and entry counts (the quorum read) of the tables
+        that changed since this receiver last read them; once enough non-empty tables are
+        there, each of them is decoded once, whole, unless it is the table this receiver
+        decoded before (``KnownTables``: ``tables_reused`` in the result says how many).
         """
         deadline = time.monotonic() + self.discover_timeout_s
         polls = 0
+        self._tables.reset_counts()
         while True:
             polls += 1
-            keys = self.store.keys()
-            ready: list[tuple[str, bytes]] = []
-            readable = empty = 0
-            for key in keys:
-                blob = self.store.read(key)
-                if blob is None:
-                    continue  # replaced or removed between list and read
-                readable += 1
-                if _decode(self.store, key, blob, with_tensors=False).entry_count() == 0:
-                    empty += 1
-                else:
-                    ready.append((key, blob))
-            if len(ready) >= self.publishers:
+            scan = self._tables.scan()
+            if len(scan.ready) >= self.publishers:
                 decoding = time.monotonic()
-                quorum = ready[: self.publishers]  # a table past it is never decoded, so never refused
-                found = [(key, _decode(self.store, key, blob, with_tensors=True)) for key, blob in quorum]
+                quorum = scan.ready[: self.publishers]  # a table past it is never decoded, so never refused
+                found = [(key, self._tables.payload(key)) for key in quorum]
                 self._discovery = (polls, time.monotonic() - decoding)
                 return found
             if time.monotonic() >= deadline:
                 raise DiscoveryTimeout(
-                    self.publishers, len(keys), readable, empty, self.discover_timeout_s, str(self.store)
+                    self.publishers,
+                    scan.keys,
+                    scan.readable,
+                    scan.empty,
+                    self.discover_timeout_s,
+                    str(self.store),
                 )
             time.sleep(self.poll_s)
 
@@ -217,10 +218,33 @@ class Receiver:
             local += nbytes
         best = self._best_of(reps, runs)
         contiguous = self._best_of(reps, big)
+        digest = self._digest_best_of(reps)
         wire = self._plan.wire_bytes
         return {"ok": True, "bytes": wire, "best_s": best, "bytes_per_s": wire / best,
                 "descriptors": len(self._plan.reads), "contiguous_descriptors": sum(map(len, big.values())),
-                "contiguous_best_s": contiguous, "contiguous_bytes_per_s": wire / contiguous}  # fmt: skip
+                "contiguous_best_s": contiguous, "contiguous_bytes_per_s": wire / contiguous,
+                "digest_best_s": digest, "digest_bytes_per_s": wire / digest if digest else None,
+                "digest_threads": len(self._verifiers)}  # fmt: skip
+
+    def _digest_best_of(self, reps: int) -> float | None:
+        """The machine's digest throughput here: every shard of the last plan digested again from
+        the installed slot, on the verifier threads, as a step verifies them (best of ``reps``)."""
+        if self._plan is None or self._live is None:
+            return None
+        reads, slot, workers = self._plan.reads, self._live, self._verifiers
+
+        def digest_share(k: int) -> None:  # as the verifier does: shards in batches of one piece's worth
+            mine = reads[k :: len(workers)]
+            for lo in range(0, len(mine), 4096):
+                tensor_digests([slot.host_bytes(r, 0, r.nbytes) for r in mine[lo : lo + 4096]])
+
+        times = []
+        for _ in range(max(reps, 1)):
+            started = time.monotonic()
+            for job in [w.submit(digest_share, k) for k, w in enumerate(workers)]:
+                job.result()
+            times.append(time.monotonic() - started)
+        return min(times)
 
     def _best_of(self, reps: int, runs: dict[str, list[tuple[int, int, int]]]) -> float:
         times = []
@@ -288,13 +312,6 @@ class Receiver:
             same_bytes(self.weights[name], truth(self.model[name], self.step, box, device=self.device))
             for name, box in self.need.items()
         )
-
-
-def _decode(store: RendezvousStore, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
-    try:
-        return unwrap(blob, with_tensors=with_tensors)
-    except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
-        raise TableRejected(exc.rule, key, f"in {store}: {exc}") from None
 
 
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

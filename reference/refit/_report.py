@@ -116,6 +116,23 @@ def render_table(report: dict[str, Any]) -> str:
             f"of raw: each row's MiB/s over a plain NIXL READ of the same bytes by the same processes right "
             f"after it (best of {reps}; {min(anchors) / 2**20:.0f}-{max(anchors) / 2**20:.0f} MiB/s)"
         )
+    digests = [
+        (r["digest_bytes_per_s"], r["raw_nixl"].get("digest_threads"))
+        for s in report["steps"] for r in s["receivers"] if r.get("digest_bytes_per_s")
+    ]  # fmt: skip
+    if digests:
+        floors = [
+            r["over_floor"]
+            for s in report["steps"]
+            for r in s["receivers"]
+            if r.get("over_floor") and r.get("plan_reused")
+        ]
+        lines.append(
+            f"digest: {min(d for d, _ in digests) / 2**20:.0f}-{max(d for d, _ in digests) / 2**20:.0f} MiB/s on "
+            f"{digests[0][1]} threads (every shard of the plan again, same processes, right after the steps); "
+            f"warm steps over max(raw READ, bytes / digest): "
+            + (", ".join(f"{f:.2f}x" for f in floors) if floors else "-")
+        )
     lines += _phases(report)
     if "aborted" in report["config"]:
         lines.append(f"aborted: {report['config']['aborted']}")

@@ -38,6 +38,7 @@ class StepResult:
     polls: int = 0
     check_s: float = 0.0
     plan_reused: bool = False
+    tables_reused: int = 0  # tables of the quorum this receiver had decoded before, unchanged
     verify_s: float = 0.0
     install_s: float = 0.0
 
@@ -81,4 +82,5 @@ class StepResult:
             },
             "polls": self.polls,
             "plan_reused": self.plan_reused,
+            "tables_reused": self.tables_reused,
         }

@@ -115,6 +115,13 @@ class RunReport:
                 row["over_raw"] = (
                     row.get("bytes_per_s", 0.0) / rate if rate and row.get("bytes_per_s") else None
                 )
+                # The step's floor: its bytes moved or digested, whichever the machine does slower
+                # (both measured by the same processes right after the steps).
+                digest_rate = raw.get("digest_bytes_per_s") if raw.get("ok") else None
+                row["digest_bytes_per_s"] = digest_rate
+                if rate and digest_rate and row.get("wire_bytes") and row.get("total_s"):
+                    floor_s = max(row["wire_bytes"] / rate, row["wire_bytes"] / digest_rate)
+                    row["over_floor"] = row["total_s"] / floor_s
                 big = raw.get("contiguous_bytes_per_s") if raw.get("ok") else None
                 row["over_contiguous"] = (
                     row.get("bytes_per_s", 0.0) / big if big and row.get("bytes_per_s") else None

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from refitwire import PublishedShard, tensor_digest
-from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest
+from refitwire import PublishedShard
+from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, tensor_digests
 
 from ._check import PlannedRead, ReadPlan
 from ._pull import Piece, Segment
@@ -92,15 +92,14 @@ class StepVerifier:
         wait(self.jobs)
 
     def _segments(self, segments: Sequence[Segment]) -> None:
+        whole = []  # shards that landed in one piece: digested together (tensor_digests), then judged
         for seg in segments:
             s = self.state.get(seg.read)
             if s is None:
                 r = self.plan.reads[seg.read]
                 if r.tensor not in self.plan.whole:
                     self.slot.place(self.plan, r)
-                self.final[seg.read] = self._judge(
-                    seg.read, tensor_digest(self.slot.host_bytes(r, 0, r.nbytes))
-                )
+                whole.append(seg.read)
                 continue
             s.landed[seg.offset - s.read.staging_offset] = seg.nbytes
             s.left -= 1
@@ -119,6 +118,11 @@ class StepVerifier:
                 self.final[seg.read] = self._judge(
                     seg.read, s.digest.finish(self.slot.host_bytes(r, s.digest.rows * ROW_BYTES, r.nbytes))
                 )
+        if whole:
+            reads = self.plan.reads
+            actual = tensor_digests([self.slot.host_bytes(reads[i], 0, reads[i].nbytes) for i in whole])
+            for i, digest in zip(whole, actual, strict=True):
+                self.final[i] = self._judge(i, digest)
 
     def _digest(self, s: _Shard, first: int, end: int) -> None:
         # In runs below the digest's threading threshold, so it takes one core: the other

@@ -1,0 +1,182 @@
+"""The size and scale cases: realistic tables at and over the blob limit, built once and kept.
+
+``size:at-limit`` is a realistic table of exactly ``MAX_BLOB_BYTES`` (tens of thousands of
+tensors, eight shards each, digests, a step) and ``size:over-limit`` the same a byte longer
+(``BLOB_SIZE``). ``size:many-tensors`` is an eighth of the limit filled with as many small
+tensors as fit. The same realistic table at a sixteenth and a quarter of the limit is what a
+reader's growth is judged on (``refitwire.compat._size_budget``).
+
+Tiers (SPEC.md section 5): a reader MUST read a blob of up to the limit within the
+per-request timeout (Required: writers may write that much, and every released reader
+can); it SHOULD reject a larger one before parsing it (Recommended: the released readers
+have no limit).
+
+Building the tables takes seconds, so each is written once under the user's cache folder,
+keyed by the kit's version and this module's own text (a changed generator is a new key), and
+read back by every later run; a cache that cannot be written only costs the build.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from refitwire.compat._results import RECOMMENDED, REQUIRED
+from refitwire.engine import MAX_BLOB_BYTES
+
+#: The fractions of the limit a reader is first timed at, smallest first (the growth case).
+GROWTH_FRACTIONS = (16, 4)
+#: The top-level members of a decoded payload (the table's padding is whitespace, never a member).
+_PAYLOAD_MEMBERS = ("agent_name", "metadata_endpoint", "agent_meta_b64", "publisher_step", "tensors")
+
+
+@dataclass(frozen=True)
+class SizeCase:
+    id: str
+    tier: str
+    description: str
+    blob: bytes
+    valid: bool
+
+    @functools.cached_property
+    def payload(self) -> dict[str, Any] | None:
+        """What a reader decodes from a valid one (before projection), read back from the blob:
+        the blob is kept on disk, the payload is not."""
+        if not self.valid:
+            return None
+        import orjson
+        from refitwire.engine import no_gc
+
+        with no_gc():  # ~10^6 acyclic values: the collector would traverse them again and again
+            document = orjson.loads(self.blob)
+        return {name: document[name] for name in _PAYLOAD_MEMBERS}
+
+
+def cache_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "refitwire"
+
+
+def kit_version() -> str:
+    from importlib.metadata import version
+
+    return version("refitwire")
+
+
+@functools.cache
+def _cache_key() -> str:
+    text = Path(__file__).read_bytes()
+    return f"{kit_version()}-{hashlib.sha256(text).hexdigest()[:12]}-{MAX_BLOB_BYTES}"
+
+
+def _kept(name: str, build: Callable[[], bytes]) -> bytes:
+    """The bytes ``build`` makes, from the cache when an earlier run of this kit kept them."""
+    root = cache_home() / "size-cases"
+    folder = root / _cache_key()
+    path = folder / name
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    blob = build()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in root.iterdir():  # another kit version's tables: never read again
+            if stale != folder:
+                shutil.rmtree(stale, ignore_errors=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".")
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(blob)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: built again next run
+    return blob
+
+
+@functools.cache
+def realistic_table(size: int) -> bytes:
+    """A valid realistic table (mixture-of-experts weights, eight shards each) of exactly ``size`` bytes."""
+    return _kept(f"realistic-{size}.json", lambda: filled(size, _realistic_tensor))
+
+
+@functools.cache
+def size_cases() -> tuple[SizeCase, ...]:
+    """The size limit and the scale cases, each built once (see the module's text)."""
+    table = realistic_table(MAX_BLOB_BYTES)
+    many = _kept(f"small-{MAX_BLOB_BYTES // 8}.json", lambda: filled(MAX_BLOB_BYTES // 8, _small_tensor))
+    over = table[:-1] + b" }"
+    return (
+        SizeCase(
+            "size:at-limit",
+            REQUIRED,
+            f"a realistic table of exactly {MAX_BLOB_BYTES} bytes (the limit): "
+            f"{count_tensors(table)} tensors, 8 shards each",
+            table,
+            True,
+        ),
+        SizeCase(
+            "size:over-limit",
+            RECOMMENDED,
+            f"a blob of {MAX_BLOB_BYTES + 1} bytes, one over the limit",
+            over,
+            False,
+        ),
+        SizeCase(
+            "size:many-tensors",
+            REQUIRED,
+            f"{count_tensors(many)} small tensors in {len(many)} bytes (a reader must grow linearly)",
+            many,
+            True,
+        ),
+    )
+
+
+def count_tensors(blob: bytes) -> int:
+    """The entries of one of these tables, without parsing it (each entry has one ``"dtype"``)."""
+    return blob.count(b'"dtype": ')
+
+
+def _realistic_tensor(i: int) -> dict[str, Any]:
+    """Expert weights of a mixture-of-experts model, split eight ways along dim 0."""
+    layer, expert, proj = i // 384, i // 3 % 128, i % 3
+    shards = [
+        {"agent_name": f"trainer-r{r}", "device_id": r, "addr": 0x7F0000000000 + i * 786432 * 8 + r * 786432,
+         "shard_offset": [r * 96, 0], "shape": [96, 2048], "digest": f"{i * 8 + r:032x}"}
+        for r in range(8)
+    ]  # fmt: skip
+    return {"name": f"model.layers.{layer}.mlp.experts.{expert}.w{proj + 1}.weight", "dtype": "torch.bfloat16",
+            "elsize": 2, "full_shape": [768, 2048], "shards": shards}  # fmt: skip
+
+
+def _small_tensor(i: int) -> dict[str, Any]:
+    return {"name": f"t{i}", "dtype": "torch.float32", "elsize": 4, "full_shape": [1], "shards": []}
+
+
+def filled(size: int, tensor: Callable[[int], dict[str, Any]]) -> bytes:
+    """A valid blob of exactly ``size`` bytes holding as many ``tensor(i)`` as fit, padded with
+    whitespace before its closing brace (JSON allows it; no member is added, so a reader's
+    fastest path is the one timed)."""
+    head = {"schema": "mx.reshard.shard_table.v1", "agent_name": "trainer-r0", "metadata_endpoint": "h:1",
+            "agent_meta_b64": "bWV0YQ==", "tensors": []}  # fmt: skip
+    tail = ', "publisher_step": 7}'
+    start = json.dumps(head)[: -len("]}")]
+    parts: list[str] = []
+    used = len(start) + len("]") + len(tail)
+    while True:
+        text = json.dumps(tensor(len(parts)))
+        if used + len(text) + 2 > size:
+            break
+        used += len(text) + (2 if parts else 0)
+        parts.append(text)
+    body = start + ", ".join(parts) + "]" + tail
+    blob = (body[:-1] + " " * (size - len(body)) + "}").encode()
+    assert len(blob) == size, (len(blob), size)
+    return blob

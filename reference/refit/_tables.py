@@ -1,0 +1,94 @@
+"""What a receiver already knows of each publisher's table: reused while the table is unchanged.
+
+Every poll reads each blob from the store; a blob whose bytes hash as they did when the
+receiver last read it is the same table, so its entry count (the quorum read) and, once
+decoded, its payload are taken from here instead of being read again. Comparing costs one
+BLAKE2b pass over bytes already in memory (C, about a gigabyte a second), never a parse.
+A changed blob, a new key or a key gone drops what was known; a blob the codec refuses
+is never kept, so it is refused again on every read. Pure Python; no NIXL, no torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from refitwire import InvalidBlob, RendezvousPayload, unwrap_rendezvous_blob
+
+from ._errors import TableRejected
+from ._store import RendezvousStore
+
+__all__ = ["KnownTables", "Scan"]
+
+
+@dataclass
+class _Known:
+    fingerprint: bytes
+    entries: int
+    blob: bytes | None  # kept until it is decoded
+    payload: RendezvousPayload | None = None  # decoded, once it was part of a quorum
+
+
+@dataclass
+class Scan:
+    """One poll of the store: the non-empty tables in key order, and what was counted."""
+
+    ready: list[str] = field(default_factory=list)
+    keys: int = 0
+    readable: int = 0
+    empty: int = 0
+
+
+@dataclass
+class KnownTables:
+    """The tables one receiver has read, by store key. ``reused`` and ``decoded`` count, since
+    :meth:`reset_counts`, the tables taken from here and the ones decoded anew."""
+
+    store: RendezvousStore
+    _known: dict[str, _Known] = field(default_factory=dict)
+    reused: int = 0
+    decoded: int = 0
+
+    def reset_counts(self) -> None:
+        self.reused = self.decoded = 0
+
+    def scan(self) -> Scan:
+        """Read every blob once; count the entries only of those that changed."""
+        keys = self.store.keys()
+        found = Scan(keys=len(keys))
+        for gone in set(self._known) - set(keys):
+            del self._known[gone]
+        for key in keys:
+            blob = self.store.read(key)
+            if blob is None:  # replaced or removed between list and read
+                self._known.pop(key, None)
+                continue
+            found.readable += 1
+            fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
+            known = self._known.get(key)
+            if known is None or known.fingerprint != fingerprint:
+                entries = self._unwrap(key, blob, with_tensors=False).entry_count()
+                known = self._known[key] = _Known(fingerprint, entries, blob)
+            if known.entries == 0:
+                found.empty += 1
+            else:
+                found.ready.append(key)
+        return found
+
+    def payload(self, key: str) -> RendezvousPayload:
+        """The decoded table of ``key`` as the last :meth:`scan` read it."""
+        known = self._known[key]
+        if known.payload is not None:
+            self.reused += 1
+            return known.payload
+        assert known.blob is not None
+        known.payload, known.blob = self._unwrap(key, known.blob, with_tensors=True), None
+        self.decoded += 1
+        return known.payload
+
+    def _unwrap(self, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
+        try:
+            return unwrap_rendezvous_blob(blob, with_tensors=with_tensors)
+        except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
+            self._known.pop(key, None)
+            raise TableRejected(exc.rule, key, f"in {self.store}: {exc}") from None

@@ -1,0 +1,126 @@
+"""The size cases' tables and what a reader is allowed: built once and kept per kit version,
+the reference calibrated once per kit version and machine, a reader judged by its growth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from refitwire import InvalidBlob, unwrap_rendezvous_blob
+from refitwire.compat import _size_budget, _sizes
+from refitwire.engine import MAX_BLOB_BYTES
+
+
+@pytest.fixture
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for cached in (_sizes._cache_key, _sizes.realistic_table, _size_budget.reference_times):
+        cached.cache_clear()
+    yield tmp_path / "refitwire" / "size-cases"
+    for cached in (_sizes._cache_key, _sizes.realistic_table, _size_budget.reference_times):
+        cached.cache_clear()
+
+
+def test_a_table_is_exactly_its_size_and_valid_with_no_member_added() -> None:
+    blob = _sizes.filled(200_000, _sizes._realistic_tensor)
+    assert len(blob) == 200_000
+    payload = unwrap_rendezvous_blob(blob)
+    assert len(payload.tensors) == _sizes.count_tensors(blob) > 100
+    assert payload.optional_members == {} and blob.rstrip(b" }").endswith(b'"publisher_step": 7')
+
+
+def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
+    over = next(c for c in _sizes.size_cases() if c.id == "size:over-limit")
+    assert len(over.blob) == MAX_BLOB_BYTES + 1
+    with pytest.raises(InvalidBlob) as caught:
+        unwrap_rendezvous_blob(over.blob)
+    assert caught.value.rule == "BLOB_SIZE"
+
+
+def test_tables_are_kept_per_kit_version(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    real = _sizes.filled
+
+    def counting(size: int, tensor: Any) -> bytes:
+        built.append(size)
+        return real(size, tensor)
+
+    monkeypatch.setattr(_sizes, "filled", counting)
+    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.0.0")
+    first = _sizes.realistic_table(100_000)
+    _sizes.realistic_table.cache_clear()
+    assert _sizes.realistic_table(100_000) == first and built == [100_000]  # read back, not built
+    (kept,) = fresh_cache.iterdir()
+    assert kept.name.startswith("1.0.0-")
+    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.0.1")
+    _sizes._cache_key.cache_clear()
+    _sizes.realistic_table.cache_clear()
+    assert _sizes.realistic_table(100_000) == first and built == [100_000, 100_000]  # a new version builds
+    assert [p.name.split("-")[0] for p in fresh_cache.iterdir()] == ["1.0.1"]  # the old one is gone
+
+
+def test_the_reference_is_calibrated_once_per_kit_version_and_machine(
+    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measured: list[str] = []
+
+    def measure() -> dict[str, float]:  # the testee's timing, counted; what is kept is the point here
+        measured.append("once")
+        return {"size:at-limit": 2.0, "size:many-tensors": 0.5}
+
+    monkeypatch.setattr(_size_budget, "_measure_reference", measure)
+    monkeypatch.setattr(_size_budget, "_probe", lambda: 0.1)
+    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.0.0")
+    assert _size_budget.reference_times() == ({"size:at-limit": 2.0, "size:many-tensors": 0.5}, 1.0)
+    _size_budget.reference_times.cache_clear()
+    _size_budget.reference_times()
+    assert measured == ["once"]  # kept on disk
+    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.1.0")
+    _size_budget.reference_times.cache_clear()
+    _size_budget.reference_times()
+    assert measured == ["once", "once"]  # a new kit version measures again
+    monkeypatch.setattr(_size_budget, "machine", lambda: {"node": "another"})
+    _size_budget.reference_times.cache_clear()
+    _size_budget.reference_times()
+    assert measured == ["once", "once", "once"]  # and so does another machine
+
+
+def test_a_busy_machine_scales_the_reference_bound(
+    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes = iter([0.1, 0.1, 0.3])  # calibrated quiet (two probes), then three times slower now
+    monkeypatch.setattr(_size_budget, "_measure_reference", lambda: {"size:at-limit": 2.0})
+    monkeypatch.setattr(_size_budget, "_probe", lambda: next(probes))
+    times, load = _size_budget.reference_times()
+    _size_budget.reference_times.cache_clear()
+    times, load = _size_budget.reference_times()
+    assert load == pytest.approx(3.0) and times["size:at-limit"] == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "linear"),
+    [((1.0, 3.9), True), ((1.0, 7.9), True), ((1.0, 16.0), False), ((0.001, 0.05), True)],
+)
+def test_growth_is_judged_against_a_linear_reader(seconds: tuple[float, float], linear: bool) -> None:
+    assert _size_budget._linear(list(seconds)) is linear
+
+
+def test_the_allowance_at_the_limit_is_the_least_of_growth_and_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        _size_budget, "reference_times", lambda: ({"size:at-limit": 3.0, "size:many-tensors": 1.0}, 1.0)
+    )
+    at_limit, over, many = _sizes.size_cases()
+    fast = _size_budget.Growth((0.1, 0.4), True)
+    assert _size_budget.allowance(at_limit, fast, 1.0, 10.0).seconds == pytest.approx(30.0)  # the larger
+    slow_linear = _size_budget.Growth((2.0, 8.0), True)
+    assert _size_budget.allowance(over, slow_linear, 1.0, 10.0).seconds == pytest.approx(64.0)  # 2 x 4 x 8
+    superlinear = _size_budget.Growth((0.1, 2.0), False)
+    assert _size_budget.allowance(at_limit, superlinear, 1.0, 10.0).seconds == pytest.approx(
+        16.0
+    )  # the smaller
+    assert _size_budget.allowance(at_limit, superlinear, 60.0, 10.0).seconds == 60.0  # never under --timeout
+    assert _size_budget.allowance(many, fast, 1.0, 10.0).seconds == pytest.approx(10.0)
