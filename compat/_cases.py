@@ -24,7 +24,7 @@ from refitwire.compat._hypothesis import (
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import DTYPE_SIZES, version_key
-from refitwire.wire import WireModel, show_pointer
+from refitwire.wire import WireModel, join, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 
@@ -131,7 +131,7 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
                 f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}")  # fmt: skip
     if isinstance(expected, dict):
         for key in list(expected) + [k for k in got if k not in expected]:
-            where = f"{at}/{key}"
+            where = join(at, key)
             if key not in got:
                 return (
                     f"member missing at {general(where)}",
@@ -151,7 +151,7 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
             return (f"length differs at {general(at)}",
                     f"at {show_pointer(at)}: expected {len(expected)} items, got {len(got)}")  # fmt: skip
         for i, (e, g) in enumerate(zip(expected, got)):
-            found = first_difference(e, g, f"{at}/{i}")
+            found = first_difference(e, g, join(at, i))
             if found:
                 return found
         return None

@@ -15,7 +15,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 from refitwire.gate._errors import GateError
-from refitwire.wire import join
+from refitwire.wire import join, pointer, show_pointer
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,13 @@ class Document:
         """(pointer, node) that ``ref`` (found at pointer ``at``) names in this document."""
         if not ref.startswith("#"):
             raise GateError(
-                self.source, f"{ref!r} at {at}: only references within the document are supported"
+                self.source,
+                f"{ref!r} at {show_pointer(at)}: only references within the document are supported",
             )
         try:
             resolved = self._resolver().lookup(ref)
         except referencing.exceptions.Unresolvable:
-            raise GateError(self.source, f"{ref!r} at {at or '/'} does not resolve") from None
+            raise GateError(self.source, f"{ref!r} at {show_pointer(at)} does not resolve") from None
         return ref[1:], resolved.contents
 
     def at(self, pointer: str) -> Any:
@@ -88,7 +89,7 @@ def load_document(source: str, data: bytes) -> Document:
     try:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as exc:
-        where = "/" + "/".join(str(p) for p in exc.instance_path)
+        where = show_pointer(pointer(*exc.instance_path))
         raise GateError(source, f"not a valid JSON Schema at {where}: {exc.message}") from None
     except jsonschema_rs.ReferencingError as exc:
         raise GateError(source, f"cannot check against its meta-schema: {exc}") from None
