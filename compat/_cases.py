@@ -13,13 +13,10 @@ from typing import Any, Literal
 from refitwire import wire
 from refitwire.compat import _forms
 from refitwire.compat._hypothesis import (
-    HealthCheck,
-    Phase,
     deterministic,
     given,
     hypothesis_seed,
     outside_cwd,
-    settings,
     st,
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
@@ -266,8 +263,7 @@ def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=max(count, 1), database=None, phases=[Phase.generate], deadline=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @deterministic(max(count, 1), shrink=False, seeded=True)
     @given(decoded_payloads)
     def collect(payload: dict[str, Any]) -> None:
         drawn.append(payload)

@@ -33,7 +33,7 @@ from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._readers import reader
 from refitwire.gate._rules import Direction
-from refitwire.gate._samples import deref, interesting, minimal_instance, quick_settings
+from refitwire.gate._samples import deref, interesting, minimal_instance
 from refitwire.wire import tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
@@ -269,6 +269,7 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
     an unmodelled change) until one separates the versions under the full readers."""
     import hypothesis  # the kit: a missing one is the CLI's to name, never "no witness found"
     from hypothesis_jsonschema import from_schema
+    from refitwire.compat import hypothesis_settings
 
     try:
         steps = _steps(change)
@@ -278,7 +279,7 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
         found = hypothesis.find(
             strategy,
             lambda value: witness(_with(base, steps, writer, None, value)) is not None,
-            settings=quick_settings(60),
+            settings=hypothesis_settings(60, shrink=False),
         )
     except Exception:  # any failure to search (nothing found, unsatisfiable) is "no witness found"
         return None
