@@ -98,7 +98,7 @@ def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
 def minimal_instance(schema: Any, document: Document | None) -> Any:
     """A small instance of ``schema`` (best effort: callers verify)."""
     if document is not None:
-        schema = deref(schema, document)
+        schema = document.deref(schema)
     if not isinstance(schema, dict):
         return {}
     if "const" in schema:
@@ -127,13 +127,3 @@ def minimal_instance(schema: Any, document: Document | None) -> Any:
     if kind == "boolean":
         return False
     return None
-
-
-def deref(schema: Any, document: Document) -> Any:
-    for _ in range(64):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            break
-        node = document.resolve(schema["$ref"], "")[1]
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        schema = {**node, **rest} if rest and isinstance(node, dict) else node
-    return {} if schema is True else schema

@@ -37,20 +37,9 @@ class _Walker:
         yield from self.walk(self.old.schema, "", self.new.schema, "", "")
 
     def _deref(self, document: Document, node: Any, at: str) -> tuple[Any, str]:
-        hops = 0
-        node = True if node is True else node
-        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-            assertions = set(node) - {"$ref"} - ANNOTATIONS - {"x-added-in", "x-rule"}
-            assertions = {k for k in assertions if not k.startswith("x-")}
-            if assertions:  # $ref beside other assertions: compared as a whole
-                break
-            at, node = document.resolve(node["$ref"], at)
-            hops += 1
-            if hops > 64:
-                raise GateError(document.source, f"$ref cycle at {at}")
-        if node is True:
-            node = {}
-        return node, at
+        """``node`` through its references, and its schema location, by the wire's resolver."""
+        node, at = document.follow(node, at, until=_beside_assertions)
+        return ({} if node is True else node), at
 
     def walk(self, old: Any, old_at: str, new: Any, new_at: str, path: str) -> Iterator[Change]:
         old, old_at = self._deref(self.old, old, old_at)
@@ -248,6 +237,12 @@ class _Walker:
                 old_stamp,
                 new_stamp,
             )
+
+
+def _beside_assertions(node: Any) -> bool:
+    """Whether a ``$ref`` has assertions beside it: the node is then compared as a whole."""
+    beside = set(node) - {"$ref"} - ANNOTATIONS - {"x-added-in", "x-rule"}
+    return any(not key.startswith("x-") for key in beside)
 
 
 def _added_between(added_in: Any, old: str | None, new: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from refitwire.wire._basics import (
     SEMVER,
+    References,
     RefError,
     escape,
     general_pointer,
@@ -44,6 +45,7 @@ __all__ = [
     "Level",
     "Member",
     "RefError",
+    "References",
     "WireModel",
     "candidate_versions",
     "compile_model",
