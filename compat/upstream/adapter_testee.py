@@ -58,13 +58,18 @@ import sys
 from importlib import metadata
 from typing import Any
 
+if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
+    from refitwire.compat.upstream.upstream_objects import Malformed, published_tensors
+else:  # run as a script inside an upstream environment: its own folder is on sys.path
+    from upstream_objects import Malformed, published_tensors  # type: ignore[import-not-found,no-redef]
+
 PROTOCOL = 1
 SPEC_VERSION = "1.2.0"
 ROLES = ["reader", "writer"]
 
 
-class BadRequest(Exception):
-    """The request itself is malformed (not upstream's fault)."""
+#: The request itself is malformed (not upstream's fault); the shard table builder raises it too.
+BadRequest = Malformed
 
 
 class Unrepresentable(Exception):
@@ -86,11 +91,6 @@ def _field(obj: object, key: str, where: str) -> object:
     if key not in obj:
         raise BadRequest(f"{where} has no {key!r}")
     return obj[key]
-
-
-def _as_given(value: object) -> object:
-    """What upstream's types say: sequences as tuples; anything else untouched."""
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _jsonable(value: object, where: str) -> object:
@@ -141,37 +141,7 @@ class Adapter:
         payload = _field(request, "payload", "request")
         if not isinstance(payload, dict):
             raise BadRequest(f"payload must be an object, got {type(payload).__name__}")
-        tensors = []
-        raw_tensors = _field(payload, "tensors", "payload")
-        if not isinstance(raw_tensors, list):
-            raise BadRequest("payload.tensors must be an array")
-        for i, t in enumerate(raw_tensors):
-            where = f"payload.tensors[{i}]"
-            raw_shards = _field(t, "shards", where)
-            if not isinstance(raw_shards, list):
-                raise BadRequest(f"{where}.shards must be an array")
-            shards = []
-            for j, s in enumerate(raw_shards):
-                swhere = f"{where}.shards[{j}]"
-                shards.append(
-                    self.rendezvous.PublishedShard(
-                        agent_name=_field(s, "agent_name", swhere),
-                        device_id=_field(s, "device_id", swhere),
-                        addr=_field(s, "addr", swhere),
-                        shard_offset=_as_given(_field(s, "shard_offset", swhere)),
-                        shape=_as_given(_field(s, "shape", swhere)),
-                        digest=s.get("digest"),
-                    )
-                )
-            tensors.append(
-                self.rendezvous.PublishedTensor(
-                    name=_field(t, "name", where),
-                    dtype=_field(t, "dtype", where),
-                    elsize=_field(t, "elsize", where),
-                    full_shape=_as_given(_field(t, "full_shape", where)),
-                    shards=shards,
-                )
-            )
+        tensors = published_tensors(self.rendezvous, _field(payload, "tensors", "payload"))
         agent_meta = _b64decode(_field(payload, "agent_meta_b64", "payload"), "payload.agent_meta_b64")
         agent_name = _field(payload, "agent_name", "payload")
         endpoint = _field(payload, "metadata_endpoint", "payload")
