@@ -60,8 +60,10 @@ from typing import Any
 
 if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
     from refitwire.compat.upstream.upstream_objects import Malformed, published_tensors
+    from refitwire.compat.upstream.upstream_objects import member as _field
 else:  # run as a script inside an upstream environment: its own folder is on sys.path
     from upstream_objects import Malformed, published_tensors  # type: ignore[import-not-found,no-redef]
+    from upstream_objects import member as _field  # type: ignore[import-not-found,no-redef]
 
 PROTOCOL = 1
 SPEC_VERSION = "1.2.0"
@@ -83,14 +85,6 @@ def _b64decode(value: object, field: str) -> bytes:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
         raise BadRequest(f"{field} is not valid base64: {exc}") from None
-
-
-def _field(obj: object, key: str, where: str) -> object:
-    if not isinstance(obj, dict):
-        raise BadRequest(f"{where} must be an object, got {type(obj).__name__}")
-    if key not in obj:
-        raise BadRequest(f"{where} has no {key!r}")
-    return obj[key]
 
 
 def _jsonable(value: object, where: str) -> object:

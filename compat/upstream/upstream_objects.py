@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["Malformed", "published_tensors"]
+__all__ = ["Malformed", "member", "published_tensors"]
 
 
 class Malformed(Exception):
@@ -32,7 +32,7 @@ def published_tensors(rendezvous: Any, tensors: object, where: str = "payload.te
     out = []
     for i, tensor in enumerate(tensors):
         at = f"{where}[{i}]"
-        shards = _member(tensor, "shards", at)
+        shards = member(tensor, "shards", at)
         if not isinstance(shards, list):
             raise Malformed(f"{at}.shards must be an array")
         built = [_build(rendezvous.PublishedShard, s, f"{at}.shards[{j}]", {}) for j, s in enumerate(shards)]
@@ -48,7 +48,7 @@ def _build(cls: Any, obj: object, where: str, given: dict[str, Any]) -> Any:
             continue
         required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
         if required or (isinstance(obj, dict) and field.name in obj):
-            value = _member(obj, field.name, where)
+            value = member(obj, field.name, where)
             values[field.name] = tuple(value) if isinstance(value, list) and _is_tuple(field.type) else value
     return cls(**values)
 
@@ -59,7 +59,8 @@ def _is_tuple(annotation: object) -> bool:
     return text.split("[")[0] in ("tuple", "Tuple")
 
 
-def _member(obj: object, key: str, where: str) -> object:
+def member(obj: object, key: str, where: str) -> object:
+    """``obj[key]``; Malformed naming ``where`` when ``obj`` is not an object or has no ``key``."""
     if not isinstance(obj, dict):
         raise Malformed(f"{where} must be an object, got {type(obj).__name__}")
     if key not in obj:
