@@ -63,7 +63,7 @@ if __package__:  # imported as part of refitwire (the vector tools read SPEC_VER
     from refitwire.compat.upstream.upstream_objects import member as _field
 else:  # run as a script inside an upstream environment: its own folder is on sys.path
     from upstream_objects import Malformed, published_tensors  # type: ignore[import-not-found,no-redef]
-    from upstream_objects import member as _field  # type: ignore[import-not-found,no-redef]
+    from upstream_objects import member as _field  # type: ignore[no-redef]
 
 PROTOCOL = 1
 SPEC_VERSION = "1.2.0"
