@@ -7,13 +7,13 @@ import functools
 import json
 import logging
 import os
-import select
 import subprocess
 import sys
 from typing import Any
 
 import numpy as np
 from refitwire.bench._timing import timed
+from refitwire.engine import REPLY_FD, LineProcess, LinesError
 
 __all__ = ["nixl_section"]
 
@@ -21,36 +21,23 @@ KiB, MiB = 1 << 10, 1 << 20
 HELLO_TIMEOUT_S = 60.0
 
 
-def _start_peer(nbytes: int) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    read_fd, write_fd = os.pipe()
+def _start_peer(nbytes: int) -> tuple[LineProcess, dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "refitwire.bench._nixl_peer", str(nbytes), str(write_fd)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,  # NIXL logs to stdout
-        pass_fds=[write_fd],
+    peer = LineProcess(
+        [sys.executable, "-m", "refitwire.bench._nixl_peer", str(nbytes), REPLY_FD],
         env=env,
+        stdout=subprocess.DEVNULL,  # NIXL logs to stdout
     )
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as pipe:
-        ready, _, _ = select.select([pipe], [], [], HELLO_TIMEOUT_S)
-        line = pipe.readline() if ready else b""
-    if not line:
-        proc.kill()
-        proc.wait()
-        raise RuntimeError(f"the NIXL publisher sent no hello (exit code {proc.returncode})")
-    return proc, json.loads(line)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
     try:
-        assert proc.stdin is not None
-        proc.stdin.write(b"stop\n")
-        proc.stdin.close()
-        proc.wait(timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait()
+        line = peer.reply(HELLO_TIMEOUT_S)
+    except LinesError:
+        peer.kill()
+        raise RuntimeError(f"the NIXL publisher sent no hello (exit code {peer.proc.returncode})") from None
+    return peer, json.loads(line)
+
+
+def _stop(peer: LineProcess) -> None:
+    peer.stop(b"stop", timeout_s=20)
 
 
 def nixl_section(sizes: list[int], descriptors: tuple[int, int], reps: int) -> dict[str, Any]:

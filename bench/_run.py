@@ -252,6 +252,7 @@ def _matrix(settings: Settings) -> dict[str, Any]:
 
 def _upstream(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
     try:
+        from refitwire.compat.upstream import UPSTREAM_OBJECTS
         from refitwire.compat.upstream.envs import find_env
     except ImportError as exc:  # pragma: no cover
         return {"status": NOT_AVAILABLE, "reason": str(exc)}
@@ -262,7 +263,7 @@ def _upstream(request: dict[str, Any], tmp: Path) -> dict[str, Any]:
             "reason": f"no built environment for modelexpress {UPSTREAM_VERSION}",
         }
     path = tmp / "upstream-request.json"
-    path.write_text(json.dumps(request))
+    path.write_text(json.dumps({**request, "objects": str(UPSTREAM_OBJECTS)}))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     try:
         done = subprocess.run(

@@ -3,7 +3,8 @@
 Usage: python _upstream_probe.py REQUEST.json  ->  one JSON object on stdout.
 
 REQUEST: {"reps": N, "blobs": [path, ...], "wraps": [{"inputs": path, "out": path}, ...],
-          "digest": {"path": path} | null}
+          "digest": {"path": path} | null, "objects": path}  (objects: the one builder of
+          upstream's shard table objects, refitwire.compat.upstream.UPSTREAM_OBJECTS)
 Never imports refitwire: it must measure upstream exactly as a receiver would run it.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import runpy
 import statistics
 import sys
 import time
@@ -33,27 +35,10 @@ def _timed(fn: Callable[[], Any], reps: int) -> dict[str, Any]:
             "cpu_best_s": min(cpu)}  # fmt: skip
 
 
-def _writer_call(rdv: Any, inputs: dict[str, Any]) -> Callable[[], bytes]:
+def _writer_call(rdv: Any, inputs: dict[str, Any], objects: str) -> Callable[[], bytes]:
     """Upstream's writer on the neutral inputs, its own dataclasses built beforehand (as the
-    reference's models are built before its writer is timed)."""
-
-    def shard(s: dict[str, Any]) -> Any:
-        return rdv.PublishedShard(
-            s["agent_name"],
-            s["device_id"],
-            s["addr"],
-            tuple(s["shard_offset"]),
-            tuple(s["shape"]),
-            s.get("digest"),
-        )
-
-    tensors = [
-        rdv.PublishedTensor(
-            name=t["name"], dtype=t["dtype"], elsize=t["elsize"], full_shape=tuple(t["full_shape"]),
-            shards=[shard(s) for s in t["shards"]],
-        )
-        for t in inputs["tensors"]
-    ]  # fmt: skip
+    reference's models are built before its writer is timed) by the one builder at ``objects``."""
+    tensors = runpy.run_path(objects)["published_tensors"](rdv, inputs["tensors"])
     args = (base64.b64decode(inputs["agent_meta_b64"]), inputs["agent_name"], inputs["metadata_endpoint"])
     return functools.partial(rdv.wrap_rendezvous_blob, *args, tensors, inputs["publisher_step"])
 
@@ -83,7 +68,7 @@ def main(request_path: str) -> None:
     for wrap_request in request.get("wraps", []):
         with open(wrap_request["inputs"]) as fh:
             inputs = json.load(fh)
-        wrap = _writer_call(rdv, inputs)
+        wrap = _writer_call(rdv, inputs, request["objects"])
         out["wrap"].append(_timed(wrap, reps))
         with open(wrap_request["out"], "wb") as sink:
             sink.write(wrap())

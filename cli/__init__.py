@@ -24,12 +24,12 @@ VERBS = (
     "validate", "decode", "digest", "schema", "matrix", "conformance", "report", "diff", "gate", "refit", "bench",
 )  # fmt: skip
 
-#: Which extra brings a module that a verb may import (top-level module name -> extra).
+#: Which extra brings a module that a verb may import (top-level module name -> extra). The
+#: base dependencies (referencing, msgspec, ...) are not here: a missing one is a broken install.
 EXTRA_OF_MODULE = {
     "hypothesis": "kit",
     "hypothesis_jsonschema": "kit",
     "jsonschema": "kit",
-    "referencing": "kit",
     "torch": "refit",
     "nixl": "refit",
     "nixl_cu12": "refit",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+from collections.abc import Iterator
+from typing import Any
 
 from refitwire import (
     LATEST,
@@ -13,7 +16,8 @@ from refitwire import (
     unwrap_rendezvous_blob,
 )
 from refitwire.cli._io import fail, read_input
-from refitwire.wire import known_versions
+from refitwire.engine import decoded_members
+from refitwire.wire import Level, Member, known_versions, wire_model
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,31 +38,57 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_decoded(payload, args.spec_version), indent=2))
     else:
-        print(render(payload))
+        print(render(payload, args.spec_version))
     return 0
 
 
-def render(payload: RendezvousPayload) -> str:
-    step = "unknown" if payload.publisher_step is None else str(payload.publisher_step)
+def render(payload: RendezvousPayload, spec_version: str = LATEST) -> str:
+    """The decoded form as text: the top level's members, then one row per item of the
+    deepest level (a shard) beside its parents' members. Every line and column is a member of
+    the wire model at ``spec_version``, in the schema's order, so a new member shows unedited."""
+    model = wire_model("rendezvous", spec_version)
+    decoded = to_decoded(payload, spec_version)
+    top = decoded_members(model.top)
+    width = max(len(m.name) for m in top)
     lines = [
-        f"agent      {payload.agent_name}",
-        f"endpoint   {payload.metadata_endpoint or '(none)'}",
-        f"metadata   {len(payload.agent_metadata)} bytes",
-        f"step       {step}",
-        f"tensors    {len(payload.tensors)}",
-        "",
+        f"{m.name.ljust(width)}  {len(decoded[m.name]) if m.child else _cell(m, decoded[m.name])}"
+        for m in top
     ]
-    rows = [("tensor", "dtype", "full_shape", "agent", "dev", "addr", "offset", "shape", "digest")]
-    for t in payload.tensors:
-        for s in t.shards:
-            rows.append((
-                t.name, t.dtype, _dims(t.full_shape), s.agent_name, str(s.device_id), hex(s.addr),
-                _dims(s.shard_offset), _dims(s.shape), s.digest or "-",
-            ))  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    levels, holder = [], next((m for m in top if m.child is not None), None)
+    while holder is not None and holder.child is not None:  # down the arrays of objects
+        levels.append(model.level(*holder.child))
+        holder = next((m for m in decoded_members(levels[-1]) if m.child is not None), None)
+    columns = [
+        (depth, m) for depth, level in enumerate(levels) for m in decoded_members(level) if m.child is None
+    ]
+    names = [m.name for _, m in columns]
+    rows = [[m.name if names.count(m.name) == 1 else f"{levels[d].path[-1]}.{m.name}" for d, m in columns]]
+    rows += [[_cell(m, items[d][m.name]) for d, m in columns] for items in _rows(decoded, levels)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    lines += ["", *("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)]
     return "\n".join(lines)
 
 
-def _dims(dims: tuple[int, ...]) -> str:
-    return "[" + ",".join(map(str, dims)) + "]"
+def _rows(obj: dict[str, Any], levels: list[Level]) -> Iterator[list[dict[str, Any]]]:
+    """For each item of the deepest level: the item of every level on its way to it."""
+    if not levels:
+        yield []
+        return
+    for item in obj[levels[0].path[-1]] or []:
+        for rest in _rows(item, levels[1:]):
+            yield [item, *rest]
+
+
+def _cell(member: Member, value: Any) -> str:
+    """A value as the table shows it: addresses in hex, the agent metadata by size, arrays as [a,b]."""
+    if value is None:
+        return "-"
+    if member.rule == "ADDR_RANGE" and isinstance(value, int):
+        return hex(value)
+    if member.rule == "AGENT_META_BASE64" and isinstance(value, str):
+        return f"{len(base64.b64decode(value))} bytes"
+    if isinstance(value, list):
+        return "[" + ",".join(_cell(member.items or member, v) for v in value) + "]"
+    if isinstance(value, str):
+        return value if value else '""'
+    return json.dumps(value)

@@ -9,16 +9,19 @@ Names are imported on first use, so a testee process that only needs the referen
 (``refitwire.compat.testees.reference``) does not pay for Hypothesis and the runner.
 """
 
+# ruff: noqa: F401 -- the imports under TYPE_CHECKING are this package's re-exports (see below)
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # The subpackages `generations` and `upstream` share their names with participant helpers.
 # Importing a subpackage sets the package attribute of that name, so they are imported
 # first and the helpers bound after them: `compat.generations()` stays the function.
-from refitwire.compat import generations as _generations_package  # noqa: F401
-from refitwire.compat import upstream as _upstream_package  # noqa: F401
+from refitwire.compat import generations as _generations_package
+from refitwire.compat import upstream as _upstream_package
 from refitwire.compat._participants import (
     Participant,
     candidates,
@@ -29,35 +32,10 @@ from refitwire.compat._participants import (
     upstream,
 )
 
-#: What the other packages (the CLI, the gate) use, by public name: (private module, its name there).
-_WHERE = {
-    "Plan": ("_run", "Plan"), "start_all": ("_run", "start_all"), "stop_all": ("_run", "stop_all"),
-    "run_matrix": ("_session", "execute"),
-    "Outcome": ("_results", "Outcome"), "Result": ("_results", "Result"), "REQUIRED": ("_results", "REQUIRED"),
-    "Report": ("_report", "Report"), "read_report": ("_report", "read_report"),
-    "ReportError": ("_report", "ReportError"), "report_ok": ("_report", "ok"),
-    "render_report": ("_render", "render"), "render_summary": ("_render", "summary"),
-    "html_page": ("_html", "page"), "html_gate_page": ("_html", "gate_page"), "html_badges": ("_html", "badges"),
-    "JUnitCase": ("_junit", "Case"), "JUnitStatus": ("_junit", "Status"), "JUnitSuite": ("_junit", "Suite"),
-    "render_junit": ("_junit", "render"),
-    "BaseMismatch": ("_delta", "BaseMismatch"), "compare_with_base": ("_delta", "compare"),
-    "render_base_comparison": ("_delta", "render"),
-    "load_expected_failures": ("_expected", "load_file"),
-    "describe_case": ("_rerun", "describe"), "knows_case": ("_rerun", "known"),
-    "Candidate": ("_candidate", "Candidate"), "upstream_source": ("_participants", "upstream_source"),
-    "size_cases": ("_sizes", "size_cases"), "count_tensors": ("_sizes", "count_tensors"),
-}  # fmt: skip
-
-__all__ = [
-    "Participant", "candidates", "generations", "javascript", "reference", "third_party", "upstream",
-    "Plan", "start_all", "stop_all", "run_matrix", "Outcome", "Result", "REQUIRED", "Report",
-    "read_report", "ReportError", "report_ok", "render_report", "render_summary", "html_page",
-    "html_gate_page", "html_badges", "JUnitCase", "JUnitStatus", "JUnitSuite", "render_junit",
-    "BaseMismatch", "compare_with_base", "render_base_comparison", "load_expected_failures",
-    "describe_case", "knows_case", "Candidate", "upstream_source", "size_cases", "count_tensors",
-]  # fmt: skip
-
-if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
+if TYPE_CHECKING:
+    # The one list of the names loaded on first use (what the CLI and the gate use): static
+    # checkers read these imports, and at run time _lazy() reads the same lines, so a name is
+    # written once and its type is known without importing its module.
     from refitwire.compat._candidate import Candidate
     from refitwire.compat._delta import BaseMismatch
     from refitwire.compat._delta import compare as compare_with_base
@@ -66,6 +44,7 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from refitwire.compat._html import badges as html_badges
     from refitwire.compat._html import gate_page as html_gate_page
     from refitwire.compat._html import page as html_page
+    from refitwire.compat._hypothesis import deterministic as hypothesis_settings
     from refitwire.compat._junit import Case as JUnitCase
     from refitwire.compat._junit import Status as JUnitStatus
     from refitwire.compat._junit import Suite as JUnitSuite
@@ -81,6 +60,25 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from refitwire.compat._run import Plan, start_all, stop_all
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._sizes import count_tensors, size_cases
+
+
+def _lazy() -> dict[str, tuple[str, str]]:
+    """public name -> (private module, its name there), from the ``TYPE_CHECKING`` imports."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    return {
+        alias.asname or alias.name: (statement.module.rsplit(".", 1)[1], alias.name)
+        for statement in block.body
+        if isinstance(statement, ast.ImportFrom) and statement.module
+        for alias in statement.names
+    }
+
+
+_WHERE = _lazy()
+
+__all__ = [
+    "Participant", "candidates", "generations", "javascript", "reference", "third_party", "upstream", *_WHERE,
+]  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:

@@ -13,17 +13,15 @@ from typing import Any, Literal
 from refitwire import wire
 from refitwire.compat import _forms
 from refitwire.compat._hypothesis import (
-    HealthCheck,
-    Phase,
+    deterministic,
     given,
     hypothesis_seed,
     outside_cwd,
-    settings,
     st,
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import DTYPE_SIZES, version_key
-from refitwire.wire import Registry, WireModel, show_pointer
+from refitwire.wire import Registry, WireModel, join, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 
@@ -134,7 +132,7 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
                 f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}")  # fmt: skip
     if isinstance(expected, dict):
         for key in list(expected) + [k for k in got if k not in expected]:
-            where = f"{at}/{key}"
+            where = join(at, key)
             if key not in got:
                 return (
                     f"member missing at {general(where)}",
@@ -154,7 +152,7 @@ def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] |
             return (f"length differs at {general(at)}",
                     f"at {show_pointer(at)}: expected {len(expected)} items, got {len(got)}")  # fmt: skip
         for i, (e, g) in enumerate(zip(expected, got)):
-            found = first_difference(e, g, f"{at}/{i}")
+            found = first_difference(e, g, join(at, i))
             if found:
                 return found
         return None
@@ -266,8 +264,7 @@ def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=max(count, 1), database=None, phases=[Phase.generate], deadline=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @deterministic(max(count, 1), shrink=False, seeded=True)
     @given(decoded_payloads)
     def collect(payload: dict[str, Any]) -> None:
         drawn.append(payload)

@@ -11,6 +11,7 @@ from typing import Any
 
 from refitwire.compat import _cases
 from refitwire.compat._results import dumps_short
+from refitwire.wire import join
 
 
 @functools.cache
@@ -48,8 +49,8 @@ def _keys(value: Any, at: str = "") -> Iterator[str]:
     """Every member's pointer, in document order."""
     if isinstance(value, dict):
         for key, item in value.items():
-            yield f"{at}/{key}"
-            yield from _keys(item, f"{at}/{key}")
+            yield join(at, key)
+            yield from _keys(item, join(at, key))
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            yield from _keys(item, f"{at}/{i}")
+            yield from _keys(item, join(at, i))

@@ -54,8 +54,19 @@ __all__ = [
 ]
 
 
-def deterministic() -> settings:
-    """Settings for a ``find`` that must give the same value in every run (no database, no
-    deadline, no health checks, derandomized): the sample values the kit writes into payloads."""
-    return settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=300,
-                    derandomize=True)  # fmt: skip
+def deterministic(max_examples: int = 300, *, shrink: bool = True, seeded: bool = False) -> settings:
+    """The kit's one set of Hypothesis settings, for every value it draws (sample values written
+    into payloads, generated payloads, the gate's witness search): the same values in every run,
+    whatever test profile is loaded, and nothing stored -- no database, no deadline, no health
+    checks, derandomized unless the caller fixes the seed itself (``seeded``, with
+    :func:`hypothesis_seed`). ``shrink=False`` for a search that wants any example, not the
+    smallest. (The test suite's own profiles are the tests' business.)"""
+    return settings(
+        settings.get_profile("default"),
+        max_examples=max_examples,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=not seeded,
+        phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate),
+    )

@@ -10,15 +10,12 @@ from __future__ import annotations
 import collections
 import json
 import os
-import queue
-import subprocess
-import threading
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from refitwire.compat import _protocol as proto
-from refitwire.engine import no_gc
+from refitwire.engine import LineProcess, NoReply, ProcessExited, ReplyTooLong, no_gc
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
 STDERR_KEEP = 200  # lines
@@ -50,8 +47,7 @@ class Testee:
     identity: Identity | None = None
     restarts: int = 0
     stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_KEEP))
-    _proc: subprocess.Popen[bytes] | None = None
-    _lines: queue.Queue[bytes | proto.ProtocolError | None] = field(default_factory=queue.Queue)
+    _proc: LineProcess | None = None  # the one JSON-lines driver: timeouts, line limit, stderr kept
     _seq: int = 0
     _answered: bool = False  # whether any request after the handshake was ever answered
 
@@ -59,12 +55,7 @@ class Testee:
 
     def start(self) -> Identity:
         env = {**os.environ, **(self.env or {})}
-        self._lines = queue.Queue()
-        self._proc = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-        )
-        threading.Thread(target=self._pump_stdout, args=(self._proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._pump_stderr, args=(self._proc.stderr,), daemon=True).start()
+        self._proc = LineProcess(self.command, env=env, stderr=self.stderr, max_line=MAX_LINE_BYTES)
         reply = self._exchange(proto.start(), seq=None, timeout_s=self.start_timeout_s)
         proto.check_message(reply, "response")
         if "implementation" not in reply:
@@ -82,16 +73,8 @@ class Testee:
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        try:
-            if proc.poll() is None and proc.stdin:
-                proc.stdin.write(json.dumps(proto.stop()).encode() + b"\n")
-                proc.stdin.flush()
-            proc.wait(timeout=self.timeout_s)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            proc.stop(json.dumps(proto.stop()).encode(), self.timeout_s)
 
     def request(
         self, message: dict[str, Any], *, probe: bool = False, timeout_s: float | None = None
@@ -103,7 +86,7 @@ class Testee:
         self._seq += 1
         message = {**message, "seq": self._seq}
         try:
-            if self._proc is None or self._proc.poll() is not None:
+            if self._proc is None or not self._proc.alive():
                 self._restart("the process had exited")
             reply = self._exchange(message, seq=self._seq, timeout_s=timeout_s, check=not probe)
         except proto.ProtocolError as exc:
@@ -132,25 +115,24 @@ class Testee:
         self, message: dict[str, Any], seq: int | None, timeout_s: float | None = None, check: bool = True
     ) -> dict[str, Any]:
         proc, timeout_s = self._proc, self.timeout_s if timeout_s is None else timeout_s
-        assert proc is not None and proc.stdin is not None
+        assert proc is not None
         if self.check_messages and check:
             proto.check_message(message, "request")
         try:
-            proc.stdin.write(_dumps(message) + b"\n")
-            proc.stdin.flush()
+            proc.send(_dumps(message))
         except OSError as exc:
             raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
         try:
-            line = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
+            line = proc.reply(timeout_s)
+        except NoReply:
             hint = "" if self._answered else " (none so far: a testee must flush stdout after each line)"
             raise proto.ProtocolError(f"no reply within {timeout_s:g} s{hint}") from None
-        if isinstance(line, proto.ProtocolError):
-            raise line
-        if line is None:
+        except ReplyTooLong as exc:
+            raise proto.ProtocolError(str(exc)) from None
+        except ProcessExited:
             raise proto.ProtocolError(
-                f"the testee exited (status {json.dumps(proc.poll())}) without replying"
-            )
+                f"the testee exited (status {json.dumps(proc.proc.poll())}) without replying"
+            ) from None
         try:
             reply = _loads(line)
         except ValueError:
@@ -161,26 +143,6 @@ class Testee:
         if seq is not None and reply.get("seq") != seq:
             raise proto.ProtocolError(f"reply has seq {json.dumps(reply.get('seq'))}, expected {seq}")
         return reply  # in step with the testee; the runner checks the reply against its schema
-
-    def _pump_stdout(self, stream: IO[bytes]) -> None:
-        lines = self._lines
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            if len(line) > MAX_LINE_BYTES:
-                lines.put(
-                    proto.ProtocolError(f"a reply line is over the line limit ({MAX_LINE_BYTES} bytes)")
-                )
-                while line and not line.endswith(b"\n"):
-                    line = stream.readline(MAX_LINE_BYTES)
-                continue
-            lines.put(line)
-        lines.put(None)
-
-    def _pump_stderr(self, stream: IO[bytes]) -> None:
-        for line in iter(lambda: stream.readline(64 * 1024), b""):
-            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
 
 
 def _dumps(message: dict[str, Any]) -> bytes:

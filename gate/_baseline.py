@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire.gate._errors import GateError
+from refitwire.wire import pointer, show_pointer
 
 #: The schema of a baseline file.
 BASELINE_SCHEMA: dict[str, Any] = {
@@ -100,14 +101,16 @@ def load_baseline(path: Path, label: str | None = None) -> list[Accepted]:
     except (ValueError, RecursionError) as exc:  # jsonschema-rs bounds its own recursion
         if not isinstance(exc, jsonschema_rs.ValidationError):
             raise GateError(str(path), f"not a baseline file: {exc}") from None
-        where = "/" + "/".join(str(p) for p in exc.instance_path)
+        where = show_pointer(pointer(*exc.instance_path))
         raise GateError(str(path), f"not a baseline file at {where}: {exc.message}") from None
     entries = []
     for i, item in enumerate(data["accepted"]):
         try:
             expires = datetime.date.fromisoformat(item["expires"])
         except ValueError:
-            raise GateError(str(path), f"/accepted/{i}/expires: {item['expires']!r} is not a date") from None
+            raise GateError(
+                str(path), f"{pointer('accepted', i, 'expires')}: {item['expires']!r} is not a date"
+            ) from None
         entries.append(
             Accepted(
                 i,

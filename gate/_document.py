@@ -1,21 +1,21 @@
 """Schema documents: loading and checking one, resolving ``$ref`` and JSON pointers in it.
 
-References and pointers are resolved by ``referencing`` (the resolver jsonschema itself
-uses), against a registry holding the one document; RFC 6901 escaping lives here only.
+References are resolved by the wire's one resolver (``refitwire.wire.References``, built
+on ``referencing``), which also says where each target is, so the gate reports schema
+locations; pointers are built by ``refitwire.wire`` too.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
-import referencing
-import referencing.exceptions
-from referencing.jsonschema import DRAFT202012
 from refitwire.gate._errors import GateError
-from refitwire.wire import join
+from refitwire.wire import References, RefError, join, pointer, show_pointer
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,6 @@ class Document:
 
     source: str
     schema: dict[str, Any]
-    _registry: Any = field(default=None, compare=False, repr=False)
 
     @property
     def version(self) -> str | None:
@@ -45,34 +44,43 @@ class Document:
         parts = self.source.rsplit(":", 1)[-1].split("/")
         return parts[-2] if len(parts) >= 2 else None
 
-    def _resolver(self) -> Any:
-        registry = self._registry
-        if registry is None:
-            resource = referencing.Resource.from_contents(self.schema, default_specification=DRAFT202012)
-            registry = referencing.Registry().with_resource(_base_uri(self.schema), resource)
-            object.__setattr__(self, "_registry", registry)
-        return registry.resolver(base_uri=_base_uri(self.schema))
+    @functools.cached_property
+    def references(self) -> References:
+        return References(self.schema)
 
     def resolve(self, ref: str, at: str) -> tuple[str, Any]:
         """(pointer, node) that ``ref`` (found at pointer ``at``) names in this document."""
         if not ref.startswith("#"):
             raise GateError(
-                self.source, f"{ref!r} at {at}: only references within the document are supported"
+                self.source,
+                f"{ref!r} at {show_pointer(at)}: only references within the document are supported",
             )
         try:
-            resolved = self._resolver().lookup(ref)
-        except referencing.exceptions.Unresolvable:
-            raise GateError(self.source, f"{ref!r} at {at or '/'} does not resolve") from None
-        return ref[1:], resolved.contents
+            return self.references.lookup(ref)
+        except RefError:
+            raise GateError(self.source, f"{ref!r} at {show_pointer(at)} does not resolve") from None
+
+    def follow(
+        self, node: Any, at: str, until: Callable[[Mapping[str, Any]], bool] | None = None
+    ) -> tuple[Any, str]:
+        """``node`` (at ``at``) through its chain of references, and where it ends
+        (``References.follow``); GateError on a cycle."""
+        try:
+            return self.references.follow(node, at, until)
+        except RefError as exc:
+            raise GateError(self.source, str(exc)) from None
+
+    def deref(self, node: Any) -> Any:
+        """``node`` with its references replaced, one level (``References.deref``); ``true`` is ``{}``."""
+        try:
+            node = self.references.deref(node)
+        except RefError as exc:
+            raise GateError(self.source, str(exc)) from None
+        return {} if node is True else node
 
     def at(self, pointer: str) -> Any:
         """The node at ``pointer``; GateError when there is none."""
         return self.resolve("#" + pointer, pointer)[1] if pointer else self.schema
-
-
-def _base_uri(schema: dict[str, Any]) -> str:
-    uri = schema.get("$id")
-    return uri if isinstance(uri, str) else "urn:refitwire:gate:document"
 
 
 def load_document(source: str, data: bytes) -> Document:
@@ -88,7 +96,7 @@ def load_document(source: str, data: bytes) -> Document:
     try:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as exc:
-        where = "/" + "/".join(str(p) for p in exc.instance_path)
+        where = show_pointer(pointer(*exc.instance_path))
         raise GateError(source, f"not a valid JSON Schema at {where}: {exc.message}") from None
     except jsonschema_rs.ReferencingError as exc:
         raise GateError(source, f"cannot check against its meta-schema: {exc}") from None

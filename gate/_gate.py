@@ -29,7 +29,7 @@ from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
 from refitwire.gate._rules import Direction, rule
 from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, find_witness
-from refitwire.wire import parse_version
+from refitwire.wire import parse_version, pointer
 
 MatrixMode = Literal["auto", "always", "never"]
 
@@ -391,7 +391,7 @@ def _apply_baseline(
         live = [e for e in matching if not e.expired(today)]
         out.append(replace(finding, accepted=live[0]) if live else finding)
     for entry in baseline:
-        where = f"/accepted/{entry.index}"
+        where = pointer("accepted", entry.index)
         if entry.expired(today):
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} expired on {entry.expires}"
             out.append(

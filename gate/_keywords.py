@@ -22,7 +22,7 @@ def types(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Itera
     old_types, new_types = _types(old.get("type")), _types(new.get("type"))
     if old_types == new_types:
         return
-    where, here = f"{at}/type", path
+    where, here = join(at, "type"), path
     old_null = old_types is None or "null" in old_types
     new_null = new_types is None or "null" in new_types
     if old_types is not None and new_types is not None and old_null != new_null:
@@ -60,7 +60,7 @@ def values(
         return
     here = path
     keyword = "const" if "const" in new or ("const" in old and "enum" not in new) else "enum"
-    where = f"{at}/{keyword}"
+    where = join(at, keyword)
     if old_values is None:
         yield Change(
             "ENUM_INTRODUCED",
@@ -130,7 +130,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
                 side = "lower" if low else "upper"
                 yield Change(
                     "EQUIVALENT_REWRITE",
-                    f"{at}/{_bound_keyword(new, low)}",
+                    join(at, _bound_keyword(new, low)),
                     here,
                     f"{side} bound rewritten; for integers it is still {_show_bound(new_bound)}",
                     old_raw,
@@ -142,7 +142,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
         rule_id = "NUMERIC_BOUND_TIGHTENED" if tighter else "NUMERIC_BOUND_LOOSENED"
         yield Change(
             rule_id,
-            f"{at}/{keyword}",
+            join(at, keyword),
             here,
             f"{'lower' if low else 'upper'} bound {_show_bound(old_bound)} -> {_show_bound(new_bound)}",
             old.get(keyword),
@@ -159,7 +159,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
         elif looser and not stricter:
             rule_id = "NUMERIC_BOUND_LOOSENED"
         yield Change(
-            rule_id, f"{at}/multipleOf", here, f"multipleOf {old_step} -> {new_step}", old_step, new_step
+            rule_id, join(at, "multipleOf"), here, f"multipleOf {old_step} -> {new_step}", old_step, new_step
         )
 
 
@@ -174,7 +174,7 @@ def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
             rule_id = "LENGTH_BOUND_TIGHTENED" if new_low > old_low else "LENGTH_BOUND_LOOSENED"
             yield Change(
                 rule_id,
-                f"{at}/{low_kw}",
+                join(at, low_kw),
                 here,
                 f"{low_kw} {old_low} -> {new_low}",
                 old.get(low_kw),
@@ -185,7 +185,7 @@ def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
             rule_id = "LENGTH_BOUND_TIGHTENED" if new_high < old_high else "LENGTH_BOUND_LOOSENED"
             yield Change(
                 rule_id,
-                f"{at}/{high_kw}",
+                join(at, high_kw),
                 here,
                 f"{high_kw} {_show_bound((old_high, False))} -> {_show_bound((new_high, False))}",
                 old.get(high_kw),
@@ -199,7 +199,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
     if old_pattern != new_pattern and same_pattern(old_pattern, new_pattern):
         yield Change(
             "EQUIVALENT_REWRITE",
-            f"{at}/pattern",
+            join(at, "pattern"),
             here,
             f"pattern {_show(old_pattern)} -> {_show(new_pattern)} matches the same strings",
             old_pattern,
@@ -214,7 +214,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
             rule_id = "PATTERN_CHANGED"
         yield Change(
             rule_id,
-            f"{at}/pattern",
+            join(at, "pattern"),
             here,
             f"pattern {_show(old_pattern)} -> {_show(new_pattern)}",
             old_pattern,
@@ -225,7 +225,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
         rule_id = "UNIQUE_ITEMS_ADDED" if new_unique else "UNIQUE_ITEMS_REMOVED"
         yield Change(
             rule_id,
-            f"{at}/uniqueItems",
+            join(at, "uniqueItems"),
             here,
             f"uniqueItems {old_unique} -> {new_unique}",
             old.get("uniqueItems"),

@@ -24,6 +24,7 @@ import refitwire
 from refitwire.compat import Candidate
 from refitwire.engine import DOCUMENTS
 from refitwire.gate._document import Document
+from refitwire.wire import pointer, show_pointer
 
 #: A reader: the first complaint about a blob, or None when it reads it.
 Reader = Callable[[Any], "str | None"]
@@ -69,8 +70,7 @@ def _reader(kind: str, version: str, schema_json: str) -> Reader:
 
     def schema_only(blob: Any) -> str | None:
         for error in validator.iter_errors(blob):
-            where = "/" + "/".join(str(p) for p in error.instance_path)
-            return f"{where}: {error.message}"
+            return f"{show_pointer(pointer(*error.instance_path))}: {error.message}"
         return None
 
     return schema_only
@@ -80,4 +80,4 @@ def _first(found: list[refitwire.Violation]) -> str | None:
     if not found:
         return None
     v = found[0]
-    return f"{v.rule} at {v.pointer or '/'}: {v.detail}"
+    return f"{v.rule} at {show_pointer(v.pointer)}: {v.detail}"

@@ -19,7 +19,7 @@ from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._walk import diff
-from refitwire.wire import parse_version
+from refitwire.wire import parse_version, pointer, show_pointer
 
 #: Folders under schema/ that hold no versioned documents.
 NOT_DOCUMENTS = frozenset({"protocol", "vectors"})
@@ -55,14 +55,14 @@ def stamps(document: Document, relative: str, kind: str, version: str) -> list[t
         detail = f"file name says {version}, x-spec-version says {document.version!r}"
         out.append(
             (
-                Change("VERSION_STAMP_MISMATCH", "/x-spec-version", "/", detail, version, document.version),
+                Change("VERSION_STAMP_MISMATCH", "/x-spec-version", "", detail, version, document.version),
                 relative,
             )
         )
     schema_id = document.schema.get("$id")
     if schema_id is not None and schema_id != expected_id:
         detail = f"$id is {schema_id!r}, the file name says {expected_id!r}"
-        out.append((Change("VERSION_STAMP_MISMATCH", "/$id", "/", detail, expected_id, schema_id), relative))
+        out.append((Change("VERSION_STAMP_MISMATCH", "/$id", "", detail, expected_id, schema_id), relative))
     return out
 
 
@@ -75,7 +75,7 @@ def locked(
     if not path.is_file():
         detail = f"released {kind} {entry['version']} ({relative}) is gone"  # placed on its index entry
         removed = Change(
-            "RELEASED_FILE_REMOVED", f"/documents/{kind}/{i}", "/", detail, entry["sha256"], None
+            "RELEASED_FILE_REMOVED", pointer("documents", kind, i), "", detail, entry["sha256"], None
         )
         out.append((removed, f"{folder}/index.json"))
     else:
@@ -84,19 +84,19 @@ def locked(
         if digest != entry["sha256"]:
             try:
                 changes = [
-                    f"{c.rule} at {c.pointer or '/'}" for c in diff(old, load_document(relative, data))
+                    f"{c.rule} at {show_pointer(c.pointer)}" for c in diff(old, load_document(relative, data))
                 ]
             except GateError as exc:
                 changes = [f"no longer a schema document ({exc.detail})"]
             detail = f"sha256 {digest[:12]} != released {entry['sha256'][:12]}; " + (
                 "; ".join(changes) if changes else "no schema-level change (bytes only)"
             )
-            out.append((Change("RELEASED_FILE_MODIFIED", "", "/", detail, entry["sha256"], digest), relative))
+            out.append((Change("RELEASED_FILE_MODIFIED", "", "", detail, entry["sha256"], digest), relative))
     if now != entry:
         detail = f"index entry of released {kind} {entry['version']} changed"
         out.append(
             (
-                Change("RELEASED_FILE_MODIFIED", f"/documents/{kind}/{i}", "/", detail, entry, now),
+                Change("RELEASED_FILE_MODIFIED", pointer("documents", kind, i), "", detail, entry, now),
                 f"{folder}/index.json",
             )
         )
@@ -114,7 +114,7 @@ def new_entries(
         for i, entry in enumerate(entries):
             if entry["version"] in released:
                 continue
-            pointer, version = f"/documents/{kind}/{i}", entry["version"]
+            at, version = pointer("documents", kind, i), entry["version"]
             problems = []
             if parse_version(version) is None:
                 problems.append(f"version {version!r} is not MAJOR.MINOR.PATCH")
@@ -132,7 +132,7 @@ def new_entries(
                 problems += [c.detail for c, _ in stamps(document, "", kind, version)]
             if problems:
                 detail = f"new index entry {kind} {version}: " + "; ".join(problems)
-                out.append((Change("RELEASE_ENTRY_MISMATCH", pointer, "/", detail, None, entry), where))
+                out.append((Change("RELEASE_ENTRY_MISMATCH", at, "", detail, None, entry), where))
     return out
 
 
@@ -149,6 +149,6 @@ def unknown_folders(
         first = sorted(sub.glob("*.json"))[0]
         detail = f"{folder}/{sub.name}/ holds schema files but no index names the document {sub.name!r}"
         out.append(
-            (Change("DOCUMENT_UNKNOWN", "", "/", detail, None, sub.name), f"{folder}/{sub.name}/{first.name}")
+            (Change("DOCUMENT_UNKNOWN", "", "", detail, None, sub.name), f"{folder}/{sub.name}/{first.name}")
         )
     return out

@@ -75,30 +75,20 @@ def _pattern_examples(pattern: Any, other: Any) -> list[str]:
     return list(_pattern_example(pattern, other if isinstance(other, str) else None))
 
 
-def quick_settings(examples: int) -> Any:
-    """Settings for a search that wants any example, not the smallest: no shrinking, same every run."""
-    import hypothesis
-
-    return hypothesis.settings(
-        max_examples=examples, database=None, deadline=None, derandomize=True,
-        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
-        suppress_health_check=list(hypothesis.HealthCheck),
-    )  # fmt: skip
-
-
 @functools.cache
 def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
     # imported here, outside the try: hypothesis is needed once a pattern has to be satisfied,
     # and a missing kit must reach the CLI instead of reading as "no example"
     import hypothesis
     import hypothesis.strategies as st
+    from refitwire.compat import hypothesis_settings
 
     try:
         compiled_other = re.compile(other) if other is not None else None
         found = hypothesis.find(
             st.from_regex(pattern, fullmatch=True),
             lambda s: compiled_other is None or not compiled_other.search(s),
-            settings=quick_settings(80),
+            settings=hypothesis_settings(80, shrink=False),
         )
     except Exception:  # NoSuchExample, Unsatisfiable, a bad regex: no example
         return ()
@@ -108,7 +98,7 @@ def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
 def minimal_instance(schema: Any, document: Document | None) -> Any:
     """A small instance of ``schema`` (best effort: callers verify)."""
     if document is not None:
-        schema = deref(schema, document)
+        schema = document.deref(schema)
     if not isinstance(schema, dict):
         return {}
     if "const" in schema:
@@ -137,13 +127,3 @@ def minimal_instance(schema: Any, document: Document | None) -> Any:
     if kind == "boolean":
         return False
     return None
-
-
-def deref(schema: Any, document: Document) -> Any:
-    for _ in range(64):
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
-            break
-        node = document.resolve(schema["$ref"], "")[1]
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        schema = {**node, **rest} if rest and isinstance(node, dict) else node
-    return {} if schema is True else schema

@@ -37,20 +37,9 @@ class _Walker:
         yield from self.walk(self.old.schema, "", self.new.schema, "", "")
 
     def _deref(self, document: Document, node: Any, at: str) -> tuple[Any, str]:
-        hops = 0
-        node = True if node is True else node
-        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-            assertions = set(node) - {"$ref"} - ANNOTATIONS - {"x-added-in", "x-rule"}
-            assertions = {k for k in assertions if not k.startswith("x-")}
-            if assertions:  # $ref beside other assertions: compared as a whole
-                break
-            at, node = document.resolve(node["$ref"], at)
-            hops += 1
-            if hops > 64:
-                raise GateError(document.source, f"$ref cycle at {at}")
-        if node is True:
-            node = {}
-        return node, at
+        """``node`` through its references, and its schema location, by the wire's resolver."""
+        node, at = document.follow(node, at, until=_beside_assertions)
+        return ({} if node is True else node), at
 
     def walk(self, old: Any, old_at: str, new: Any, new_at: str, path: str) -> Iterator[Change]:
         old, old_at = self._deref(self.old, old, old_at)
@@ -79,12 +68,14 @@ class _Walker:
         yield from kw.unmodelled(old, new, new_at, path)
         old_items, new_items = old.get("items"), new.get("items")
         if old_items is not None and new_items is not None:
-            yield from self.walk(old_items, f"{old_at}/items", new_items, f"{new_at}/items", f"{path}/*")
+            yield from self.walk(
+                old_items, join(old_at, "items"), new_items, join(new_at, "items"), join(path, "*")
+            )
         elif old_items is not None or new_items is not None:
             yield Change(
                 "UNCLASSIFIED_CHANGE",
-                f"{new_at}/items",
-                f"{path}/*",
+                join(new_at, "items"),
+                join(path, "*"),
                 "items added or removed",
                 old_items,
                 new_items,
@@ -135,7 +126,7 @@ class _Walker:
             elif version is not None and not _added_between(added_in, self.old.version, version):
                 yield Change(
                     "ADDED_IN_MISMATCH",
-                    f"{where}/x-added-in",
+                    join(where, "x-added-in"),
                     here,
                     f"property {name!r}, new since {self.old.version or 'the old document'}, "
                     f"says x-added-in {added_in!r} in a {version} document",
@@ -167,7 +158,7 @@ class _Walker:
             if name in new_req and name not in old_req:
                 yield Change(
                     "REQUIRED_ADDED",
-                    f"{new_at}/required",
+                    join(new_at, "required"),
                     here,
                     f"property {name!r} made required",
                     False,
@@ -176,7 +167,7 @@ class _Walker:
             if name in old_req and name not in new_req:
                 yield Change(
                     "REQUIRED_REMOVED",
-                    f"{new_at}/required",
+                    join(new_at, "required"),
                     here,
                     f"property {name!r} made optional",
                     True,
@@ -191,7 +182,7 @@ class _Walker:
             rule_id = "REQUIRED_ADDED" if name in new_req else "REQUIRED_REMOVED"
             yield Change(
                 rule_id,
-                f"{new_at}/required",
+                join(new_at, "required"),
                 here,
                 f"undeclared member {name!r} required: {name in old_req} -> {name in new_req}",
                 name in old_req,
@@ -201,7 +192,7 @@ class _Walker:
             before, after = kw.open_schema(old.get(keyword, True)), kw.open_schema(new.get(keyword, True))
             if before == after:  # an empty schema and true accept the same members
                 continue
-            where = f"{new_at}/{keyword}"
+            where = join(new_at, keyword)
             if before in (True, {}) and after is False:
                 yield Change(
                     "ADDITIONAL_PROPERTIES_CLOSED",
@@ -240,12 +231,18 @@ class _Walker:
         elif old_stamp is not None and old_stamp != new_stamp:
             yield Change(
                 "ADDED_IN_CHANGED",
-                f"{at}/x-added-in",
+                join(at, "x-added-in"),
                 path,
                 f"x-added-in of {name!r} {old_stamp!r} -> {new_stamp!r}",
                 old_stamp,
                 new_stamp,
             )
+
+
+def _beside_assertions(node: Any) -> bool:
+    """Whether a ``$ref`` has assertions beside it: the node is then compared as a whole."""
+    beside = set(node) - {"$ref"} - ANNOTATIONS - {"x-added-in", "x-rule"}
+    return any(not key.startswith("x-") for key in beside)
 
 
 def _added_between(added_in: Any, old: str | None, new: str) -> bool:

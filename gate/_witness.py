@@ -33,7 +33,7 @@ from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._readers import ReaderCrash, reader
 from refitwire.gate._rules import Direction
-from refitwire.gate._samples import deref, interesting, minimal_instance, quick_settings
+from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
@@ -191,7 +191,7 @@ def _golden() -> list[Any]:
 
 
 def _project(value: Any, schema: Any, document: Document) -> Any:
-    schema = deref(schema, document)
+    schema = document.deref(schema)
     if not isinstance(schema, dict):
         return value
     if isinstance(value, dict) and "properties" in schema:
@@ -204,14 +204,14 @@ def _project(value: Any, schema: Any, document: Document) -> Any:
 
 def _sub(document: Document, tokens: list[str]) -> dict[str, Any]:
     """The subschema of ``document`` at an instance path ({} where it says nothing)."""
-    node = deref(document.schema, document)
+    node = document.deref(document.schema)
     for token in tokens:
         if not isinstance(node, dict):
             return {}
         if token == "*":
-            node = deref(node.get("items", {}), document)
+            node = document.deref(node.get("items", {}))
         else:
-            node = deref(node.get("properties", {}).get(token, {}), document)
+            node = document.deref(node.get("properties", {}).get(token, {}))
     return node if isinstance(node, dict) else {}
 
 
@@ -269,16 +269,17 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
     an unmodelled change) until one separates the versions under the full readers."""
     import hypothesis  # the kit: a missing one is the CLI's to name, never "no witness found"
     from hypothesis_jsonschema import from_schema
+    from refitwire.compat import hypothesis_settings
 
     try:
         steps = _steps(change)
         base = next(_bases(writer))
         sub = _sub(writer, steps) if steps else writer.schema
-        strategy = from_schema(close({**sub, "$defs": writer.schema.get("$defs", {})}))
+        strategy = from_schema(close(writer.references.inline(sub)))
         found = hypothesis.find(
             strategy,
             lambda value: witness(_with(base, steps, writer, None, value)) is not None,
-            settings=quick_settings(60),
+            settings=hypothesis_settings(60, shrink=False),
         )
     except ReaderCrash:  # a reader that raised is a bug in the kit, never "no witness found"
         raise

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import base64
+import collections
 import json
-import queue
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire.engine import LineProcess, LinesError, NoReply
 
 VECTORS = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
@@ -33,47 +33,42 @@ TIMEOUT = 20.0
 
 
 class ProtocolClient:
-    """One testee process, spoken to directly (no runner): handshake, then one request at a time."""
+    """One testee process, spoken to directly (no runner): handshake, then one request at a time,
+    through the kit's one JSON-lines driver (its stderr kept for the failure message)."""
 
     def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.stderr: collections.deque[str] = collections.deque(maxlen=50)
+        self.lines = LineProcess(argv, stderr=self.stderr)
+        self.proc = self.lines.proc
         self.seq = 0
         self.hello = self.send({"cmd": "start", "protocol": 1}, numbered=False)
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
 
     def send(self, request: dict[str, Any], *, numbered: bool = True) -> dict[str, Any]:
         if numbered:
             self.seq += 1
             request = {**request, "seq": self.seq}
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
-        self.proc.stdin.flush()
-        try:
-            line = self.lines.get(timeout=TIMEOUT)
-        except queue.Empty:
-            pytest.fail(f"no answer within {TIMEOUT}s to {request['cmd']}")
-        assert line, f"testee exited (status {self.proc.poll()}) on {request['cmd']}"
-        answer: dict[str, Any] = json.loads(line)
+        answer = self._answer(json.dumps(request).encode("ascii"), request["cmd"])
         if numbered:
             assert answer.get("seq") == self.seq, answer
         return answer
 
     def send_raw(self, line: bytes) -> dict[str, Any]:
         """A request line as given (possibly not JSON); the answer carries ``seq`` null."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.lines.get(timeout=TIMEOUT))
+        answer = self._answer(line, repr(line[:40]))
         assert answer.get("seq") is None, answer
+        return answer
+
+    def _answer(self, line: bytes, what: str) -> dict[str, Any]:
+        self.lines.send(line)
+        try:
+            reply = self.lines.reply(TIMEOUT)
+        except NoReply:
+            pytest.fail(f"no answer within {TIMEOUT}s to {what}; stderr: {list(self.stderr)[-5:]}")
+        except LinesError as exc:
+            pytest.fail(
+                f"testee exited (status {self.proc.poll()}) on {what} ({exc}); stderr: {list(self.stderr)[-5:]}"
+            )
+        answer: dict[str, Any] = json.loads(reply)
         return answer
 
     def read(self, blob: bytes, document: str = "rendezvous") -> dict[str, Any]:
@@ -88,13 +83,7 @@ class ProtocolClient:
         return base64.b64decode(answer["blob_b64"])
 
     def stop(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b'{"cmd": "stop"}\n')
-        self.proc.stdin.close()
-        status = self.proc.wait(timeout=TIMEOUT)
-        assert self.proc.stderr is not None
-        self.proc.stderr.close()
-        return status
+        return self.lines.stop(b'{"cmd": "stop"}', TIMEOUT)
 
 
 def full_payload(version: str) -> tuple[Any, dict[str, Any]]:

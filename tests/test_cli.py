@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,9 +79,38 @@ def test_validate_json_is_json_with_rfc6901_pointers(tmp_path: Path) -> None:
 def test_decode_prints_a_table_and_the_decoded_form(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_bytes(good_blob())
     table = refitwire("decode", str(tmp_path / "b.json"))
-    assert table.returncode == 0 and "0x1000" in table.stdout and "step       3" in table.stdout
+    assert table.returncode == 0 and "0x1000" in table.stdout
+    assert re.search(r"^publisher_step +3$", table.stdout, re.M), table.stdout
     decoded = json.loads(refitwire("decode", "--json", str(tmp_path / "b.json")).stdout)
     assert decoded["publisher_step"] == 3 and decoded["tensors"][0]["shards"][0]["digest"] == "a" * 32
+
+
+def test_decode_shows_a_candidates_new_members_with_no_code_edit(tmp_path: Path) -> None:
+    """The table's lines and columns come from the wire model: a schema file that adds a top-level
+    member and a shard member (a candidate version) is enough for both to show."""
+    schema = tmp_path / "schema"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "schema", schema)
+    candidate = json.loads((schema / "rendezvous" / "1.2.0.json").read_text())
+    candidate["$id"], candidate["x-spec-version"] = "urn:refitwire:schema:rendezvous:1.3.0", "1.3.0"
+    candidate["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
+    candidate["$defs"]["shard"]["properties"]["numa_node"] = {
+        "type": "integer",
+        "minimum": 0,
+        "x-added-in": "1.3.0",
+    }
+    (schema / "rendezvous" / "1.3.0.json").write_text(json.dumps(candidate))
+    blob = json.loads(good_blob())
+    blob["publisher_rank"] = 5
+    blob["tensors"][0]["shards"][0]["numa_node"] = 7
+    (tmp_path / "b.json").write_text(json.dumps(blob))
+    done = subprocess.run(
+        [sys.executable, "-m", "refitwire", "decode", "--spec-version", "1.3.0", str(tmp_path / "b.json")],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "REFITWIRE_SCHEMA_DIR": str(schema)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^publisher_rank +5$", done.stdout, re.M), done.stdout
+    header, row = done.stdout.splitlines()[-2:]
+    assert header.split()[-1] == "numa_node" and row.split()[-1] == "7", done.stdout
 
 
 def test_decode_of_garbage_is_one_clear_line() -> None:

@@ -116,7 +116,7 @@ def _padded(version: str) -> tuple[int, ...]:
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-@pytest.mark.parametrize("missing", ["tomllib", "msgspec", "refitwire._gone"])
+@pytest.mark.parametrize("missing", ["tomllib", "msgspec", "referencing", "refitwire._gone"])
 def test_a_missing_module_no_extra_brings_is_not_blamed_on_an_extra(missing: str) -> None:
     from refitwire.cli import _extra_for
 

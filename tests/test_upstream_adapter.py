@@ -7,17 +7,15 @@ skips, never builds, when one is missing.
 from __future__ import annotations
 
 import base64
-import contextlib
+import collections
 import json
-import queue
-import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import full_payload, members_in_order
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
+from refitwire.engine import LineProcess, LinesError, NoReply
 
 pytestmark = pytest.mark.upstream
 
@@ -26,62 +24,34 @@ TIMEOUT_S = 120.0
 
 
 class AdapterProcess:
-    """A running adapter: one request line out, one answer line back."""
+    """A running adapter: one request line out, one answer line back (the kit's one JSON-lines
+    driver, its stderr kept for the failure message)."""
 
     def __init__(self, python: Path) -> None:
-        self.proc = subprocess.Popen(
-            [str(python), str(ADAPTER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self._stderr: list[bytes] = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-        self._lines.put(b"")
-
-    def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line)
+        self._stderr: collections.deque[str] = collections.deque(maxlen=200)
+        self.lines = LineProcess([str(python), str(ADAPTER)], stderr=self._stderr)
+        self.proc = self.lines.proc
 
     def send(self, request: dict[str, Any] | bytes) -> None:
-        assert self.proc.stdin is not None
-        line = request if isinstance(request, bytes) else json.dumps(request).encode()
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
+        self.lines.send(request if isinstance(request, bytes) else json.dumps(request).encode())
 
     def ask(self, request: dict[str, Any] | bytes) -> dict[str, Any]:
         self.send(request)
         try:
-            line = self._lines.get(timeout=TIMEOUT_S)
-        except queue.Empty:
+            line = self.lines.reply(TIMEOUT_S)
+        except NoReply:
             pytest.fail(f"no answer within {TIMEOUT_S}s; stderr:\n{self.stderr()}")
-        if not line:
+        except LinesError:
             pytest.fail(f"testee exited ({self.proc.poll()}); stderr:\n{self.stderr()}")
         answer = json.loads(line.decode("utf-8"))
         assert isinstance(answer, dict)
         return answer
 
     def stderr(self) -> str:
-        return b"".join(self._stderr).decode("utf-8", "replace")[-4000:]
+        return "\n".join(self._stderr)[-4000:]
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            with contextlib.suppress(BrokenPipeError):
-                self.send({"cmd": "stop"})
-        try:
-            return self.proc.wait(timeout=TIMEOUT_S)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+        return self.lines.stop(json.dumps({"cmd": "stop"}).encode(), TIMEOUT_S)
 
 
 def _python_for(version: str) -> Path:

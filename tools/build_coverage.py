@@ -46,10 +46,10 @@ def required_cells() -> dict[tuple[str, str], str]:
         if member.types == ("integer",):
             cells[("INTEGER_LITERAL", at)] = "an integer written with a fraction or exponent"
         if member.items is not None:
-            cells[("TYPE", at + "/*")] = "an item of a wrong JSON type"
+            cells[("TYPE", join(at, "*"))] = "an item of a wrong JSON type"
             if member.holds_integers:
-                cells[(member.item_rule() or "SCHEMA", at + "/*")] = "an item outside its bounds"
-                cells[("INTEGER_LITERAL", at + "/*")] = "an item written with a fraction or exponent"
+                cells[(member.item_rule() or "SCHEMA", join(at, "*"))] = "an item outside its bounds"
+                cells[("INTEGER_LITERAL", join(at, "*"))] = "an item written with a fraction or exponent"
     spec = (ROOT / "schema" / "SPEC.md").read_text(encoding="utf-8")
     for section in ("2.1", "2.3"):
         body = spec.split(f"### {section} ")[1].split("\n### ")[0]

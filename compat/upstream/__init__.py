@@ -16,5 +16,8 @@ from pathlib import Path
 
 #: The adapter script, to be run with an upstream environment's python.
 ADAPTER_SCRIPT = Path(__file__).with_name("adapter_testee.py")
+#: The one builder of upstream's shard table objects from the decoded form (stdlib only), for
+#: the other scripts that run in an upstream environment (``runpy.run_path`` it there).
+UPSTREAM_OBJECTS = Path(__file__).with_name("upstream_objects.py")
 
-__all__ = ["ADAPTER_SCRIPT"]
+__all__ = ["ADAPTER_SCRIPT", "UPSTREAM_OBJECTS"]

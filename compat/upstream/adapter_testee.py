@@ -63,6 +63,13 @@ import sys
 from importlib import metadata
 from typing import Any
 
+if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
+    from refitwire.compat.upstream.upstream_objects import Malformed, published_tensors
+    from refitwire.compat.upstream.upstream_objects import member as _field
+else:  # run as a script inside an upstream environment: its own folder is on sys.path
+    from upstream_objects import Malformed, published_tensors  # type: ignore[import-not-found,no-redef]
+    from upstream_objects import member as _field  # type: ignore[no-redef]
+
 PROTOCOL = 1
 #: What a released modelexpress implements; a source tree declares what ``--spec-version`` says.
 SPEC_VERSION = "1.2.0"
@@ -71,8 +78,8 @@ ROLES = ["reader", "writer"]
 LEVELS = ("", "tensors", "tensors.shards")
 
 
-class BadRequest(Exception):
-    """The request itself is malformed (not upstream's fault)."""
+#: The request itself is malformed (not upstream's fault); the shard table builder raises it too.
+BadRequest = Malformed
 
 
 class Unrepresentable(Exception):
@@ -86,14 +93,6 @@ def _b64decode(value: object, field: str) -> bytes:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
         raise BadRequest(f"{field} is not valid base64: {exc}") from None
-
-
-def _field(obj: object, key: str, where: str) -> object:
-    if not isinstance(obj, dict):
-        raise BadRequest(f"{where} must be an object, got {type(obj).__name__}")
-    if key not in obj:
-        raise BadRequest(f"{where} has no {key!r}")
-    return obj[key]
 
 
 def _as_given(value: object) -> object:
@@ -184,39 +183,7 @@ class Adapter:
         payload = _field(request, "payload", "request")
         if not isinstance(payload, dict):
             raise BadRequest(f"payload must be an object, got {type(payload).__name__}")
-        tensors = []
-        raw_tensors = _field(payload, "tensors", "payload")
-        if not isinstance(raw_tensors, list):
-            raise BadRequest("payload.tensors must be an array")
-        for i, t in enumerate(raw_tensors):
-            where = f"payload.tensors[{i}]"
-            raw_shards = _field(t, "shards", where)
-            if not isinstance(raw_shards, list):
-                raise BadRequest(f"{where}.shards must be an array")
-            shards = []
-            for j, s in enumerate(raw_shards):
-                swhere = f"{where}.shards[{j}]"
-                shards.append(
-                    self.rendezvous.PublishedShard(
-                        agent_name=_field(s, "agent_name", swhere),
-                        device_id=_field(s, "device_id", swhere),
-                        addr=_field(s, "addr", swhere),
-                        shard_offset=_as_given(_field(s, "shard_offset", swhere)),
-                        shape=_as_given(_field(s, "shape", swhere)),
-                        digest=s.get("digest"),
-                        **self._given(self.rendezvous.PublishedShard, "tensors.shards", s),
-                    )
-                )
-            tensors.append(
-                self.rendezvous.PublishedTensor(
-                    name=_field(t, "name", where),
-                    dtype=_field(t, "dtype", where),
-                    elsize=_field(t, "elsize", where),
-                    full_shape=_as_given(_field(t, "full_shape", where)),
-                    shards=shards,
-                    **self._given(self.rendezvous.PublishedTensor, "tensors", t),
-                )
-            )
+        tensors = published_tensors(self.rendezvous, _field(payload, "tensors", "payload"))
         agent_meta = _b64decode(_field(payload, "agent_meta_b64", "payload"), "payload.agent_meta_b64")
         agent_name = _field(payload, "agent_name", "payload")
         endpoint = _field(payload, "metadata_endpoint", "payload")

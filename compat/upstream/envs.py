@@ -51,13 +51,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from refitwire.compat.upstream._build_steps import EnvBuildError, build_lock, disk_usage, run_step
 
 __all__ = [
     "ENV_VAR",
@@ -117,25 +118,7 @@ _PIP_INSTALL = (
     "--disable-pip-version-check",
 )
 _VERSION_RE = re.compile(r"^[0-9]+(\.[0-9]+)*([A-Za-z0-9.+-]*)$")
-_STEP_TIMEOUT_S = 1200
 _SOURCE_PREFIX = "src-"
-_TAIL_LINES = 40
-
-
-class EnvBuildError(RuntimeError):
-    """Building the environment for ``version`` failed at ``step``."""
-
-    def __init__(self, version: str, step: str, detail: str, log: Path | None = None) -> None:
-        self.version = version
-        self.step = step
-        self.detail = detail
-        self.log = log
-        where = f" (full log: {log})" if log else ""
-        super().__init__(f"modelexpress {version}: {step} failed{where}\n{detail}")
-
-    def __reduce__(self) -> tuple[type[EnvBuildError], tuple[str, str, str, Path | None]]:
-        # Rebuilt from the fields (the default passes the message alone, which __init__ cannot take).
-        return type(self), (self.version, self.step, self.detail, self.log)
 
 
 @dataclass(frozen=True)
@@ -236,79 +219,6 @@ def find_env(version: str, cache: Path | None = None) -> Path | None:
     return None
 
 
-def _tail(text: str, lines: int = _TAIL_LINES) -> str:
-    kept = text.rstrip().splitlines()[-lines:]
-    return "\n".join(kept)
-
-
-def _child_env() -> dict[str, str]:
-    # Inherit everything (pip's configuration, proxies, certificates, wheel
-    # folders), but not what would make the new interpreter see other packages.
-    env = dict(os.environ)
-    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_USER"):
-        env.pop(name, None)
-    return env
-
-
-def _run(argv: Sequence[str | os.PathLike[str]], *, version: str, step: str, log_file: Path) -> str:
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            [os.fspath(a) for a in argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=_child_env(),
-            timeout=_STEP_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.output or b"").decode("utf-8", "replace")
-        _append_log(log_file, step, argv, out, f"timed out after {_STEP_TIMEOUT_S}s")
-        raise EnvBuildError(version, step, f"timed out after {_STEP_TIMEOUT_S}s\n{_tail(out)}") from None
-    except OSError as exc:
-        _append_log(log_file, step, argv, "", repr(exc))
-        raise EnvBuildError(version, step, f"could not run {argv[0]}: {exc}") from exc
-    out = proc.stdout.decode("utf-8", "replace")
-    took = time.monotonic() - started
-    _append_log(log_file, step, argv, out, f"exit {proc.returncode} after {took:.1f}s")
-    if proc.returncode != 0:
-        raise EnvBuildError(version, step, f"exit status {proc.returncode}\n{_tail(out)}")
-    return out
-
-
-def _append_log(
-    log_file: Path, step: str, argv: Sequence[str | os.PathLike[str]], out: str, end: str
-) -> None:
-    with log_file.open("a", encoding="utf-8") as fh:
-        fh.write(f"=== {step}: {' '.join(os.fspath(a) for a in argv)}\n{out}\n=== {end}\n")
-
-
-@contextlib.contextmanager
-def _lock(cache: Path, version: str) -> Iterator[None]:
-    """Serialize builds of one version across processes (POSIX only; no-op elsewhere)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    with (cache / f".modelexpress-{version}.lock").open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _du(path: Path) -> int:
-    total = 0
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, name)).st_size
-    return total
-
-
 @dataclass(frozen=True)
 class _Spec:
     """What one environment holds: the released package ``key``, or a source tree's requirements."""
@@ -337,45 +247,24 @@ def _build(spec: _Spec, final: Path, base_python: str, log: Callable[[str], None
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=cache))
     log_file = tmp.with_name(tmp.name + ".log")
     try:
+
+        def step(name: str, *argv: str | os.PathLike[str]) -> str:
+            return run_step(argv, version=version, step=name, log_file=log_file)
+
         log(f"modelexpress {version}: creating venv in {tmp}")
-        _run([base_python, "-m", "venv", tmp], version=version, step="venv", log_file=log_file)
+        step("venv", base_python, "-m", "venv", tmp)
         python = _python_in(tmp)
         log(f"modelexpress {version}: installing {TORCH_REQUIREMENT}")
-        _run(
-            [python, *_PIP_INSTALL, TORCH_REQUIREMENT],
-            version=version,
-            step="install torch",
-            log_file=log_file,
-        )
+        step("install torch", python, *_PIP_INSTALL, TORCH_REQUIREMENT)
         log(f"modelexpress {version}: installing {' '.join(spec.requirements)}")
-        _run(
-            [python, *_PIP_INSTALL, *spec.requirements],
-            version=version,
-            step="install import requirements",
-            log_file=log_file,
-        )
+        step("install import requirements", python, *_PIP_INSTALL, *spec.requirements)
         if spec.package:
             log(f"modelexpress {version}: installing modelexpress=={version} (--no-deps)")
-            _run(
-                [python, *_PIP_INSTALL, "--no-deps", f"modelexpress=={version}"],
-                version=version,
-                step="install modelexpress",
-                log_file=log_file,
-            )
+            step("install modelexpress", python, *_PIP_INSTALL, "--no-deps", f"modelexpress=={version}")
         log(f"modelexpress {version}: smoke-importing {', '.join(SMOKE_MODULES)}")
-        _run([python, "-c", spec.smoke], version=version, step="smoke import", log_file=log_file)
-        python_version = _run(
-            [python, "-c", "import sys; print(sys.version.split()[0])"],
-            version=version,
-            step="python version",
-            log_file=log_file,
-        )
-        freeze = _run(
-            [python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"],
-            version=version,
-            step="pip freeze",
-            log_file=log_file,
-        )
+        step("smoke import", python, "-c", spec.smoke)
+        python_version = step("python version", python, "-c", "import sys; print(sys.version.split()[0])")
+        freeze = step("pip freeze", python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check")
         marker = {
             "version": version,
             "recipe_id": _recipe_id(version),
@@ -459,7 +348,7 @@ def _ensure(
     say = log or (lambda _msg: None)
     started = time.monotonic()
     cache.mkdir(parents=True, exist_ok=True)
-    with _lock(cache, version):
+    with build_lock(cache, version):
         if not rebuild:  # another process may have finished it while we waited
             found = find_env(version, cache)
             if found is not None:
@@ -509,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         env = info.python.parent.parent
         if info.built:
-            size = _du(env) / 2**20
+            size = disk_usage(env) / 2**20
             print(f"{version}\tbuilt\t{env}\t{info.seconds:.1f}s\t{size:.0f} MiB", flush=True)
         else:
             print(f"{version}\treused\t{env}", flush=True)

@@ -27,6 +27,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from refitwire.engine import DTYPE_SIZES
+
 from ._model import Model, Split, TensorSpec
 
 __all__ = ["PRESETS", "LayoutError", "layout_model", "parse_bytes", "read_layout", "scale_layout", "split_of"]
@@ -36,7 +38,6 @@ Entry = tuple[str, str, tuple[int, ...]]  # name, dtype, shape
 # safetensors dtype names, and the torch-style names a JSON layout may use.
 _DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32",
            "bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}  # fmt: skip
-_ELSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
 class LayoutError(ValueError):
@@ -167,7 +168,7 @@ def _dtype(source: str, name: str, dtype: object) -> str:
 
 
 def layout_bytes(entries: Sequence[Entry]) -> int:
-    return sum(math.prod(shape) * _ELSIZE[dtype] for _, dtype, shape in entries)
+    return sum(math.prod(shape) * DTYPE_SIZES[dtype] for _, dtype, shape in entries)
 
 
 def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
@@ -180,7 +181,7 @@ def scale_layout(entries: Sequence[Entry], nbytes: int) -> list[Entry]:
 
     def size(factor: float) -> int:
         return sum(
-            n * math.prod(_scaled_shape(shape, factor)) * _ELSIZE[t] for (t, shape), n in kinds.items()
+            n * math.prod(_scaled_shape(shape, factor)) * DTYPE_SIZES[t] for (t, shape), n in kinds.items()
         )
 
     lo, hi = 0.0, 1.0

@@ -21,6 +21,7 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from refitwire.engine import DTYPE_SIZES
 
 if TYPE_CHECKING:
     import torch
@@ -45,8 +46,6 @@ Box = tuple[tuple[int, ...], tuple[int, ...]]  # (offset, shape)
 #: How one side splits a tensor: along a dimension, not at all (every rank holds a
 #: replica), or ``"expert"``: whole, on the one rank that owns its expert (``TensorSpec.expert``).
 Split = int | Literal["expert"] | None
-
-_ELSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
 @cache
@@ -80,7 +79,7 @@ class TensorSpec:
 
     @property
     def elsize(self) -> int:
-        return _ELSIZE[self.dtype]
+        return DTYPE_SIZES[self.dtype]
 
     @property
     def nbytes(self) -> int:

@@ -13,9 +13,10 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
+
+from refitwire.engine import REPLY_FD, LineProcess, LinesError, NoReply
 
 __all__ = ["Child", "ChildDied", "reply_channel"]
 
@@ -25,7 +26,9 @@ class ChildDied(RuntimeError):
 
 
 class Child:
-    """A refit child process (``python -m <module> ... --fd N``) driven by JSON lines."""
+    """A refit child process (``python -m <module> ... --fd N``) driven by JSON lines, through
+    the kit's one JSON-lines driver (``refitwire.engine.LineProcess``): commands on stdin,
+    answers on the ``--fd`` pipe (NIXL's logging keeps stdout), stderr shared with this process."""
 
     def __init__(
         self,
@@ -39,52 +42,39 @@ class Child:
         prefix: Sequence[str] = (),
     ) -> None:
         self.name = name
-        read_fd, write_fd = os.pipe()
         child_env = {**os.environ, **(env or {})}
         child_env.setdefault("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
-        self.proc = subprocess.Popen(
-            [*prefix, python or sys.executable, "-m", module, *args, "--fd", str(write_fd)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL if quiet else None,  # NIXL's own logging
-            pass_fds=[write_fd],
+        self.lines = LineProcess(
+            [*prefix, python or sys.executable, "-m", module, *args, "--fd", REPLY_FD],
             env=child_env,
+            stdout=subprocess.DEVNULL if quiet else None,  # NIXL's own logging
         )
-        os.close(write_fd)
-        self._answers: IO[bytes] = os.fdopen(read_fd, "rb", buffering=0)
-        self._buf = b""
+        self.proc = self.lines.proc
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.lines.alive()
 
     def send(self, message: dict[str, Any]) -> None:
         if self.proc.stdin is None or self.proc.stdin.closed or not self.alive():
             raise ChildDied(f"{self.name} is not running (exit status {self.proc.returncode})")
         try:
-            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
+            self.lines.send(json.dumps(message).encode())
+        except OSError as exc:
             raise ChildDied(f"{self.name} stopped reading commands: {exc}") from None
 
     def recv(self, timeout_s: float) -> dict[str, Any]:
         """The next answer line, or ChildDied after ``timeout_s`` or at EOF."""
-        deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ChildDied(f"{self.name} did not answer within {timeout_s:g} s")
-            ready, _, _ = select.select([self._answers], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(self._answers.fileno(), 65536)
-            if not chunk:
-                code = self.proc.wait(timeout=10)
-                raise ChildDied(f"{self.name} exited with status {code} before answering")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            line = self.lines.reply(timeout_s)
+        except NoReply:
+            raise ChildDied(f"{self.name} did not answer within {timeout_s:g} s") from None
+        except LinesError:  # the pipe closed: it exited
+            code = self.proc.wait(timeout=10)
+            raise ChildDied(f"{self.name} exited with status {code} before answering") from None
         answer: dict[str, Any] = json.loads(line)
         return answer
 
@@ -93,9 +83,7 @@ class Child:
         return self.recv(timeout_s)
 
     def kill(self) -> None:
-        if self.alive():
-            self.proc.kill()
-        self.proc.wait()
+        self.lines.kill()
 
     def ask_to_stop(self) -> None:
         """Send the stop command without waiting (stop several children in parallel)."""
@@ -111,11 +99,7 @@ class Child:
     def stop(self, timeout_s: float = 20.0) -> None:
         """Ask it to stop and wait; kill it if it does not."""
         self.ask_to_stop()
-        try:
-            self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self._answers.close()
+        self.lines.stop(None, timeout_s)
 
 
 def reply_channel(fd: int) -> IO[str]:

@@ -160,9 +160,12 @@ class Publisher:
 
     def _upstream_blob(self, stamp: int | None, with_digest: bool) -> bytes:
         """Have the released upstream code digest these bytes and write the blob."""
+        from refitwire.compat.upstream import UPSTREAM_OBJECTS
+
         assert self.upstream_python is not None
         with tempfile.TemporaryDirectory(prefix="refit-upstream-") as tmp:
             request: dict[str, Any] = {
+                "objects": str(UPSTREAM_OBJECTS),
                 "agent_meta_b64": base64.b64encode(self.agent_metadata).decode("ascii"),
                 "agent_name": self.agent.name,
                 "metadata_endpoint": "",

@@ -24,6 +24,7 @@ from typing import Any
 
 from refitwire.wire._basics import (
     SEMVER,
+    References,
     RefError,
     escape,
     general_pointer,
@@ -46,6 +47,7 @@ __all__ = [
     "Level",
     "Member",
     "RefError",
+    "References",
     "Registry",
     "WireModel",
     "candidate_versions",

@@ -9,7 +9,8 @@ laid out (which ``$defs``, inlined or not) never matters to a caller.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import urllib.parse
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import referencing
@@ -19,6 +20,7 @@ from referencing.jsonschema import DRAFT202012
 __all__ = [
     "SEMVER",
     "RefError",
+    "References",
     "escape",
     "general_pointer",
     "join",
@@ -96,6 +98,64 @@ class RefError(ValueError):
     """A ``$ref`` that does not resolve, or a reference cycle."""
 
 
+class References:
+    """The ``$ref`` of one schema document, resolved by ``referencing`` against the document.
+
+    Every reader of a schema goes through it: :func:`resolve_refs` inlines a whole document,
+    :meth:`deref` one node (a member's own references stay, so a recursive schema can be
+    walked), and :meth:`follow` a chain of references keeping *where* it ends, the
+    document's pointer of the target (the gate reports schema locations).
+    """
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        declared = schema.get("$id")
+        base = declared if isinstance(declared, str) else "urn:refitwire:schema:anonymous"
+        resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
+        self.schema = schema
+        self._resolver = referencing.Registry().with_resource(base, resource).resolver(base_uri=base)
+
+    def lookup(self, ref: str) -> tuple[str, Any]:
+        """``(pointer, node)``: what ``ref`` names and its pointer in the document."""
+        try:
+            target = self._resolver.lookup(ref).contents
+        except referencing.exceptions.Unresolvable:
+            raise RefError(f"{ref!r} does not resolve") from None
+        fragment = ref.partition("#")[2]
+        if ref.startswith("#") and (not fragment or fragment.startswith("/")):
+            return urllib.parse.unquote(fragment), target
+        return _place_of(target, self.schema, "") or "", target  # an anchor: where its node is
+
+    def follow(
+        self, node: Any, at: str, until: Callable[[Mapping[str, Any]], bool] | None = None
+    ) -> tuple[Any, str]:
+        """``node`` (found at ``at``) followed through its chain of references: the first node
+        without a ``$ref`` (or one ``until`` stops at), and its pointer. RefError on a cycle."""
+        seen: list[str] = []
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and not (until and until(node)):
+            if node["$ref"] in seen:
+                raise RefError(f"reference cycle through {node['$ref']!r} at {show_pointer(at)}")
+            seen.append(node["$ref"])
+            at, node = self.lookup(node["$ref"])
+        return node, at
+
+    def deref(self, node: Any) -> Any:
+        """``node`` with its chain of references replaced by what they name, the keywords beside
+        each ``$ref`` applied with the target (:func:`resolve_refs` says how); one level only."""
+        seen: list[str] = []
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            if node["$ref"] in seen:
+                raise RefError(f"reference cycle through {node['$ref']!r}")
+            seen.append(node["$ref"])
+            target = self.lookup(node["$ref"])[1]
+            beside = {key: value for key, value in node.items() if key != "$ref"}
+            node = _merged(target, beside) if isinstance(target, Mapping) else target
+        return node
+
+    def inline(self, node: Any) -> Any:
+        """``node`` (a part of the document) with every ``$ref`` in it replaced, recursively."""
+        return _inline(node, self, ())
+
+
 def resolve_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` with every ``$ref`` replaced by what it names, recursively.
 
@@ -104,33 +164,32 @@ def resolve_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
     the tighter bound. ``$defs`` is dropped from the result (everything it held is
     inlined where used). A cycle raises RefError: the wire has no recursive members.
     """
-    declared = schema.get("$id")
-    base = declared if isinstance(declared, str) else "urn:refitwire:schema:anonymous"
-    resource = referencing.Resource.from_contents(dict(schema), default_specification=DRAFT202012)
-    resolver = referencing.Registry().with_resource(base, resource).resolver(base_uri=base)
-    inlined: dict[str, Any] = _inline(schema, resolver, ())
+    inlined: dict[str, Any] = References(schema).inline(schema)
     inlined.pop("$defs", None)
     return inlined
 
 
-def _inline(node: Any, resolver: Any, seen: tuple[str, ...]) -> Any:
+def _inline(node: Any, references: References, seen: tuple[str, ...]) -> Any:
     if isinstance(node, list):
-        return [_inline(item, resolver, seen) for item in node]
+        return [_inline(item, references, seen) for item in node]
     if not isinstance(node, Mapping):
         return node
-    out = {key: _inline(value, resolver, seen) for key, value in node.items() if key not in ("$ref", "$defs")}
+    out = {
+        key: _inline(value, references, seen) for key, value in node.items() if key not in ("$ref", "$defs")
+    }
     ref = node.get("$ref")
     if not isinstance(ref, str):
         return out
     if ref in seen:
         raise RefError(f"reference cycle through {ref!r}")
-    try:
-        target = resolver.lookup(ref).contents
-    except referencing.exceptions.Unresolvable:
-        raise RefError(f"{ref!r} does not resolve") from None
-    merged = dict(_inline(target, resolver, (*seen, ref)))
+    return _merged(_inline(references.lookup(ref)[1], references, (*seen, ref)), out)
+
+
+def _merged(target: Mapping[str, Any], beside: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``$ref``'s target with the keywords beside the ``$ref`` applied together with it."""
+    merged = dict(target)
     merged.pop("$defs", None)
-    for key, value in out.items():
+    for key, value in beside.items():
         if key == "minimum" and "minimum" in merged:
             merged[key] = max(merged[key], value)
         elif key == "maximum" and "maximum" in merged:
@@ -138,3 +197,22 @@ def _inline(node: Any, resolver: Any, seen: tuple[str, ...]) -> Any:
         else:
             merged[key] = value
     return merged
+
+
+def _place_of(node: Any, within: Any, at: str) -> str | None:
+    """The pointer of ``node`` (that very object) inside ``within``, or None."""
+    if node is within:
+        return at
+    children = (
+        within.items()
+        if isinstance(within, Mapping)
+        else enumerate(within)
+        if isinstance(within, list)
+        else ()
+    )
+    for key, child in children:
+        if isinstance(child, (Mapping, list)):
+            found = _place_of(node, child, join(at, key))
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,68 @@
+"""A released ``modelexpress``'s shard table objects, built from the decoded form (SPEC.md section 6).
+
+Standard library only: it runs inside the released upstream environments, where refitwire
+is not installed. The adapter testee beside it imports it from its own folder; the other
+scripts that run there (the refit's upstream writer, the bench's upstream probe) are handed
+its path (``refitwire.compat.upstream.UPSTREAM_OBJECTS``) and run it with ``runpy.run_path``.
+
+Every member the release's ``PublishedTensor`` / ``PublishedShard`` declares is passed from
+the decoded object (arrays as tuples where upstream's types say tuple; a member the object lacks
+keeps the class's default), so a member a later release adds is passed with no edit here,
+and one the release does not know is left out, as its writer would never see it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["Malformed", "member", "published_tensors"]
+
+
+class Malformed(Exception):
+    """The decoded form is not one (not upstream's fault); the message names the place."""
+
+
+def published_tensors(rendezvous: Any, tensors: object, where: str = "payload.tensors") -> list[Any]:
+    """``rendezvous.PublishedTensor`` objects (holding ``PublishedShard`` objects) for the
+    decoded form's ``tensors``; Malformed naming the place (``payload.tensors[0].shards[1]``)
+    when a member the release requires is missing or an object is not one."""
+    if not isinstance(tensors, list):
+        raise Malformed(f"{where} must be an array")
+    out = []
+    for i, tensor in enumerate(tensors):
+        at = f"{where}[{i}]"
+        shards = member(tensor, "shards", at)
+        if not isinstance(shards, list):
+            raise Malformed(f"{at}.shards must be an array")
+        built = [_build(rendezvous.PublishedShard, s, f"{at}.shards[{j}]", {}) for j, s in enumerate(shards)]
+        out.append(_build(rendezvous.PublishedTensor, tensor, at, {"shards": built}))
+    return out
+
+
+def _build(cls: Any, obj: object, where: str, given: dict[str, Any]) -> Any:
+    """``cls`` from the members of ``obj`` it declares (``given`` ones already built)."""
+    values = dict(given)
+    for field in dataclasses.fields(cls):
+        if field.name in values:
+            continue
+        required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+        if required or (isinstance(obj, dict) and field.name in obj):
+            value = member(obj, field.name, where)
+            values[field.name] = tuple(value) if isinstance(value, list) and _is_tuple(field.type) else value
+    return cls(**values)
+
+
+def _is_tuple(annotation: object) -> bool:
+    """Whether a dataclass field's type (a string under postponed annotations) is a tuple."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return text.split("[")[0] in ("tuple", "Tuple")
+
+
+def member(obj: object, key: str, where: str) -> object:
+    """``obj[key]``; Malformed naming ``where`` when ``obj`` is not an object or has no ``key``."""
+    if not isinstance(obj, dict):
+        raise Malformed(f"{where} must be an object, got {type(obj).__name__}")
+    if key not in obj:
+        raise Malformed(f"{where} has no {key!r}")
+    return obj[key]

@@ -1,0 +1,39 @@
+"""The kit's one set of Hypothesis settings draws the same values whatever test profile is loaded."""
+
+from __future__ import annotations
+
+import json
+
+import hypothesis
+from refitwire.compat import _cases
+from refitwire.compat import hypothesis_settings as deterministic
+
+SCHEMA = json.dumps({"type": "string", "pattern": "^[a-z]{3,5}$"}, sort_keys=True)
+
+
+def _values() -> tuple[object, ...]:
+    return _cases.member_values.__wrapped__(SCHEMA)
+
+
+def test_a_loaded_test_profile_does_not_change_the_values_the_kit_draws() -> None:
+    """A profile with other examples, a database and random draws leaves the kit's settings alone."""
+    before = (_values(), _cases.generated_payloads(3, 4))
+    hypothesis.settings.register_profile(
+        "i24-probe", max_examples=2, derandomize=False, deadline=50, phases=[hypothesis.Phase.generate]
+    )
+    previous = hypothesis.settings.get_current_profile_name()
+    hypothesis.settings.load_profile("i24-probe")
+    try:
+        chosen = deterministic(80, shrink=False)
+        assert (chosen.max_examples, chosen.derandomize, chosen.deadline, chosen.database) == (
+            80,
+            True,
+            None,
+            None,
+        )
+        assert hypothesis.Phase.shrink not in chosen.phases
+        assert hypothesis.Phase.shrink in deterministic().phases
+        assert not deterministic(seeded=True).derandomize
+        assert (_values(), _cases.generated_payloads(3, 4)) == before
+    finally:
+        hypothesis.settings.load_profile(previous)
