@@ -127,10 +127,10 @@ def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, .
         return ("--spec-version", spec_version) if spec_version else ()
     if schema_dir is None:
         raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
-    from refitwire.compat._candidate import load
+    from refitwire.compat._candidate import load, with_candidates
     from refitwire.wire import version_key
 
-    model = load(schema_dir, spec_version).model  # UnknownVersion (a ValueError) names the known ones
+    model = load(with_candidates(schema_dir), spec_version).model  # UnknownVersion (a ValueError) names the known ones
     newest = version_key(SPEC_VERSIONS[-1])
     flags = ["--spec-version", spec_version]
     for member in model.members():

@@ -55,7 +55,7 @@ def _base_blob(version: str) -> dict[str, Any] | None:
         blob = json.loads(vector["blob"]) if isinstance(vector.get("blob"), str) else vector.get("blob")
         valid = vector.get("expect", {}).get(version, {}).get("valid")
         readable = isinstance(blob, dict) and valid and _reads(json.dumps(blob).encode(), version) is None
-        if vector.get("document") == "rendezvous" and readable:
+        if vector.get("document") == "rendezvous" and readable and isinstance(blob, dict):
             return dict(blob)
     return None
 
