@@ -47,7 +47,9 @@ def unknown_command(who: Any) -> Result:
             **base,
             outcome=Outcome.ERRORED,
             fault="reader",
-            symptom=_unanswered(broken_cause(str(exc))),
+            # with the stderr tail, as every exchange: once the restarts are used up, the cause
+            # that used them up is the tail's last restart line
+            symptom=_unanswered(broken_cause(f"{exc}; stderr: {tail}")),
             message=f"sent {UNKNOWN_COMMAND!r}: {exc}; stderr: {tail}",
         )
     try:
