@@ -130,7 +130,9 @@ def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, .
     from refitwire.compat._candidate import load, with_candidates
     from refitwire.wire import version_key
 
-    model = load(with_candidates(schema_dir), spec_version).model  # UnknownVersion (a ValueError) names the known ones
+    model = load(
+        with_candidates(schema_dir), spec_version
+    ).model  # UnknownVersion (a ValueError) names the known ones
     newest = version_key(SPEC_VERSIONS[-1])
     flags = ["--spec-version", spec_version]
     for member in model.members():

@@ -216,7 +216,10 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         if alone(w):
             golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
             for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version)):
-                yield from settle(_checks.write_vector(w, golden_case), w, "writer")
+                write = functools.partial(_checks.write_vector, w, golden_case)
+                yield from settle(
+                    judged(write, golden_case.id, golden_case.tier, writer=w.label), w, "writer"
+                )
             for refusal in _built_cases.refusal_cases(w.version, plan.registry):
                 # a candidate may allow what a release refuses: it is asked only what it refuses
                 check = functools.partial(_refusal, w, refusal, candidate)

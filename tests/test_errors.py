@@ -137,13 +137,19 @@ def test_a_bad_decoded_tensor_is_named_with_its_index() -> None:
     assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/1/shards/1/addr")
 
 
-@pytest.mark.parametrize("encoded", ["bWV0YR==", "bWV0YQ", "bWV0*YQ==", None])
-def test_decoded_metadata_that_is_not_canonical_base64_is_refused_not_reencoded(encoded: object) -> None:
+@pytest.mark.parametrize(
+    ("encoded", "rule"),
+    [("bWV0YR==", "AGENT_META_BASE64"), ("bWV0YQ", "AGENT_META_BASE64"), ("bWV0*YQ==", "AGENT_META_BASE64"),
+     (None, "TYPE")],  # SPEC 2.7: a value of the wrong JSON type is TYPE before its own rule
+)  # fmt: skip
+def test_decoded_metadata_that_is_not_canonical_base64_is_refused_not_reencoded(
+    encoded: object, rule: str
+) -> None:
     """``bWV0YR==`` decodes (its pad bits are not zero) but would be written as ``bWV0YQ==``:
     the blob would not carry the payload, so the writer refuses it like a reader would."""
     with pytest.raises(InvalidBlob) as caught:
         from_decoded({"agent_name": "a", "agent_meta_b64": encoded, "tensors": []})
-    assert (caught.value.rule, caught.value.pointer) == ("AGENT_META_BASE64", "/agent_meta_b64")
+    assert (caught.value.rule, caught.value.pointer) == (rule, "/agent_meta_b64")
     assert (
         from_decoded({"agent_name": "a", "agent_meta_b64": "bWV0YQ==", "tensors": []}).agent_metadata
         == b"meta"

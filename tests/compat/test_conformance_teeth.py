@@ -94,7 +94,7 @@ CATCHES = {
             "checks-types-before-required": f"read:{vid('/tensors: shards missing and name a JSON integer')}#rule",
             "copies-unknown-payload-members": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0+unknown",
             "refuses-without-a-rule": f"{_built_cases.refusal_cases('1.2.0')[0].id}#rule",
-            "omits-empty-endpoint": f"write:{vid('1.2.0 writer: empty agent metadata')}@1.2.0",
+            "omits-empty-endpoint": f"write:{vid('every writer: empty agent metadata')}@1.2.0",
             "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
             "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
         }

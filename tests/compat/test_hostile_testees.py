@@ -107,4 +107,3 @@ def test_the_unknown_command_headline_says_what_came_back(runs: dict[str, dict[s
         r for r in runs[mode]["lines"] if r["type"] == "result" and r["case"] == "protocol:unknown-command"
     ]
     assert results and all(PROBE_HEADLINES[mode] in r.get("symptom", "") for r in results), results
-

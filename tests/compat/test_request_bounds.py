@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from refitwire.compat import _built_cases, _cases, _digest, _protocol, _write_unknown
+from refitwire.compat import _built_cases, _cases, _digest, _protocol, _sizes, _write_unknown
 from refitwire.engine import DTYPE_SIZES, MAX_BLOB_BYTES, SPEC_VERSIONS
 
 
@@ -55,7 +55,7 @@ def test_digest_requests_stay_within_the_stated_bounds() -> None:
 
 @pytest.mark.slow
 def test_the_longest_request_line_is_under_90_mb() -> None:
-    longest = max(_built_cases.size_cases(), key=lambda c: len(c.blob))
+    longest = max(_sizes.size_cases(), key=lambda c: len(c.blob))
     assert len(longest.blob) == MAX_BLOB_BYTES + 1
     line = json.dumps(_protocol.read(2**31 - 1, base64.b64encode(longest.blob).decode())).encode() + b"\n"
     assert len(line) < 90_000_000

@@ -33,7 +33,8 @@ def _pair(case: dict[str, Any]) -> tuple[Any, Any]:
 
 def test_every_diff_rule_has_a_pair() -> None:
     covered = {e["rule"] for case in CASES for e in case["expect"]}
-    assert set(RULES) - NOT_DIFF_RULES - covered == set()
+    spec_rules = {r for r in RULES if r.startswith("SPEC_")}  # SPEC.md's tables: tests/gate/test_gate_spec.py
+    assert set(RULES) - NOT_DIFF_RULES - spec_rules - covered == set()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
