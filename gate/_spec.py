@@ -204,60 +204,31 @@ def _diff(
 
 def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, version: str,
                   old: SpecRules, new: SpecRules, ctx: _Context) -> Iterator[SpecFinding]:  # fmt: skip
+    def found(rule: str, where: str, detail: str, was: Any, now: Any) -> SpecFinding:
+        return _found(rule, at + where, detail, was, now, against, old_version, ctx, a.id)
+
     if a.level != b.level:
         stronger = b.level > a.level
         detail = (f"rule {a.id} for {version}: {'/'.join(a.keywords)} -> {'/'.join(b.keywords)} "
                   f"({_level(a.level)} -> {_level(b.level)})")  # fmt: skip
         rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
-        yield _found(
-            rule,
-            at + "/keywords",
-            detail,
-            list(a.keywords),
-            list(b.keywords),
-            against,
-            old_version,
-            ctx,
-            a.id,
-        )
+        yield found(rule, "/keywords", detail, list(a.keywords), list(b.keywords))
     elif a.keywords != b.keywords:
         detail = f"rule {a.id} for {version}: keywords {'/'.join(a.keywords)} -> {'/'.join(b.keywords)}"
-        yield _found(
-            "SPEC_RULE_CHANGED",
-            at + "/keywords",
-            detail,
-            list(a.keywords),
-            list(b.keywords),
-            against,
-            old_version,
-            ctx,
-            a.id,
-        )
+        yield found("SPEC_RULE_CHANGED", "/keywords", detail, list(a.keywords), list(b.keywords))
     if a.pointer != b.pointer:
         detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
-        yield _found(
-            "SPEC_RULE_POINTER_CHANGED",
-            at + "/pointer",
-            detail,
-            a.pointer,
-            b.pointer,
-            against,
-            old_version,
-            ctx,
-            a.id,
-        )
+        yield found("SPEC_RULE_POINTER_CHANGED", "/pointer", detail, a.pointer, b.pointer)
     numbers = _unexplained(a, b, old.limits_of(old_version), new.limits_of(version))
     for what, x, y in (("terms", a.terms, b.terms), ("numbers", numbers[0], numbers[1])):
         if x != y:
             detail = (
                 f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
             )
-            yield _found(
-                "SPEC_RULE_CHANGED", f"{at}/{what}", detail, list(x), list(y), against, old_version, ctx, a.id
-            )
+            yield found("SPEC_RULE_CHANGED", f"/{what}", detail, list(x), list(y))
     if a.facts() == b.facts() and " ".join(a.text.split()) != " ".join(b.text.split()):
         detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"
-        yield _found("SPEC_RULE_REWORDED", at, detail, a.text, b.text, against, old_version, ctx, a.id)
+        yield found("SPEC_RULE_REWORDED", "", detail, a.text, b.text)
 
 
 def _level(level: int) -> str:

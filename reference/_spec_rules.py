@@ -50,6 +50,11 @@ class SpecError(ValueError):
     """SPEC.md has a table row (or a dtype list) this parser cannot read; the message names the line."""
 
 
+def strength(keywords: tuple[str, ...]) -> int:
+    """The strongest keyword's strength (index in LEVELS), -1 for none."""
+    return max((LEVELS.index(k.split()[0]) for k in keywords), default=-1)
+
+
 @dataclass(frozen=True)
 class SpecRule:
     id: str
@@ -64,8 +69,7 @@ class SpecRule:
 
     @property
     def level(self) -> int:
-        """The strongest keyword's strength (index in LEVELS), -1 for a rule with none."""
-        return max((LEVELS.index(k.split()[0]) for k in self.keywords), default=-1)
+        return strength(self.keywords)
 
     def facts(self) -> dict[str, Any]:
         return {"since": self.since, "keywords": list(self.keywords), "pointer": self.pointer,
@@ -86,7 +90,7 @@ class SpecLimit:
 
     @property
     def level(self) -> int:
-        return max((LEVELS.index(k.split()[0]) for k in self.keywords), default=-1)
+        return strength(self.keywords)
 
     def facts(self) -> dict[str, Any]:
         return {"since": self.since, "value": self.value, "rule": self.rule,
