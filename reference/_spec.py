@@ -82,7 +82,7 @@ SPEC_RULES: SpecRules = parse_spec((wire.schema_root() / "SPEC.md").read_text(en
 #: Reader limits (SPEC.md, "Limits"), read from its table. Larger input is rejected, never partly read.
 MAX_BLOB_BYTES: int = SPEC_RULES.limit("blob size", LATEST)
 #: The parser's own bound (orjson refuses deeper input), so it is checked against SPEC.md's
-#: "nesting depth" limit by tests/test_spec_rules.py rather than read from it.
+#: "nesting depth" limit by tests/gate/test_gate_spec.py rather than read from it.
 MAX_NESTING_DEPTH = 1024
 
 #: Element sizes of the dtype labels the spec knows (SPEC.md section 4, ELSIZE_DTYPE), read
