@@ -158,6 +158,8 @@ def test_a_report_without_its_footer_renders_as_incomplete_never_passed(
 
 
 @pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.upstream
 def test_a_gate_run_shows_its_witness_the_baseline_entry_and_the_runtime_grid(
     driver: Path, tmp_path: Path
 ) -> None:

@@ -31,10 +31,12 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def make_repo(tmp: Path) -> Path:
-    """A git checkout whose one commit (on branch main) holds the released schema/ files."""
+    """A git checkout whose one commit (on branch main) holds the released schema/ files: the
+    index, the schema documents and SPEC.md (its rules are part of each released version)."""
     repo = tmp / "repo"
     (repo / "schema").mkdir(parents=True)
-    shutil.copy(SCHEMA / "index.json", repo / "schema" / "index.json")
+    for name in ("index.json", "SPEC.md"):
+        shutil.copy(SCHEMA / name, repo / "schema" / name)
     for document in ("rendezvous", "shard-table"):
         shutil.copytree(SCHEMA / document, repo / "schema" / document)
     git(repo, "init", "-q", "-b", "main")

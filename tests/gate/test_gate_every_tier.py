@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _gate_helpers import SCHEMA, candidate, commit, fake_matrix, make_repo, write
+from _gate_helpers import candidate, fake_matrix, make_repo, write
 from refitwire.compat.upstream import envs
 from refitwire.gate import EXIT_BREAKING, render, run_gate
 
@@ -116,10 +116,7 @@ def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     if missing:
         pytest.skip(f"upstream envs {missing} not built (python -m refitwire.compat.upstream.envs)")
     monkeypatch.setenv(envs.ENV_VAR, os.pathsep.join(map(str, envs.cache_dirs())))
-    repo = make_repo(tmp_path)
-    (repo / "schema" / "SPEC.md").write_bytes((SCHEMA / "SPEC.md").read_bytes())
-    commit(repo, "the spec", "schema/SPEC.md")
-    return repo
+    return make_repo(tmp_path)
 
 
 @pytest.mark.slow

@@ -7,11 +7,10 @@ a contributor would change it, and judged by the gate in-process against that co
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from _gate_helpers import SCHEMA, commit, make_repo
+from _gate_helpers import SCHEMA, make_repo
 from refitwire.engine import SPEC_RULES, SpecError, parse_spec
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
 
@@ -22,10 +21,7 @@ LIMIT_ROW = "| blob size 64 MiB |"
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A clone whose one commit holds the released schema files, the index and SPEC.md."""
-    repo = make_repo(tmp_path)
-    shutil.copy(SPEC, repo / "schema" / "SPEC.md")
-    commit(repo, "the spec", "schema/SPEC.md")
-    return repo
+    return make_repo(tmp_path)
 
 
 def _edit(repo: Path, old: str, new: str, count: int = -1) -> None:

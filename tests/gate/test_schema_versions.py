@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from _gate_helpers import SCHEMA, commit, make_repo, refitwire
+from _gate_helpers import commit, make_repo, refitwire
 from refitwire.gate import (
     EXIT_BREAKING,
     EXIT_COMPATIBLE,
@@ -23,10 +22,7 @@ from refitwire.gate import (
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path)
-    shutil.copy(SCHEMA / "SPEC.md", repo / "schema/SPEC.md")
-    commit(repo, "spec")
-    return repo
+    return make_repo(tmp_path)
 
 
 def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
