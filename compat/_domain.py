@@ -20,6 +20,7 @@ names those, so a report can say so.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Callable, Iterator
@@ -66,8 +67,9 @@ class Break:
 
 
 def breaks(schema: Schema) -> tuple[Break, ...]:
-    """Values breaking one keyword of ``schema`` each, nested keywords included (deterministic)."""
-    return _breaks(json.dumps(schema, sort_keys=True))
+    """Values breaking one keyword of ``schema`` each, nested keywords included (deterministic);
+    copies, as :func:`domain` gives, so a caller that fills one in leaves the cache as it was."""
+    return copy.deepcopy(_breaks(json.dumps(schema, sort_keys=True)))
 
 
 def unbreakable(schema: Schema) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ the build, it is never skipped.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -50,8 +51,11 @@ def _key(schema: Schema) -> str:
 
 
 def domain(schema: Schema) -> tuple[Any, ...]:
-    """Valid values of ``schema`` spanning its domain (deterministic, in a stable order)."""
-    return _domain(_key(schema))
+    """Valid values of ``schema`` spanning its domain (deterministic, in a stable order).
+
+    Each call gets its own copies: the values are lists and dicts a caller may fill in (a blob
+    built around one), and the cache's must stay as generated for the next caller."""
+    return copy.deepcopy(_domain(_key(schema)))
 
 
 @functools.cache

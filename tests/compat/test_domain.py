@@ -124,3 +124,18 @@ def test_every_released_member_has_values_and_breaks(version: str) -> None:
             schema = dict(member.schema)
             assert domain(schema), member.place
             assert breaks(schema) and unbreakable(schema) == (), (member.place, json.dumps(schema))
+
+
+@pytest.mark.parametrize("name", ["object", "bounded-items", "objects-deep"])
+def test_a_value_filled_in_by_one_caller_is_not_what_the_next_one_gets(name: str) -> None:
+    """The generators are cached; a blob built around a value (an item replaced, a member added)
+    must not change that value for the next caller (a vector tool did, and wrote a marker twice)."""
+    for generated in (lambda: domain(SHAPES[name]), lambda: tuple(b.value for b in breaks(SHAPES[name]))):
+        first = generated()
+        kept = json.dumps(first, sort_keys=True)
+        for value in first:
+            if isinstance(value, list):
+                value.append("filled in")
+            elif isinstance(value, dict):
+                value["filled_in"] = True
+        assert json.dumps(generated(), sort_keys=True) == kept
