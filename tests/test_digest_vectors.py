@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -100,11 +101,15 @@ def test_the_released_code_still_gives_every_recorded_digest() -> None:
     if envs.find_env(version) is None:
         pytest.skip(f"no upstream env for modelexpress {version}: python -m refitwire.compat.upstream.envs")
     tool = VECTORS.parent.parent / "tools" / "build_digest_vectors.py"
+    # The tool imports this checkout (tools/_clone.py), whose default env folder is the checkout's;
+    # it is told where this process found the env (an installed kit looks in the user cache).
+    where = {**os.environ, envs.ENV_VAR: os.pathsep.join(map(str, envs.cache_dirs()))}
     proc = subprocess.run(
         [sys.executable, str(tool), "--check", "--upstream", version],
         capture_output=True,
         text=True,
         timeout=600,
+        env=where,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
