@@ -7,8 +7,12 @@ environments, ``REFITWIRE_ENVS``), which starts every released reader and sends 
 A blob no reader was asked about yet reads as ``accepts`` (the lenient, Recommended guess)
 and ``--check`` reports it as unmeasured. The same run hands every released writer each writer
 refusal case of its version (``compat._built_cases.refusal_cases``: one per break of each
-keyword of each member) and records which it writes instead of refusing (``writes``): those are
-the writer entries of ``compat/expected-failures/modelexpress.json``.
+keyword of each member) and records which it writes instead of refusing (``writes``). Last, the
+kit's own checks run on the released participants alone (``_upstream_cases.py``, the matrix as
+``refitwire matrix`` judges it) and every single-sided case they all fail is recorded
+(``failures``, with the derived ``#rule`` and ``:bytes`` results): exactly those are the entries
+of ``compat/expected-failures/modelexpress.json``, so a new kind of case, or a new check of an
+old one, is listed by construction and never fails the conformance run unlisted.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +34,12 @@ def vector_id(document: str, blob: bytes) -> str:
     return "v-" + hashlib.sha256(document.encode() + b"\n" + blob).hexdigest()[:12]
 
 
-def _cache(key: str = "verdicts") -> dict[str, str]:
-    if not CACHE.exists():
-        return {}
-    loaded: dict[str, str] = json.loads(CACHE.read_text(encoding="utf-8")).get(key, {})
-    return loaded
-
-
-_KNOWN = _cache()
-_WRITES = _cache("writes")  # refusal case id -> "writes" or "refuses" (every released writer)
+_BODY: dict[str, Any] = json.loads(CACHE.read_text(encoding="utf-8")) if CACHE.exists() else {}
+_KNOWN: dict[str, str] = _BODY.get("verdicts", {})
+# refusal case id -> "writes" or "refuses" (every released writer)
+_WRITES: dict[str, str] = _BODY.get("writes", {})
+# case id -> role, tier, message (every release fails it); None: never measured
+_FAILURES: dict[str, Any] | None = _BODY.get("failures")
 
 
 def upstream_verdict(document: str, blob: bytes) -> str:
@@ -65,9 +69,10 @@ def unmeasured_refusals() -> list[str]:
     return sorted(set(refusal_ids()) - set(_WRITES))
 
 
-def measure() -> tuple[dict[str, str], dict[str, str]]:
+def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
     """Ask every released reader about every generated blob, and every released writer to write
-    every refusal case; the verdicts by vector ID, and ``writes``/``refuses`` by case ID."""
+    every refusal case; the verdicts by vector ID, ``writes``/``refuses`` by case ID, and the
+    :func:`measured_failures`."""
     from refitwire import compat
     from refitwire.compat._testee import Testee
 
@@ -92,14 +97,44 @@ def measure() -> tuple[dict[str, str], dict[str, str]]:
                     writes[key] = "writes"
         finally:
             testee.stop()
-    return verdicts, writes
+    return verdicts, writes, measured_failures()
 
 
-def write(verdicts: dict[str, str], writes: dict[str, str]) -> None:
+def measured_failures() -> dict[str, dict[str, str]]:
+    """Case ID -> role, tier and message of each single-sided case (one side: a read, a write, a
+    refusal, a size or digest case, a probe) that every released participant fails, as the kit's
+    own checks judge it. Run in a fresh process: it reads the vectors this build just wrote."""
+    from refitwire.compat._report import read_report
+    from refitwire.compat._results import Outcome
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "upstream.jsonl"
+        subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("_upstream_cases.py")), str(out)], check=True
+        )
+        report = read_report(out)
+    if not report.complete:
+        raise SystemExit("the released participants' run stopped before its footer: nothing measured")
+    labels = {p["label"] for p in report.header.participants}
+    failing: dict[str, dict[str, str]] = {}
+    by: dict[str, set[str]] = {}
+    for r in report.results:
+        if (r.writer is None) == (r.reader is None) or r.outcome not in (Outcome.FAILED, Outcome.XFAILED):
+            continue
+        by.setdefault(r.case, set()).add(r.writer or r.reader or "")
+        failing[r.case] = {"role": "writer" if r.writer else "reader", "tier": r.tier, "message": r.message}
+    split = sorted(c for c, who in by.items() if who != labels)
+    if split:  # an entry applies to every release alike (the list's own promise)
+        print(f"{len(split)} cases fail for some released participants only, not listed (first: {split[0]})")
+    return {c: failing[c] for c in sorted(failing) if c not in split}
+
+
+def write(verdicts: dict[str, str], writes: dict[str, str], failures: dict[str, dict[str, str]]) -> None:
     body = {
-        "description": "What the released modelexpress readers (every one) do with each generated vector, by vector ID, and whether its writers write each writer refusal case instead of refusing it (writes), by case ID; written by tools/build_vectors.py --measure-upstream.",
+        "description": "What the released modelexpress readers (every one) do with each generated vector, by vector ID, and whether its writers write each writer refusal case instead of refusing it (writes), by case ID, and each single-sided case every released participant fails as the kit judges it (failures: the entries of compat/expected-failures/modelexpress.json); written by tools/build_vectors.py --measure-upstream.",
         "verdicts": dict(sorted(verdicts.items())),
         "writes": dict(sorted(writes.items())),
+        "failures": failures,
     }
     CACHE.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
 
@@ -108,44 +143,37 @@ EXPECTED = Path(__file__).resolve().parent.parent / "compat" / "expected-failure
 
 
 def expected_failures(vectors: list[dict[str, Any]]) -> str:
-    """``modelexpress.json`` with one reader entry per invalid rendezvous vector the released
-    readers accept (its ``upstream``) and one writer entry per refusal case they write (measured),
-    entries of vectors and cases that are gone dropped, the rest kept."""
-    data = json.loads(EXPECTED.read_text(encoding="utf-8"))
-    ids = {v["id"]: v for v in vectors if v["document"] == "rendezvous"}
-    tolerated = {
-        i
-        for i, v in ids.items()
-        if v["upstream"] == "accepts" and not all(o["valid"] for o in v["expect"].values())
-    }
-
-    refusals = refusal_ids()
-    written = {i for i, said in _WRITES.items() if said == "writes" and i in refusals}
-
-    def keep(entry: dict[str, Any]) -> bool:
-        if entry["case"].startswith("refuse:") and _WRITES:
-            return entry["case"] in written
-        if not entry["case"].startswith("read:"):
-            return True
-        found = entry["case"][5:]
-        return found in tolerated or (
-            found in ids and not entry["reason"].startswith("released readers tolerate it")
-        )
-
-    kept = [e for e in data["expected_failures"] if keep(e)]
-    listed = {e["case"] for e in kept}
-    for v in vectors:
-        bad = [o for o in v["expect"].values() if not o["valid"]]
-        case = f"read:{v['id']}"
-        if v["id"] in ids and bad and v["upstream"] == "accepts" and case not in listed:
-            rule = bad[0]["rule"]
-            kept.append({"case": case, "role": "reader",
-                         "reason": f"released readers tolerate it ({rule}): {v['description']}",
-                         "link": f"schema/SPEC.md#{rule}"})  # fmt: skip
-    for case_id in sorted(written - listed):
-        case = refusals[case_id]
-        kept.append({"case": case_id, "role": "writer",
-                     "reason": f"writes whatever it is given: {case.description} is written, not refused ({case.rule})",
-                     "link": "schema/SPEC.md#WRITE_VALID"})  # fmt: skip
-    data["expected_failures"] = sorted(kept, key=lambda e: (e["case"].split(":")[0], e["case"]))
+    """``modelexpress.json`` with one entry per measured failure (``failures``): an entry already
+    listed keeps its reason; a new one says what the check found (a tolerated invalid vector, its
+    rule and description). A Required case is never listed: the released participants define
+    Required (SPEC section 7), so one they fail is a wrong tier or expectation, shown, not excused."""
+    text = EXPECTED.read_text(encoding="utf-8")
+    if _FAILURES is None:
+        return text  # never measured: the list stays as it is (--measure-upstream fills it)
+    data = json.loads(text)
+    described = {f"read:{v['id']}": v for v in vectors if v["document"] == "rendezvous"}
+    reasons = {e["case"]: e for e in data["expected_failures"]}
+    entries = []
+    for case, found in sorted(_FAILURES.items()):
+        if found["tier"] != "recommended":
+            print(f"{case}: every released participant fails this Required case ({found['message'][:200]})")
+            continue
+        entry = reasons.get(case) or _entry(case, found, described.get(case))
+        entries.append({**entry, "role": found["role"]})
+    data["expected_failures"] = sorted(entries, key=lambda e: (e["case"].split(":")[0], e["case"]))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _entry(case: str, found: dict[str, str], vector: dict[str, Any] | None) -> dict[str, str]:
+    """A new entry's reason and link: the vector's rule and description for a tolerated invalid
+    vector, else the check's own message (its rule, when it names one)."""
+    bad = [o for o in vector["expect"].values() if not o["valid"]] if vector else []
+    if vector is not None and bad and not case.count("#"):
+        rule = bad[0]["rule"]
+        return {"case": case, "reason": f"released readers tolerate it ({rule}): {vector['description']}",
+                "link": f"schema/SPEC.md#{rule}"}  # fmt: skip
+    from refitwire.compat._causes import named_rules
+
+    named = [r for r in named_rules(found["message"]) if r != "WRITE_VALID"]
+    link = f"schema/SPEC.md#{named[0]}" if named else "schema/SPEC.md#7-conformance-tiers"
+    return {"case": case, "reason": f"every release: {found['message']}", "link": link}
