@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
+from refitwire.wire import SchemaFolderError
+
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
 VERBS = (
@@ -100,7 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verb != chosen:  # listed for help and for argparse's choices, never imported
             verbs.add_parser(verb, help=_summary(spec.origin) if describe else None)
             continue
-        module = _load(verb)
+        try:
+            module = _load(verb)
+        except SchemaFolderError as exc:  # the verb's modules read the schema folder when imported
+            return _bad_folder(verb, exc)
         if isinstance(module, str):
             return _missing(verb, module)
         sub = verbs.add_parser(verb, help=_summary(spec.origin), description=module.__doc__)
@@ -120,6 +125,8 @@ def _run(verb: str, run: Callable[[argparse.Namespace], Any], args: argparse.Nam
         return int(run(args))
     except ImportError as exc:  # a verb that imports its heavy modules when it runs
         return _missing(verb, _extra_for(verb, exc))
+    except SchemaFolderError as exc:
+        return _bad_folder(verb, exc)
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:
@@ -145,6 +152,11 @@ def _extra_for(verb: str, exc: ImportError) -> str:
 
 def _missing(verb: str, what: str) -> int:
     print(f"refitwire {verb}: needs {what}", file=sys.stderr)
+    return USAGE_EXIT
+
+
+def _bad_folder(verb: str, exc: SchemaFolderError) -> int:
+    print(f"refitwire {verb}: the schema folder cannot be read: {exc}", file=sys.stderr)
     return USAGE_EXIT
 
 

@@ -12,10 +12,7 @@ Names are imported on first use, so a testee process that only needs the referen
 # ruff: noqa: F401 -- the imports under TYPE_CHECKING are this package's re-exports (see below)
 from __future__ import annotations
 
-import ast
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # The subpackages `generations` and `upstream` share their names with participant helpers.
 # Importing a subpackage sets the package attribute of that name, so they are imported
@@ -31,6 +28,7 @@ from refitwire.compat._participants import (
     third_party,
     upstream,
 )
+from refitwire.lazy_exports import lazy_names, loader
 
 if TYPE_CHECKING:
     # The one list of the names loaded on first use (what the CLI and the gate use): static
@@ -62,27 +60,11 @@ if TYPE_CHECKING:
     from refitwire.compat._sizes import count_tensors, size_cases
 
 
-def _lazy() -> dict[str, tuple[str, str]]:
-    """public name -> (private module, its name there), from the ``TYPE_CHECKING`` imports."""
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
-    return {
-        alias.asname or alias.name: (statement.module.rsplit(".", 1)[1], alias.name)
-        for statement in block.body
-        if isinstance(statement, ast.ImportFrom) and statement.module
-        for alias in statement.names
-    }
-
-
-_WHERE = _lazy()
+_WHERE = lazy_names(__file__)
 
 __all__ = [
     "Participant", "candidates", "generations", "javascript", "reference", "third_party", "upstream", *_WHERE,
 ]  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module, attr = _WHERE[name]
-        return getattr(importlib.import_module(f"refitwire.compat.{module}"), attr)
-    raise AttributeError(f"module 'refitwire.compat' has no attribute {name!r}")
+__getattr__ = loader(__name__, _WHERE)

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator
-from importlib import resources
 from typing import Any
 
 from refitwire.compat import _cases
 from refitwire.compat._results import dumps_short
+from refitwire.engine import spec_rules
 from refitwire.wire import join
 
 
-@functools.cache
-def spec_rules() -> frozenset[str]:
-    """Every rule ID of SPEC.md (the first column of its rule tables)."""
-    text = resources.files("refitwire.schema").joinpath("SPEC.md").read_text(encoding="utf-8")
-    return frozenset(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", text, flags=re.M))
-
-
 def named_rules(message: str) -> list[str]:
-    """The SPEC rule IDs a message names, in order."""
-    return [word for word in re.findall(r"[A-Z][A-Z0-9_]+", message) if word in spec_rules()]
+    """The SPEC rule IDs a message names, in order (SPEC.md's rule tables, as the engine reads them)."""
+    known = {rule.id for rule in spec_rules().rules}
+    return [word for word in re.findall(r"[A-Z][A-Z0-9_]+", message) if word in known]
 
 
 def byte_cause(blob: bytes, expected: bytes) -> str:

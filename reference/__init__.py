@@ -6,40 +6,31 @@ Everything public is re-exported here; modules whose names start with ``_`` are 
 
 from __future__ import annotations
 
-from refitwire._codec import (
-    LazyTable,
-    decode_shard_table,
-    encode_shard_table,
-    merge_shard_tables,
-    unwrap_rendezvous_blob,
-    wrap_rendezvous_blob,
-)
-from refitwire._decoded import from_decoded, to_decoded
-from refitwire._digest import tensor_digest
-from refitwire._errors import InvalidBlob, Violation
-from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
-from refitwire._registry import schema as schema_document
-from refitwire._spec import LATEST, SPEC_VERSIONS, WIRE_SCHEMA_ID
-from refitwire._validate import violations
+# ruff: noqa: F401 -- the imports under TYPE_CHECKING are this package's re-exports (see below)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "LATEST",
-    "SPEC_VERSIONS",
-    "WIRE_SCHEMA_ID",
-    "InvalidBlob",
-    "LazyTable",
-    "PublishedShard",
-    "PublishedTensor",
-    "RendezvousPayload",
-    "Violation",
-    "decode_shard_table",
-    "encode_shard_table",
-    "from_decoded",
-    "merge_shard_tables",
-    "schema_document",
-    "tensor_digest",
-    "to_decoded",
-    "unwrap_rendezvous_blob",
-    "violations",
-    "wrap_rendezvous_blob",
-]
+from refitwire.lazy_exports import lazy_names, loader
+
+if TYPE_CHECKING:
+    # The re-exports, loaded on first use (refitwire.lazy_exports): `import refitwire` (and so
+    # every subpackage, the CLI first) reads no schema folder until a name is used, so a bad
+    # folder is reported by whoever uses it, never a traceback at import.
+    from refitwire._codec import (
+        LazyTable,
+        decode_shard_table,
+        encode_shard_table,
+        merge_shard_tables,
+        unwrap_rendezvous_blob,
+        wrap_rendezvous_blob,
+    )
+    from refitwire._decoded import from_decoded, to_decoded
+    from refitwire._digest import tensor_digest
+    from refitwire._errors import InvalidBlob, Violation
+    from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
+    from refitwire._registry import schema as schema_document
+    from refitwire._spec import LATEST, SPEC_VERSIONS, WIRE_SCHEMA_ID
+    from refitwire._validate import violations
+
+_WHERE = lazy_names(__file__)
+__all__ = sorted(_WHERE)
+__getattr__ = loader(__name__, _WHERE)

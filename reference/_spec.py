@@ -9,8 +9,10 @@ them. What stays here is what only SPEC.md says.
 
 from __future__ import annotations
 
+import functools
+
 from refitwire import wire
-from refitwire._spec_rules import SpecRules, parse_spec
+from refitwire._spec_rules import SpecError, SpecRules, parse_spec
 from refitwire.wire import Registry, version_key
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "check_version",
     "knows",
     "latest",
+    "spec_rules",
     "version_key",
 ]
 
@@ -57,6 +60,21 @@ def added_in(registry: Registry | None = None) -> dict[str, str]:
     return dict(sorted(added.items(), key=lambda item: (version_key(item[1]), item[0])))
 
 
+def spec_rules(registry: Registry | None = None) -> SpecRules:
+    """SPEC.md of ``registry``'s folder, parsed: its rule tables, limits and dtype sizes (a
+    :class:`SpecError` names a row it cannot read)."""
+    registry = registry or wire.default_registry()
+    try:
+        return _parsed(registry.spec_text)
+    except SpecError as exc:
+        raise SpecError(f"{registry.folder}: {exc}") from None  # "<folder>: SPEC.md line N: ..."
+
+
+@functools.cache
+def _parsed(text: str) -> SpecRules:
+    return parse_spec(text)  # a pure function of the text: one parse per distinct SPEC.md
+
+
 _DEFAULT = wire.default_registry()
 
 #: The on-wire schema id of the released line (of the default registry).
@@ -76,8 +94,8 @@ ADDED_IN: dict[str, str] = added_in(_DEFAULT)
 #: where every other absent optional member reads as null.
 EMPTY_WHEN_ABSENT = "metadata_endpoint"
 
-#: SPEC.md's rule tables, limits and dtype sizes as read from it (the packaged copy), once.
-SPEC_RULES: SpecRules = parse_spec((wire.schema_root() / "SPEC.md").read_text(encoding="utf-8"))
+#: :func:`spec_rules` of the default registry.
+SPEC_RULES: SpecRules = spec_rules(_DEFAULT)
 
 #: Reader limits (SPEC.md, "Limits"), read from its table. Larger input is rejected, never partly read.
 MAX_BLOB_BYTES: int = SPEC_RULES.limit("blob size", LATEST)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from refitwire.wire import parse_version, version_key
+from refitwire.wire import SchemaFolderError, parse_version, version_key
 
 __all__ = ["LEVELS", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec"]
 
@@ -46,7 +46,7 @@ _LIMIT_HEADER = ("limit", "a reader", "rule past it", "tier of the cases")
 _VERSION_HEADER = ("version", "adds")
 
 
-class SpecError(ValueError):
+class SpecError(SchemaFolderError):
     """SPEC.md has a table row (or a dtype list) this parser cannot read; the message names the line."""
 
 

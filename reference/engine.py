@@ -25,6 +25,7 @@ from refitwire._spec import (
     SPEC_VERSIONS,
     WIRE_SCHEMA_ID,
     knows,
+    spec_rules,
     version_key,
 )
 from refitwire._spec_rules import LEVELS, SpecError, SpecLimit, SpecRule, SpecRules, parse_spec
@@ -44,7 +45,7 @@ __all__ = [
     "DOCUMENTS", "DTYPE_SIZES", "EMPTY_WHEN_ABSENT", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
     "version_key",
     # SPEC.md's rule tables, read from it
-    "LEVELS", "SPEC_RULES", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
+    "LEVELS", "SPEC_RULES", "SpecError", "spec_rules", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
     # the schema registry
     "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
     # the rule engine

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from refitwire import PublishedShard, PublishedTensor, tensor_digest, wrap_rendezvous_blob
+from refitwire import PublishedShard, PublishedTensor, tensor_digest, wire, wrap_rendezvous_blob
 from refitwire.cli import VERBS, main
 
 
@@ -222,3 +222,51 @@ def test_a_codec_verb_imports_only_its_own_module(verb: str, tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == str(sorted({f"refitwire.cli.{verb}", "refitwire.cli._io"}))
+
+
+def _broken_folder(tmp_path: Path, how: str) -> Path:
+    """A copy of the package's schema folder broken one way."""
+    folder = tmp_path / "schema"
+    shutil.copytree(Path(wire.package_root()), folder, ignore=shutil.ignore_patterns("vectors", "*.py"))
+    if how == "no SPEC.md":
+        (folder / "SPEC.md").unlink()
+    elif how == "a listed schema file gone":
+        (folder / "shard-table" / "1.1.0.json").unlink()
+    elif how == "a schema file that is not JSON":
+        (folder / "rendezvous" / "1.1.0.json").write_text('{"type": ')
+    elif how == "an index without documents":
+        (folder / "index.json").write_text('{"latest": "1.2.0"}')
+    elif how == "a SPEC.md rule row it cannot read":
+        spec = folder / "SPEC.md"
+        text = spec.read_text(encoding="utf-8")
+        row = next(line for line in text.splitlines() if line.startswith("| `STEP_RANGE` |"))
+        spec.write_text(text.replace(row, "| `STEP_RANGE` | a row of two cells |"), encoding="utf-8")
+    return folder
+
+
+BROKEN = {  # how -> what the message must name
+    "no SPEC.md": "SPEC.md: missing",
+    "a listed schema file gone": "shard-table/1.1.0.json: missing",
+    "a schema file that is not JSON": "rendezvous/1.1.0.json: not JSON at line 1",
+    "an index without documents": 'index.json: no "documents" object',
+    "a SPEC.md rule row it cannot read": "schema: SPEC.md line",
+    "no folder at all": "nowhere: no such folder",
+}
+
+
+@pytest.mark.parametrize("how", list(BROKEN))
+@pytest.mark.parametrize("verb", ["validate", "decode"])
+def test_a_broken_schema_folder_is_one_clear_line_naming_the_file(
+    tmp_path: Path, how: str, verb: str
+) -> None:
+    """$REFITWIRE_SCHEMA_DIR at a folder the registry cannot read: exit 2 and the file, never a
+    traceback (the folder is read when the verb's modules are first used, not at import)."""
+    folder = tmp_path / "nowhere" if how == "no folder at all" else _broken_folder(tmp_path, how)
+    (tmp_path / "b.json").write_bytes(good_blob())
+    env = {**os.environ, wire.ENV_VAR: str(folder)}
+    done = subprocess.run([sys.executable, "-m", "refitwire", verb, str(tmp_path / "b.json")],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and BROKEN[how] in done.stderr, done.stderr
+    assert done.stderr.startswith(f"refitwire {verb}: the schema folder cannot be read: ")
+    assert str(folder) in done.stderr and len(done.stderr.splitlines()) == 1

@@ -113,7 +113,7 @@ def test_the_models_fields_are_the_schemas_members() -> None:
 
 
 def _folder_with_a_candidate(tmp_path: Path) -> Path:
-    """A copy of the released files and their index, plus a 1.9.0 rendezvous schema the index does not list."""
+    """A copy of the released files, their index and SPEC.md, plus a 1.9.0 rendezvous schema the index does not list."""
     folder = tmp_path / "schema"
     for document in ("rendezvous", "shard-table"):
         (folder / document).mkdir(parents=True)
@@ -121,7 +121,8 @@ def _folder_with_a_candidate(tmp_path: Path) -> Path:
             (folder / document / f"{version}.json").write_bytes(
                 (wire.schema_root() / document / f"{version}.json").read_bytes()
             )
-    (folder / "index.json").write_bytes((wire.schema_root() / "index.json").read_bytes())
+    for name in ("index.json", "SPEC.md"):
+        (folder / name).write_bytes((wire.schema_root() / name).read_bytes())
     later = schema_document("rendezvous", SPEC_VERSIONS[-1])
     later["x-spec-version"] = "1.9.0"
     (folder / "rendezvous" / "1.9.0.json").write_text(json.dumps(later), encoding="utf-8")

@@ -38,7 +38,7 @@ from refitwire.wire._basics import (
     version_key,
 )
 from refitwire.wire._model import NO_CONST, Level, Member, WireModel, compile_model
-from refitwire.wire._registry import Registry, unreleased_files
+from refitwire.wire._registry import Registry, SchemaFolderError, unreleased_files
 
 __all__ = [
     "ENV_VAR",
@@ -49,6 +49,7 @@ __all__ = [
     "RefError",
     "References",
     "Registry",
+    "SchemaFolderError",
     "WireModel",
     "candidate_versions",
     "compile_model",
@@ -94,7 +95,12 @@ def default_registry() -> Registry:
     """The registry of the package's ``schema/`` folder, or of ``$REFITWIRE_SCHEMA_DIR`` when it
     is set: built once (it is immutable); another folder is another :meth:`Registry.from_folder`."""
     override = os.environ.get(ENV_VAR)
-    return Registry.from_folder(Path(override) if override else package_root())
+    if not override:
+        return Registry.from_folder(package_root())
+    try:
+        return Registry.from_folder(Path(override))
+    except SchemaFolderError as exc:
+        raise SchemaFolderError(f"${ENV_VAR}: {exc}") from None
 
 
 def _of(registry: Registry | None) -> Registry:

@@ -22,7 +22,39 @@ from typing import Any
 from refitwire.wire._basics import parse_version, version_key
 from refitwire.wire._model import WireModel, compile_model
 
-__all__ = ["Registry", "unreleased_files"]
+__all__ = ["Registry", "SchemaFolderError", "unreleased_files"]
+
+#: What a ``schema/`` folder holds, said with every error about one.
+_LAYOUT = "a schema folder holds index.json, SPEC.md and one folder of schema files per document"
+
+
+class SchemaFolderError(ValueError):
+    """A schema folder that cannot be read: a file it must hold is missing, or is not JSON (or
+    SPEC.md has a row its parser cannot read). The message names the file and what is wrong."""
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise SchemaFolderError(f"{path}: missing ({_LAYOUT})") from None
+    except OSError as exc:
+        raise SchemaFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(_read(path))
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise SchemaFolderError(f"{path}: not JSON{where} ({getattr(exc, 'msg', exc)})") from None
+
+
+def _text(path: Path) -> str:
+    try:
+        return _read(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaFolderError(f"{path}: not UTF-8 (byte {exc.start})") from None
 
 
 def unreleased_files(folder: Path, released: Iterable[str], document: str) -> tuple[str, ...]:
@@ -46,6 +78,9 @@ class Registry:
     index: dict[str, Any] = field(repr=False)  # ``index.json``: the released files with their sha256
     schemas: Mapping[tuple[str, str], dict[str, Any]] = field(repr=False)  # (document, version) -> file
     models: Mapping[tuple[str, str], WireModel] = field(repr=False)  # (document, version) -> its model
+    # SPEC.md of the folder: its rules, limits and dtype sizes are part of each released version
+    # (``refitwire.engine.spec_rules`` parses it)
+    spec_text: str = field(repr=False)
     released: tuple[str, ...] = ()  # the versions the index lists, in order (derived when built)
     candidates: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict, repr=False
@@ -55,21 +90,31 @@ class Registry:
     def from_folder(cls, folder: Path) -> Registry:
         """Every schema file of ``folder``'s documents (the ones its ``index.json`` names)."""
         folder = folder.resolve()
-        index = json.loads((folder / "index.json").read_bytes())
+        if not folder.is_dir():
+            raise SchemaFolderError(f"{folder}: no such folder ({_LAYOUT})")
+        index = _json(folder / "index.json")
+        entries = index.get("documents") if isinstance(index, dict) else None
+        if not isinstance(entries, dict) or not all(isinstance(e, list) and e for e in entries.values()):
+            raise SchemaFolderError(
+                f'{folder / "index.json"}: no "documents" object listing each one\'s versions'
+            )
+        spec_text = _text(folder / "SPEC.md")
         released = cls._released(index)
         schemas: dict[tuple[str, str], dict[str, Any]] = {}
-        for document in index["documents"]:
+        for document, listed in entries.items():
+            mine = {entry["version"] for entry in listed}
             for version in (*released, *unreleased_files(folder, released, document)):
                 path = folder / document / f"{version}.json"
-                if path.is_file():
-                    schemas[(document, version)] = json.loads(path.read_bytes())
-        return cls._built(folder, index, schemas, {})
+                if path.is_file() or version in mine:  # a file the index lists must be there
+                    schemas[(document, version)] = _json(path)
+        return cls._built(folder, index, spec_text, schemas, {})
 
     @classmethod
     def _built(
         cls,
         folder: Path,
         index: dict[str, Any],
+        spec_text: str,
         schemas: Mapping[tuple[str, str], dict[str, Any]],
         models: Mapping[tuple[str, str], WireModel],
     ) -> Registry:
@@ -87,6 +132,7 @@ class Registry:
             index,
             MappingProxyType({key: schemas[key] for key in ordered}),
             MappingProxyType({key: compiled[key] for key in ordered}),
+            spec_text,
             released,
             MappingProxyType(candidates),
         )
@@ -99,7 +145,7 @@ class Registry:
         version_key(version)
         schemas = {**self.schemas, (document, version): schema}
         models = {key: model for key, model in self.models.items() if key != (document, version)}
-        return self._built(self.folder, self.index, schemas, models)
+        return self._built(self.folder, self.index, self.spec_text, schemas, models)
 
     def with_candidates(self, folder: Path) -> Registry:
         """A new registry that also holds every schema file of ``folder`` (a ``schema/`` folder)
@@ -107,8 +153,7 @@ class Registry:
         out = self
         for document in self.index["documents"]:
             for version in unreleased_files(folder, self.released_versions(), document):
-                schema = json.loads((folder / document / f"{version}.json").read_bytes())
-                out = out.with_resource(document, version, schema)
+                out = out.with_resource(document, version, _json(folder / document / f"{version}.json"))
         return out
 
     # -- what it holds ----------------------------------------------------------------------
