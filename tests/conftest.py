@@ -1,7 +1,8 @@
 """The suite's tiers, Hypothesis profile, and how it is shared out on pytest-xdist workers.
 
 Tiers (``_tiers.py``): the default run deselects the ``slow``, ``upstream``, ``nixl`` and
-``browser`` markers; a test that starts what a marker names without carrying it fails.
+``browser`` markers; a test that starts what a marker names without carrying it fails. A test
+module's ``SLOW_FIXTURES`` (names of its fixtures) marks every test using one of them ``slow``.
 Hypothesis: the ``HYPOTHESIS_PROFILE`` profile (``_profiles.py``; ``dev`` when unset).
 
 On workers (``--dist loadgroup``) two kinds of tests stay together on one worker; every other
@@ -120,8 +121,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"{item.nodeid} needs the marker(s) {', '.join(missing)}: see tests/_tiers.py"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node IDs
+@pytest.hookimpl(tryfirst=True)  # before the tiers are deselected and xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # A module names its slow shared fixtures (a bank of runs) once: every test asking for
+        # one is slow, so the quick tier never sets it up.
+        if set(getattr(getattr(item, "module", None), "SLOW_FIXTURES", ())) & set(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.slow)
     for item, group in zip(items, _groups(items)):
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -139,14 +139,32 @@ def run(faults: list[str], *, limits: bool, tmp: Path, examples: int) -> _report
     return _report.read_report(out)
 
 
+# The whole bank runs every fault (minutes on two cores); the size-limit bank moves 64 MiB blobs
+# and waits out allowances measured on this machine. Every test using either is slow (see
+# tests/conftest.py); the quick tier runs a small bank of one fault per kind instead.
+SLOW_FIXTURES = ("bank", "limit_bank")
+# One fault per kind of check: a read verdict, its rule, a writer MUST, the bytes, a refusal, the
+# protocol, a reply that is not JSON, a JSON-grammar class, and the correct testee beside them.
+QUICK = (
+    "step-missing-as-zero",
+    "always-names-json",
+    "writes-null-step",
+    "compact-separators",
+    "never-refuses",
+    "exits-on-unknown-command",
+    "garbage-output",
+    "accepts-strtod-numbers",
+)
+
+
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
     return run([*CATCHES, *REPORTED], limits=False, tmp=tmp_path_factory.mktemp("bank"), examples=4)
 
 
-# The size-limit bank moves 64 MiB blobs and waits out allowances measured on this machine:
-# every test that uses it is slow (the quick tier keeps the main bank).
-SLOW_LIMITS = pytest.mark.slow
+@pytest.fixture(scope="module")
+def quick_bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
+    return run([*QUICK, "none"], limits=False, tmp=tmp_path_factory.mktemp("quick"), examples=4)
 
 
 @pytest.fixture(scope="module")
@@ -174,13 +192,22 @@ def test_the_bank_covers_thirty_distinct_faults() -> None:
     assert len(CATCHES) + len(LIMIT_CATCHES) >= 30
 
 
-@pytest.mark.parametrize("fault", list(CATCHES))
-def test_a_broken_testee_is_caught_by_the_named_case(bank: _report.Report, fault: str) -> None:
-    hit = caught(bank, fault, CATCHES[fault])
-    text = "\n".join(_render.failure_lines([r for r in of(bank, fault)], limit=100))
+def assert_caught_and_named(report: _report.Report, fault: str) -> None:
+    hit = caught(report, fault, CATCHES[fault])
+    text = "\n".join(_render.failure_lines([r for r in of(report, fault)], limit=100))
     # The group is named; the case is shown, or counted when the group holds more than it shows.
     assert hit.symptom in text and (hit.case.split(":")[0] in text or re.search(r"and \d+ more", text))
     assert not re.search(r"(expected|got) None|b'|code None", hit.message)  # the report speaks JSON
+
+
+@pytest.mark.parametrize("fault", list(CATCHES))
+def test_a_broken_testee_is_caught_by_the_named_case(bank: _report.Report, fault: str) -> None:
+    assert_caught_and_named(bank, fault)
+
+
+@pytest.mark.parametrize("fault", QUICK)
+def test_one_fault_of_each_kind_is_caught_in_a_small_bank(quick_bank: _report.Report, fault: str) -> None:
+    assert_caught_and_named(quick_bank, fault)
 
 
 # The faults caught by any case of a kind: the hit must still say what went wrong.
@@ -199,13 +226,11 @@ def test_a_fault_caught_by_any_case_is_named_for_what_it_did(bank: _report.Repor
     assert hit.outcome == outcome and words in hit.message, hit
 
 
-@SLOW_LIMITS
 @pytest.mark.parametrize("fault", list(LIMIT_CATCHES))
 def test_the_size_limit_catches(limit_bank: _report.Report, fault: str) -> None:
     caught(limit_bank, fault, LIMIT_CATCHES[fault])
 
 
-@SLOW_LIMITS
 def test_a_non_json_line_on_a_large_blob_is_not_called_slow(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "garbage-on-large-blobs", "size:at-limit")
     assert (
@@ -214,7 +239,6 @@ def test_a_non_json_line_on_a_large_blob_is_not_called_slow(limit_bank: _report.
     assert "slow" not in hit.symptom
 
 
-@SLOW_LIMITS
 def test_a_quadratic_reader_is_told_how_it_grew(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "quadratic-in-tensors", "size:growth")
     # On a quiet machine it grows ~16x for 4x the table; on a loaded one it may run out of the
@@ -229,7 +253,6 @@ def test_a_quadratic_reader_is_told_how_it_grew(limit_bank: _report.Report) -> N
     )
 
 
-@SLOW_LIMITS
 def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.Report) -> None:
     hit = caught(limit_bank, "slow-on-large-blobs", "size:at-limit")
     assert hit.outcome == Outcome.ERRORED and "no reply within" in hit.message, hit
@@ -240,7 +263,14 @@ def test_a_slow_reader_is_told_what_it_was_allowed_and_why(limit_bank: _report.R
     assert "2 x a linear growth from its time at a quarter of the limit" in hit.message, hit
 
 
-@pytest.mark.parametrize("report", ["bank", pytest.param("limit_bank", marks=SLOW_LIMITS)])
+@pytest.mark.parametrize(
+    "report",
+    [
+        "quick_bank",
+        pytest.param("bank", marks=pytest.mark.slow),
+        pytest.param("limit_bank", marks=pytest.mark.slow),
+    ],
+)
 def test_the_correct_implementation_passes_cleanly(report: str, request: pytest.FixtureRequest) -> None:
     results = of(request.getfixturevalue(report), "none")
     assert results and not [r for r in results if r.outcome.bad], [r for r in results if r.outcome.bad][:3]

@@ -26,6 +26,9 @@ MODES = [
     "endless-line", "invalid-json", "repeated-seq", "silence", "mute",
     "exit-after-handshake", "stderr-only", "flood",
 ]  # fmt: skip
+# The modes that take longest (a 64 MiB line, a 10 s handshake wait, a flood) run in the slow
+# tier; the fixture runs only the modes of the tests selected.
+SLOW_MODES = ("endless-line", "mute", "flood")
 OVERALL_S = 90  # one run; a healthy one takes well under half of it
 # The reply timeout of each run. The endless line must reach the 64 MiB line limit before the
 # timeout ends the wait: on a loaded two-core machine, with seven other runs beside it, 1 s
@@ -60,16 +63,24 @@ def conformance(mode: str, folder: Path) -> dict[str, Any]:
             "err": done.stderr[-2000:], "seconds": time.perf_counter() - t0}  # fmt: skip
 
 
+def tiered(modes: list[str]) -> list[Any]:
+    return [pytest.param(m, marks=pytest.mark.slow) if m in SLOW_MODES else m for m in modes]
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any]]:
+    mine = [item for item in request.session.items if getattr(item, "module", None) is request.module]
+    selected = {item.callspec.params["mode"] for item in mine}  # every test here is parametrized by mode
     folder = tmp_path_factory.mktemp("hostile")
-    with ThreadPoolExecutor(max_workers=len(MODES)) as pool:
-        runs = {r["mode"]: r for r in pool.map(lambda m: conformance(m, folder), MODES)}
+    with ThreadPoolExecutor(max_workers=len(selected)) as pool:
+        runs = {r["mode"]: r for r in pool.map(lambda m: conformance(m, folder), sorted(selected))}
     print({m: round(r.get("seconds", -1), 1) for m, r in runs.items()})
     return runs
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", tiered(MODES))
 def test_the_run_finishes_and_fails(runs: dict[str, dict[str, Any]], mode: str) -> None:
     run = runs[mode]
     assert not run["hung"], f"conformance against {mode} did not finish within {OVERALL_S} s"
@@ -79,7 +90,7 @@ def test_the_run_finishes_and_fails(runs: dict[str, dict[str, Any]], mode: str) 
     assert all(line["type"] == "result" for line in lines[1:-1])
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", tiered(MODES))
 def test_the_cases_are_errored_and_the_evidence_kept(runs: dict[str, dict[str, Any]], mode: str) -> None:
     run = runs[mode]
     if run["hung"] or not run["lines"]:
@@ -105,7 +116,7 @@ PROBE_HEADLINES = {
 }
 
 
-@pytest.mark.parametrize("mode", list(PROBE_HEADLINES))
+@pytest.mark.parametrize("mode", tiered(list(PROBE_HEADLINES)))
 def test_the_unknown_command_headline_says_what_came_back(runs: dict[str, dict[str, Any]], mode: str) -> None:
     results = [
         r for r in runs[mode]["lines"] if r["type"] == "result" and r["case"] == "protocol:unknown-command"
