@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
+import orjson
 from refitwire import wire
 from refitwire.compat import _forms
 from refitwire.compat._hypothesis import (
@@ -21,7 +22,7 @@ from refitwire.compat._hypothesis import (
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import DTYPE_SIZES, version_key
-from refitwire.wire import Registry, WireModel, join, show_pointer
+from refitwire.wire import Registry, WireModel, pointer, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 
@@ -120,44 +121,71 @@ def expected_read(
     return project(project(payload, both, registry), reader, registry)
 
 
-def first_difference(expected: Any, got: Any, at: str = "") -> tuple[str, str] | None:
+def first_difference(expected: Any, got: Any) -> tuple[str, str] | None:
     """Where two decoded forms first differ: ``(symptom, account)``, or None when equal.
 
+    Member order does not count; a value's JSON type does (``1``, ``1.0`` and ``true`` differ).
     The account speaks JSON (``null``, the root as ``""``); the symptom is the account's kind
     and pointer with indices generalised, so one bug at many places groups as one.
     """
+    if _same_json(expected, got):  # the common answer, in C: a table at the limit is ~10^6 values
+        return None
+    return _walk(expected, got, ())
+
+
+def canonical_json(value: Any) -> bytes | None:
+    """``value`` as JSON text with members sorted: two decoded forms are equal (as
+    :func:`first_difference` has them) when their texts are; None when orjson cannot write it
+    (an integer past 64 bits), which leaves it to the walk."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+
+
+def _same_json(expected: Any, got: Any) -> bool:
+    text = canonical_json(expected)
+    return text is not None and text == canonical_json(got)
+
+
+def _walk(expected: Any, got: Any, path: tuple[str | int, ...]) -> tuple[str, str] | None:
+    """:func:`first_difference` by walking; the path becomes a pointer only where they differ."""
     if type(expected) is not type(got):
+        at = pointer(*path)
         kind = "null" if got is None else "wrong type"  # present as null: "missing" would mislead
         return (f"{kind} at {show_pointer(general(at))}",
                 f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}")  # fmt: skip
     if isinstance(expected, dict):
         for key in list(expected) + [k for k in got if k not in expected]:
-            where = join(at, key)
             if key not in got:
+                where = pointer(*path, key)
                 return (
                     f"member missing at {general(where)}",
                     f"at {where}: missing (expected {dumps_short(expected[key])})",
                 )
             if key not in expected:
+                where = pointer(*path, key)
                 return (
                     f"unexpected member at {general(where)}",
                     f"at {where}: unexpected member ({dumps_short(got[key])})",
                 )
-            found = first_difference(expected[key], got[key], where)
+            found = _walk(expected[key], got[key], (*path, key))
             if found:
                 return found
         return None
     if isinstance(expected, list):
         if len(expected) != len(got):
+            at = pointer(*path)
             return (f"length differs at {general(at)}",
                     f"at {show_pointer(at)}: expected {len(expected)} items, got {len(got)}")  # fmt: skip
         for i, (e, g) in enumerate(zip(expected, got)):
-            found = first_difference(e, g, join(at, i))
+            found = _walk(e, g, (*path, i))
             if found:
                 return found
         return None
     if expected == got:
         return None
+    at = pointer(*path)
     return (
         f"value differs at {general(at)}",
         f"at {show_pointer(at)}: expected {dumps_short(expected)}, got {dumps_short(got)}",

@@ -13,21 +13,23 @@ from refitwire.wire import NO_CONST, Member, WireModel, version_key
 __all__ = ["NO_CONST", "objects_at", "project"]
 
 
-def _members(model: WireModel, level: tuple[str, ...]) -> list[Member]:
-    return decoded_members(model.levels[level])
-
-
 def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = ()) -> dict[str, Any]:
     """The payload as a reader or writer of ``model`` sees it: what it does not declare dropped,
     what it declares present (``null`` when absent)."""
-    out: dict[str, Any] = {}
-    for member in _members(model, level):
-        value = payload.get(member.name)
-        if member.child is not None:
-            out[member.name] = [project(item, model, member.child) for item in value or []]
-        else:
-            out[member.name] = value
-    return out
+    # Each level's members once per call: a table at the limit holds ~10^5 objects per level.
+    members = {path: decoded_members(model.levels[path]) for path in model.levels}
+
+    def one(obj: dict[str, Any], at: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for member in members[at]:
+            value = obj.get(member.name)
+            if member.child is not None:
+                out[member.name] = [one(item, member.child) for item in value or []]
+            else:
+                out[member.name] = value
+        return out
+
+    return one(payload, level)
 
 
 def decoded_document(document: dict[str, Any], model: WireModel) -> dict[str, Any]:
@@ -77,7 +79,7 @@ def decoded_schema(model: WireModel) -> dict[str, Any]:
 
 
 def _decoded_object(model: WireModel, level: tuple[str, ...], first: str) -> dict[str, Any]:
-    members = list(_members(model, level))
+    members = decoded_members(model.levels[level])
     return {
         "type": "object",
         "required": [m.name for m in members if m.added_in == first],
