@@ -31,6 +31,7 @@ from typing import Any
 
 from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import MAX_BLOB_BYTES
+from refitwire.wire import WireModel
 
 #: The fractions of the limit a reader is first timed at, smallest first (the growth case).
 GROWTH_FRACTIONS = (16, 4)
@@ -46,17 +47,15 @@ class SizeCase:
     blob: bytes
     valid: bool
 
-    @functools.cached_property
     def payload(self) -> dict[str, Any] | None:
-        """What a reader decodes from a valid one (before projection), read back from the blob:
-        the blob is kept on disk, the payload is not."""
+        """What a reader decodes from a valid one (before projection), read back from the blob
+        on each call and never kept: ~10^6 values alive for the rest of a run would be traversed
+        by every later full collection. Call it with the collector paused (``no_gc``)."""
         if not self.valid:
             return None
         import orjson
-        from refitwire.engine import no_gc
 
-        with no_gc():  # ~10^6 acyclic values: the collector would traverse them again and again
-            document = orjson.loads(self.blob)
+        document = orjson.loads(self.blob)
         return {name: document[name] for name in _PAYLOAD_MEMBERS}
 
 
@@ -137,6 +136,30 @@ def size_cases() -> tuple[SizeCase, ...]:
             True,
         ),
     )
+
+
+def expected_read(case: SizeCase, model: WireModel) -> bytes:
+    """What a reader of ``model`` must decode from valid ``case``, as canonical JSON text
+    (:func:`~refitwire.compat._cases.canonical_json`): worked out once per case and shape of
+    the decoded form (the members of each level), and kept beside the tables, so a run
+    compares one reply with bytes rather than parsing and projecting the table again."""
+    from refitwire.compat import _cases, _forms
+    from refitwire.engine import decoded_members, no_gc
+
+    shape = [
+        (path, [(m.name, m.child) for m in decoded_members(level)]) for path, level in model.levels.items()
+    ]
+    key = hashlib.sha256(repr(shape).encode()).hexdigest()[:12]
+
+    def build() -> bytes:
+        with no_gc():  # ~10^6 acyclic values, dropped once written
+            payload = case.payload()
+            assert payload is not None, case.id
+            text = _cases.canonical_json(_forms.project(payload, model))
+        assert text is not None, case.id  # our own tables: 64-bit integers only
+        return text
+
+    return _kept(f"{case.id.replace(':', '-')}.decoded-{key}.json", build)
 
 
 def count_tensors(blob: bytes) -> int:

@@ -3,14 +3,20 @@ the reference calibrated once per kit version and machine, a reader judged by it
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
-from refitwire.compat import _size_budget, _sizes
-from refitwire.engine import MAX_BLOB_BYTES
+from refitwire.compat import _cases, _checks, _forms, _size_budget, _sizes, _testee
+from refitwire.compat._results import Outcome
+from refitwire.engine import MAX_BLOB_BYTES, SPEC_VERSIONS
+
+FAULTY = Path(__file__).with_name("faulty_testee.py")
 
 
 @pytest.fixture
@@ -124,3 +130,40 @@ def test_the_allowance_at_the_limit_is_the_least_of_growth_and_reference(
     )  # the smaller
     assert _size_budget.allowance(at_limit, superlinear, 60.0, 10.0).seconds == 60.0  # never under --timeout
     assert _size_budget.allowance(many, fast, 1.0, 10.0).seconds == pytest.approx(10.0)
+
+
+def _small_case(fresh_cache: Path) -> _sizes.SizeCase:
+    blob = _sizes.filled(300_000, _sizes._realistic_tensor)
+    return _sizes.SizeCase("size:small", "required", "a realistic table of 300000 bytes", blob, True)
+
+
+@pytest.mark.parametrize("version", SPEC_VERSIONS)
+def test_the_kept_decoded_form_is_the_projection_of_the_table(fresh_cache: Path, version: str) -> None:
+    case = _small_case(fresh_cache)
+    model = _cases.model_of(version)
+    kept = _sizes.expected_read(case, model)
+    payload = case.payload()
+    assert payload is not None
+    assert orjson.loads(kept) == _forms.project(payload, model)
+    assert _sizes.expected_read(case, model) == kept  # read back: one file per shape of decoded form
+    assert len([p for p in fresh_cache.rglob("size-small.decoded-*")]) == 1
+
+
+@pytest.mark.parametrize(("fault", "symptom"), [("none", None), ("reorders-shards", "value differs at ")])
+def test_a_size_case_compares_the_whole_decoded_table(
+    fresh_cache: Path, fault: str, symptom: str | None
+) -> None:
+    case = _small_case(fresh_cache)
+    testee = _testee.Testee([sys.executable, str(FAULTY), fault], timeout_s=60.0)
+    testee.start()
+    try:
+        reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=SPEC_VERSIONS[-1])
+        allowance = _size_budget.Allowance(60.0, 60.0)
+        (result,) = list(_checks.read_size(reader, case, allowance))
+    finally:
+        testee.stop()
+    if symptom is None:
+        assert result.outcome is Outcome.PASSED, result
+    else:
+        assert result.outcome is Outcome.FAILED and result.symptom.startswith(symptom), result
+        assert "/tensors/0/shards/0/" in result.message, result.message
