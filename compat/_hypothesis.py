@@ -9,23 +9,17 @@ directory is put back for whoever else uses Hypothesis in this process.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from hypothesis import configuration
-
-
-def cache_home() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "refitwire" / "hypothesis"
+from refitwire.compat._cache import cache_home
 
 
 @contextlib.contextmanager
 def outside_cwd() -> Iterator[None]:
-    """Point Hypothesis's storage at :func:`cache_home` for the duration."""
+    """Point Hypothesis's storage at the kit's cache folder for the duration."""
     before = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(cache_home())
+    configuration.set_hypothesis_home_dir(cache_home() / "hypothesis")
     try:
         yield
     finally:

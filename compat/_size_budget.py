@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.compat import _sizes
+from refitwire.compat._cache import cache_home, write_whole
 from refitwire.compat._results import REQUIRED, Decoded, Outcome, Result
 from refitwire.engine import MAX_BLOB_BYTES
 
@@ -139,7 +140,7 @@ def _measure_reference() -> dict[str, float]:
 def reference_times() -> tuple[dict[str, float], float]:
     """The reference testee's seconds per size case on this machine scaled to its load now, and
     that scale. Measured once per kit version and machine (kept on disk), then only scaled."""
-    path = _sizes.cache_home() / "size-cases" / "calibration.json"
+    path = cache_home() / "size-cases" / "calibration.json"
     key = _calibration_key()
     try:
         kept = json.loads(path.read_text())
@@ -148,13 +149,7 @@ def reference_times() -> tuple[dict[str, float], float]:
     probe_now = _probe()
     if not isinstance(kept, dict) or kept.get("key") != key:
         kept = {"key": key, "reference_s": _measure_reference(), "probe_s": min(probe_now, _probe())}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}")
-            tmp.write_text(json.dumps(kept))
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        write_whole(path, json.dumps(kept).encode())
     load = max(1.0, probe_now / kept["probe_s"])
     return {case: seconds * load for case, seconds in kept["reference_s"].items()}, load
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from refitwire.compat._cache import cache_home, write_whole
 from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import MAX_BLOB_BYTES
 from refitwire.wire import WireModel
@@ -59,11 +58,6 @@ class SizeCase:
         return {name: document[name] for name in _PAYLOAD_MEMBERS}
 
 
-def cache_home() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "refitwire"
-
-
 def kit_version() -> str:
     from importlib.metadata import version
 
@@ -86,17 +80,10 @@ def _kept(name: str, build: Callable[[], bytes]) -> bytes:
     except OSError:
         pass
     blob = build()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
+    if write_whole(path, blob):
         for stale in root.iterdir():  # another kit version's tables: never read again
             if stale != folder:
                 shutil.rmtree(stale, ignore_errors=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".")
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(blob)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache: built again next run
     return blob
 
 
