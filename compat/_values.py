@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import jsonschema_rs
+from refitwire.compat._cache import cache_home, write_whole
 
 __all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain"]
 
@@ -212,14 +214,26 @@ def _pattern_string(pattern: str | None, length: int, longest: int | None) -> st
 
 @functools.cache
 def _match(pattern: str) -> str:
-    """The simplest string matching ``pattern`` (Hypothesis, deterministic)."""
+    """The simplest string matching ``pattern`` (Hypothesis, deterministic). Shrinking to it
+    takes about half a second a pattern, in every process that needs one, so each is kept in
+    the kit's cache folder, keyed by the pattern and the Hypothesis version that found it."""
+    import hypothesis
     from hypothesis import Phase, find, settings, strategies
     from refitwire.compat._hypothesis import deterministic, outside_cwd
 
+    key = hashlib.sha256(f"{hypothesis.__version__}\0{pattern}".encode()).hexdigest()[:16]
+    kept = cache_home() / "patterns" / f"{key}.json"
     check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    try:
+        found = json.loads(kept.read_bytes())
+        if isinstance(found, str) and check.is_valid(found):
+            return found
+    except (OSError, ValueError):
+        pass
     quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
     with outside_cwd():
-        found: str = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+        found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+    write_whole(kept, json.dumps(found).encode())
     return found
 
 

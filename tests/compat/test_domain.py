@@ -139,3 +139,29 @@ def test_a_value_filled_in_by_one_caller_is_not_what_the_next_one_gets(name: str
             elif isinstance(value, dict):
                 value["filled_in"] = True
         assert json.dumps(generated(), sort_keys=True) == kept
+
+
+def test_the_simplest_string_of_a_pattern_is_found_once_and_kept(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hypothesis
+    from refitwire.compat import _values
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    pattern = "^x[0-9]{3}$"
+    _values._match.cache_clear()
+    found = _values._match(pattern)
+    assert re.fullmatch(pattern.strip("^$"), found)
+    (kept,) = (tmp_path / "refitwire" / "patterns").iterdir()
+
+    def no_search(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("searched again: the kept string was not read")
+
+    monkeypatch.setattr(hypothesis, "find", no_search)
+    _values._match.cache_clear()
+    assert _values._match(pattern) == found  # read back
+    kept.write_text(json.dumps("not a match"))  # a kept string that does not match is found again
+    _values._match.cache_clear()
+    with pytest.raises(AssertionError, match="searched again"):
+        _values._match(pattern)
+    _values._match.cache_clear()
