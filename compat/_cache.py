@@ -24,9 +24,13 @@ def write_whole(path: Path, data: bytes) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".")
+    except OSError:
+        return False
+    try:
         with os.fdopen(fd, "wb") as stream:
             stream.write(data)
         os.replace(tmp, path)
     except OSError:
+        Path(tmp).unlink(missing_ok=True)  # a full disk: no half-written file left behind
         return False
     return True
