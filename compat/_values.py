@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
@@ -216,12 +217,15 @@ def _pattern_string(pattern: str | None, length: int, longest: int | None) -> st
 def _match(pattern: str) -> str:
     """The simplest string matching ``pattern`` (Hypothesis, deterministic). Shrinking to it
     takes about half a second a pattern, in every process that needs one, so each is kept in
-    the kit's cache folder, keyed by the pattern and the Hypothesis version that found it."""
+    the kit's cache folder, keyed by the pattern, the Hypothesis version and the code that
+    searches (this module and the kit's settings): a changed search finds it again."""
     import hypothesis
     from hypothesis import Phase, find, settings, strategies
+    from refitwire.compat import _hypothesis
     from refitwire.compat._hypothesis import deterministic, outside_cwd
 
-    key = hashlib.sha256(f"{hypothesis.__version__}\0{pattern}".encode()).hexdigest()[:16]
+    searcher = Path(__file__).read_bytes() + Path(_hypothesis.__file__).read_bytes()
+    key = hashlib.sha256(f"{hypothesis.__version__}\0{pattern}\0".encode() + searcher).hexdigest()[:16]
     kept = cache_home() / "patterns" / f"{key}.json"
     check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
     try:
