@@ -39,8 +39,6 @@ from refitwire.compat import (
     render_report,
     render_summary,
     report_ok,
-    start_all,
-    stop_all,
     third_party,
     upstream,
     upstream_source,
@@ -220,8 +218,13 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     if args.case and not knows_case(plan, args.case):
         print(f"refitwire: no case {args.case} (seed {plan.seed}, {plan.examples} examples)", file=sys.stderr)
         return 2
+    described: list[str] = []
+
+    def describe(started: list[Any]) -> None:
+        described.extend(describe_case(plan, started, args.case))
+
     with _open(args.output) as out:
-        lines = execute(plan, out)
+        lines = execute(plan, out, then=describe if args.case else None)
     report = read_report(_json_lines(lines))
     delta = None
     if args.baseline_report:  # judged against the base (its own failures are counted, not relisted, there)
@@ -230,11 +233,7 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         except BaseMismatch as exc:
             return fail(f"--baseline-report {args.baseline_report}: {exc}")
     if args.case:
-        started, _ = start_all(plan)
-        try:
-            print("\n".join(describe_case(plan, started, args.case)))
-        finally:
-            stop_all(started)
+        print("\n".join(described))
         print()
     if args.case and args.format == "text":  # one case: its verdicts, without the matrix
         print("\n".join(render_summary(report, args.enforce_recommended)))

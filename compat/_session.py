@@ -5,14 +5,21 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from refitwire.compat import _report
-from refitwire.compat._run import Plan, Result, run, start_all, stop_all
+from refitwire.compat._run import Plan, Result, Started, run, start_all, stop_all
 
 
-def execute(plan: Plan, stream: IO[str] | None = None) -> list[dict[str, Any]]:
-    """Run ``plan``; return the report lines, writing each to ``stream`` as it is produced."""
+def execute(
+    plan: Plan, stream: IO[str] | None = None, *, then: Callable[[list[Started]], None] | None = None
+) -> list[dict[str, Any]]:
+    """Run ``plan``; return the report lines, writing each to ``stream`` as it is produced.
+
+    ``then(started)``, if given, runs once every case has run, while the participants still
+    do (``--case`` asks them its case again instead of starting every one of them twice).
+    """
     t0 = time.perf_counter()
     started, failed_starts = start_all(plan)
     out = _report.Writer(stream)
@@ -24,6 +31,8 @@ def execute(plan: Plan, stream: IO[str] | None = None) -> list[dict[str, Any]]:
             out.put(result.as_json())
             if len(results) % 2000 == 0:
                 print(f"refitwire: {len(results)} cases ...", file=sys.stderr)
+        if then is not None:
+            then(started)
     finally:
         stop_all(started)
     out.put(_report.footer(results, started, time.perf_counter() - t0))
