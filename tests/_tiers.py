@@ -15,6 +15,11 @@ sets it up):
 - ``slow``: a full gate or matrix run (the same command lines as ``upstream``), or anything
   that takes more than a few seconds on a loaded two-core machine.
 
+- ``exhaustive``: not what a test starts but where it sits in a sweep over every golden vector
+  (one item per vector): every item whose vector's class (:func:`vector_class`) an earlier item
+  of the same test already covers. The quick tier runs one vector of each class; ``tox -e tests``
+  and ``tox -e floors`` run them all (:func:`mark_sweeps`).
+
 What is seen comes from Python's audit events (``subprocess.Popen``), so it holds for a
 test however it starts its processes; a test that lacks a marker it needs fails and is
 told which. ``slow`` by time alone is the author's call (``--durations`` in CI shows it).
@@ -23,6 +28,7 @@ told which. ``slow`` by time alone is the author's call (``--durations`` in CI s
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -33,6 +39,8 @@ import pytest
 
 #: Deselected by the default run (pyproject.toml ``addopts``); every one is run by ``tox -e tests``.
 TIER_MARKERS = ("slow", "upstream", "nixl", "browser")
+#: Deselected by the default run too, and given by the suite itself, never by an author.
+SWEEP_MARKER = "exhaustive"
 BROWSER_DIR = Path(__file__).parent / "compat" / "browser"
 
 
@@ -138,3 +146,45 @@ def missing_markers(item: pytest.Item, watch: Watch) -> list[str]:
     needed = watch.needed or set()
     return [f"{tier} ({watch.why[tier]})" for tier in TIER_MARKERS
             if tier in needed and item.get_closest_marker(tier) is None]  # fmt: skip
+
+
+# A vector's own data, as opposed to what it is: its name, prose, bytes, what it decodes to,
+# where it breaks and what a writer was given. Two vectors equal in the rest are one class.
+_VECTOR_DATA = frozenset({"id", "description", "blob", "blob_b64", "decoded", "pointer", "payload"})
+
+
+def is_vector(value: object) -> bool:
+    return isinstance(value, dict) and "id" in value and "expect" in value and "document" in value
+
+
+def vector_class(value: object) -> object:
+    """What a vector (or any parameter) is, with its own data left out (``_VECTOR_DATA``): its
+    document, verdict, rule and tier at each version, its tags, the spec sentence it follows."""
+    if isinstance(value, dict):
+        return {k: vector_class(v) for k, v in value.items() if k not in _VECTOR_DATA}
+    if isinstance(value, (list, tuple)):
+        return [vector_class(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def mark_sweeps(items: Iterable[pytest.Item]) -> None:
+    """Mark ``SWEEP_MARKER`` every item with a vector parameter whose test, other parameters and
+    vector class an earlier item already has: the first of each class stays in the quick tier."""
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    classes: dict[int, str] = {}  # by id: the sweeps share their parameter objects
+
+    def class_of(value: object) -> str:
+        if id(value) not in classes:
+            classes[id(value)] = json.dumps(vector_class(value), sort_keys=True)
+        return classes[id(value)]
+
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if not any(is_vector(v) for v in params.values()):
+            continue
+        what = tuple((name, class_of(v)) for name, v in sorted(params.items()))
+        key = (f"{item.path}::{getattr(item, 'originalname', item.name)}", what)
+        if key in seen:
+            item.add_marker(SWEEP_MARKER)
+        else:
+            seen.add(key)

@@ -3,6 +3,7 @@
 Tiers (``_tiers.py``): the default run deselects the ``slow``, ``upstream``, ``nixl`` and
 ``browser`` markers; a test that starts what a marker names without carrying it fails. A test
 module's ``SLOW_FIXTURES`` (names of its fixtures) marks every test using one of them ``slow``.
+Of a sweep over the golden vectors the default run keeps one vector per class (``exhaustive``).
 Hypothesis: the ``HYPOTHESIS_PROFILE`` profile (``_profiles.py``; ``dev`` when unset).
 
 On workers (``--dist loadgroup``) two kinds of tests stay together on one worker; every other
@@ -25,7 +26,7 @@ from typing import Any
 
 import _touched
 import pytest
-from _tiers import Watch, missing_markers, upstream_roots, watch_nixl_agents
+from _tiers import Watch, mark_sweeps, missing_markers, upstream_roots, watch_nixl_agents
 
 _SHARED_SCOPES = ("module", "package", "class")
 _WATCH = pytest.StashKey[Watch]()
@@ -130,6 +131,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.slow)
+    mark_sweeps(items)
     for item, group in zip(items, _groups(items)):
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

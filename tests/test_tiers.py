@@ -123,3 +123,36 @@ def test_a_module_sharing_a_fixture_sets_it_up_once_on_two_workers(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
     result.assert_outcomes(passed=9)
     assert len(setups.read_text().split()) == 1, setups.read_text()
+
+
+SWEEP = """
+import pytest
+
+A = {"id": "v-a", "document": "rendezvous", "blob": "x", "tags": ["grammar"],
+     "expect": {"1.0.0": {"valid": False, "rule": "JSON", "pointer": ""}}}
+B = {**A, "id": "v-b", "blob": "y", "description": "other bytes, same class"}
+C = {**A, "id": "v-c", "expect": {"1.0.0": {"valid": False, "rule": "TYPE", "pointer": "/x"}}}
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
+@pytest.mark.parametrize("vector", [A, B, C], ids=lambda v: v["id"])
+def test_sweep(vector, version):
+    pass
+
+def test_plain():
+    pass
+"""
+
+
+def test_the_quick_tier_keeps_one_vector_of_each_class_per_test_and_version(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), *sys.path]))
+    pytester.makeconftest((TESTS / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(test_sweep=SWEEP)
+    quick = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "-v", "-m", "not exhaustive"
+    )
+    quick.assert_outcomes(passed=5, deselected=2)
+    assert "v-b" not in quick.stdout.str() and "v-c-1.1.0" in quick.stdout.str()
+    every = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "-m", "")
+    every.assert_outcomes(passed=7)
