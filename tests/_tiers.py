@@ -46,17 +46,11 @@ BROWSER_DIR = Path(__file__).parent / "compat" / "browser"
 
 @dataclass
 class Watch:
-    """What the running test started and imported (one per process: an audit hook stays)."""
+    """What the running test started (one per process: an audit hook stays)."""
 
-    # Set before the first test, not at configure: importing refitwire there would hide the
-    # modules it imports from --check-touched.
-    upstream_roots: tuple[str, ...] = ()
+    upstream_roots: tuple[str, ...] = ()  # set before the first test, once refitwire is importable
     needed: set[str] | None = None  # None: no test is running
     why: dict[str, str] = field(default_factory=dict)
-    commands: list[list[str]] = field(default_factory=list)  # every command line a test started
-    collecting: str | None = None  # the test file being collected
-    imported_by_file: dict[str, set[str]] = field(default_factory=dict)  # at collection
-    imported_in_tests: set[str] = field(default_factory=set)
 
     def saw(self, tiers: Iterable[str], what: str) -> None:
         if self.needed is None:
@@ -67,19 +61,11 @@ class Watch:
                 self.why[tier] = what
 
     def on_audit(self, event: str, args: tuple[object, ...]) -> None:
-        if event == "import":
-            name = str(args[0])
-            if name.startswith("refitwire"):
-                if self.needed is not None:
-                    self.imported_in_tests.add(name)
-                elif self.collecting is not None:
-                    self.imported_by_file.setdefault(self.collecting, set()).add(name)
-        elif event == "subprocess.Popen" and self.needed is not None:
+        if event == "subprocess.Popen" and self.needed is not None:
             executable, argv = args[0], args[1]
             words = [str(w) for w in (argv if isinstance(argv, (list, tuple)) else [argv])]
             if executable is not None:
                 words.insert(0, str(executable))
-            self.commands.append(words)
             self.saw(tiers_of_command(words, self.upstream_roots), " ".join(words)[:300])
 
 

@@ -22,21 +22,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any
 
-import _touched
 import pytest
 from _tiers import Watch, mark_sweeps, missing_markers, upstream_roots, watch_nixl_agents
 
 _SHARED_SCOPES = ("module", "package", "class")
 _WATCH = pytest.StashKey[Watch]()
-_TOUCHED = pytest.StashKey[set[str]]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        _touched.OPTION, action="store_true", help="fail unless every module of refitwire is touched"
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,51 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _profiles.load()
     watch = Watch()
     config.stash[_WATCH] = watch
-    config.stash[_TOUCHED] = set()
     sys.addaudithook(watch.on_audit)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any) -> None:  # pytest-xdist: a worker's modules, on the controller
-    node.config.stash[_TOUCHED].update(getattr(node, "workeroutput", {}).get("touched", ()))
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    if not config.getoption(_touched.OPTION):
-        return
-    watch = config.stash[_WATCH]
-    touched = config.stash[_TOUCHED] | watch.imported_in_tests
-    for words in watch.commands:
-        touched |= _touched.started(words)
-    if hasattr(config, "workeroutput"):
-        config.workeroutput["touched"] = sorted(touched)
-        return
-    missing = _touched.untouched(touched)
-    terminal = config.pluginmanager.get_plugin("terminalreporter")
-    if terminal is not None:
-        terminal.write_line(f"{_touched.OPTION}: " + (f"{len(missing)} module(s) no test touched: "
-                            + ", ".join(missing) if missing else "every module of refitwire touched"))  # fmt: skip
-    if missing:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
-    watch = collector.config.stash[_WATCH]
-    if isinstance(collector, pytest.Module):
-        watch.collecting = str(collector.path)
-    try:
-        yield
-    finally:
-        watch.collecting = None
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What a selected test's module imported when it was collected counts as touched by it."""
-    watch = session.config.stash[_WATCH]
-    for path in {str(item.path) for item in session.items}:
-        session.config.stash[_TOUCHED].update(watch.imported_by_file.get(path, ()))
 
 
 @pytest.hookimpl(hookwrapper=True)
