@@ -8,15 +8,30 @@ at once (two test workers) never read half of one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 
 def cache_home() -> Path:
     """``$XDG_CACHE_HOME/refitwire`` (default ``~/.cache/refitwire``), read on every call."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "refitwire"
+
+
+def content_key(*parts: str, code: Iterable[ModuleType | Path] = (), length: int = 16) -> str:
+    """A short digest of ``parts`` and of the source of the ``code`` that makes a kept value, so
+    a changed input or a changed maker is a new file, never an old one read as current."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    for source in code:
+        path = Path(source.__file__ or "") if isinstance(source, ModuleType) else source
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:length]
 
 
 def write_whole(path: Path, data: bytes) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import json
 import math
 import os
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.compat import _sizes
-from refitwire.compat._cache import cache_home, write_whole
+from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.compat._results import REQUIRED, Decoded, Outcome, Result
 from refitwire.engine import MAX_BLOB_BYTES
 
@@ -91,10 +90,7 @@ def _reference_source() -> str:
     import refitwire
     from refitwire.compat.testees import reference
 
-    h = hashlib.sha256()
-    for path in sorted(Path(refitwire.__file__).parent.glob("*.py")) + [Path(reference.__file__)]:
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    return content_key(code=[*sorted(Path(refitwire.__file__).parent.glob("*.py")), reference])
 
 
 def _calibration_key() -> dict[str, Any]:

@@ -19,7 +19,6 @@ read back by every later run; a cache that cannot be written only costs the buil
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from refitwire.compat._cache import cache_home, write_whole
+from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import MAX_BLOB_BYTES
 from refitwire.wire import WireModel
@@ -66,8 +65,7 @@ def kit_version() -> str:
 
 @functools.cache
 def _cache_key() -> str:
-    text = Path(__file__).read_bytes()
-    return f"{kit_version()}-{hashlib.sha256(text).hexdigest()[:12]}-{MAX_BLOB_BYTES}"
+    return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}-{MAX_BLOB_BYTES}"
 
 
 def _kept(name: str, build: Callable[[], bytes]) -> bytes:
@@ -136,8 +134,7 @@ def expected_read(case: SizeCase, model: WireModel) -> bytes:
     shape = [
         (path, [(m.name, m.child) for m in decoded_members(level)]) for path, level in model.levels.items()
     ]
-    # The projection's own code is part of the key: a changed _forms is a new expected form.
-    key = hashlib.sha256(repr(shape).encode() + Path(_forms.__file__).read_bytes()).hexdigest()[:12]
+    key = content_key(repr(shape), code=[_forms], length=12)  # a changed projection: a new form
 
     def build() -> bytes:
         with no_gc():  # ~10^6 acyclic values, dropped once written

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire.compat._cache import cache_home, write_whole
+from refitwire.compat._cache import cache_home, content_key, write_whole
 
 __all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain"]
 
@@ -224,8 +223,7 @@ def _match(pattern: str) -> str:
     from refitwire.compat import _hypothesis
     from refitwire.compat._hypothesis import deterministic, outside_cwd
 
-    searcher = Path(__file__).read_bytes() + Path(_hypothesis.__file__).read_bytes()
-    key = hashlib.sha256(f"{hypothesis.__version__}\0{pattern}\0".encode() + searcher).hexdigest()[:16]
+    key = content_key(hypothesis.__version__, pattern, code=[Path(__file__), _hypothesis])
     kept = cache_home() / "patterns" / f"{key}.json"
     check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
     try:
