@@ -3,7 +3,8 @@
 Tiers (``_tiers.py``): the default run deselects the ``slow``, ``upstream``, ``nixl`` and
 ``browser`` markers; a test that starts what a marker names without carrying it fails. A test
 module's ``SLOW_FIXTURES`` (names of its fixtures) marks every test using one of them ``slow``.
-Of a sweep over the golden vectors the default run keeps one vector per class (``exhaustive``).
+Of a sweep over the golden vectors the default run keeps one vector per class (``exhaustive``;
+``--every-vector`` keeps them all).
 Hypothesis: the ``HYPOTHESIS_PROFILE`` profile (``_profiles.py``; ``dev`` when unset).
 
 On workers (``--dist loadgroup``) two kinds of tests stay together on one worker; every other
@@ -28,6 +29,12 @@ from _tiers import Watch, mark_sweeps, missing_markers, upstream_roots, watch_ni
 
 _SHARED_SCOPES = ("module", "package", "class")
 _WATCH = pytest.StashKey[Watch]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--every-vector", action="store_true", help="mark no item of a golden-vector sweep exhaustive"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,7 +77,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.hookimpl(tryfirst=True)  # before the tiers are deselected and xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         # A module names its slow shared fixtures (a bank of runs) once: every test asking for
         # one is slow, so the quick tier never sets it up.
@@ -78,7 +85,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.slow)
-    mark_sweeps(items)
+    if not config.getoption("--every-vector"):
+        mark_sweeps(items)
     for item, group in zip(items, _groups(items)):
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -6,7 +6,10 @@ they start is a harmless ``python -c pass ...`` whose words name what a real one
 
 from __future__ import annotations
 
+import configparser
+import itertools
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -156,3 +159,21 @@ def test_the_quick_tier_keeps_one_vector_of_each_class_per_test_and_version(
     assert "v-b" not in quick.stdout.str() and "v-c-1.1.0" in quick.stdout.str()
     every = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "-m", "")
     every.assert_outcomes(passed=7)
+
+
+def test_tox_runs_every_test_once_the_quick_tier_and_then_its_complement() -> None:
+    """``tox -e tests`` runs the quick tier (pyproject.toml's addopts) under tests/touched.py, then
+    its second selection: that must be exactly the tests the quick tier leaves out."""
+    tomllib = pytest.importorskip("tomllib")
+    root = TESTS.parent
+    addopts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    (quick,) = re.findall(r"-m '([^']+)'", addopts)
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(root / "tox.ini")
+    commands = tox["testenv:tests"]["commands"]
+    assert "tests/touched.py" in commands
+    (rest,) = re.findall(r'-m "([^"]+)"', commands)
+    names = sorted(set(re.findall(r"[a-z_]+", quick + " " + rest)) - {"and", "or", "not"})
+    for values in itertools.product([False, True], repeat=len(names)):
+        marks = dict(zip(names, values, strict=True))
+        assert eval(quick, {}, marks) != eval(rest, {}, marks), marks  # a marker expression is Python's
