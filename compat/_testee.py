@@ -96,7 +96,11 @@ class Testee:
         return reply
 
     def _restart(self, why: str, quiet: bool = False) -> None:
-        self.stop()
+        # Killed, not asked to stop: a testee that just failed an exchange (no reply in time,
+        # a broken line) is busy or confused, and a polite stop would wait out --timeout again.
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
         if self.restarts >= self.max_restarts:
             if quiet:
                 return
