@@ -190,7 +190,9 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
                 yield from settle(growth_results, r, "reader")
             for size in _sizes.size_cases():
-                if plan.only is None or plan.only == size.id:
+                if plan.only is None and size.valid and growth.slow:
+                    yield from settle([_size_budget.unsent(size, r.label)], r, "reader")
+                elif plan.only is None or plan.only == size.id:
                     allowed = _size_budget.allowance(size, growth, plan.timeout_s, plan.allowance_factor)
                     sized_read = functools.partial(_checks.read_size, r, size, allowed, plan.registry)
                     yield from settle(judged(sized_read, size.id, size.tier, reader=r.label), r, "reader")

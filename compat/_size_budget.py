@@ -12,8 +12,11 @@ neither stays cheap nor catches a slow reader in time. Instead (SPEC.md section 
   the limit (what a linear reader needs, with room) and the **reference bound**: ``factor`` x
   the reference testee's time for the same blob on this machine, scaled by how much slower the
   machine is now than when that was measured: the larger of the two when its growth was
-  linear, the smaller when it was not (so a superlinear reader is caught in seconds); never
-  less than ``--timeout``.
+  linear, the smaller when it was not; never less than ``--timeout``.
+- **Not sent again**: a reader that growth judged too slow (faster than linear, or out of time
+  at a quarter of the limit) is not sent the larger valid tables (``size:at-limit``,
+  ``size:many-tensors``: skipped, saying why). They could only wait out their allowance to say
+  what growth said, minutes of a run at the default factor; ``--case`` still sends one.
 - The reference testee's times are measured **once per kit version and machine** and kept on
   disk beside the tables (``calibration.json``); each run only re-times a small in-process
   reference read (tenths of a second) to scale them by the load now.
@@ -77,6 +80,9 @@ class Growth:
 
     seconds: tuple[float, ...]
     linear: bool  # False: it grew faster than the tolerance allows (or was not read)
+    # True: judged too slow (faster than linear growth, or out of time at a quarter of the limit),
+    # so the larger valid tables are not sent: they could only wait out their allowance.
+    slow: bool = False
 
 
 def machine() -> dict[str, Any]:
@@ -205,12 +211,20 @@ def read_growth(
         result = Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="too slow at a quarter of the limit",
                         message=f"too slow at a quarter of the limit ({factor:g} x the reference testee's time "
                                 f"there on this machine): {account}")  # fmt: skip
-        return Growth(tuple(best), False), iter([result])
+        return Growth(tuple(best), False, slow=True), iter([result])
     if _linear(best):
         return Growth(tuple(best), True), iter([Result(**base, outcome=Outcome.PASSED, message=account)])
     result = Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="grows faster than linearly",
                     message=f"grows faster than linearly: {account}")  # fmt: skip
-    return Growth(tuple(best), False), iter([result])
+    return Growth(tuple(best), False, slow=True), iter([result])
+
+
+def unsent(case: _sizes.SizeCase, reader: str) -> Result:
+    """``case`` skipped for a reader ``size:growth`` found too slow: waiting out its allowance
+    would say nothing new and cost a conformance run minutes (``--case`` still sends it)."""
+    return Result(case.id, case.tier, Outcome.SKIPPED, reader=reader,
+                  message=f"not sent: {GROWTH_CASE} found this reader too slow already, and {case.description} "
+                          f"could only wait out its allowance (--case {case.id} sends it)")  # fmt: skip
 
 
 def _linear(seconds: list[float]) -> bool:
@@ -221,7 +235,8 @@ def _linear(seconds: list[float]) -> bool:
 def allowance(case: _sizes.SizeCase, growth: Growth | None, timeout_s: float, factor: float) -> Allowance:
     """What reader ``growth`` is allowed for ``case`` (see the module's text)."""
     measured, _ = reference_times()
-    at_limit = case.id != "size:many-tensors"  # the blob over the limit costs a parser as much as at it
+    # The blob over the limit is as long as the one at it: receiving it is allowed as much.
+    at_limit = case.id != "size:many-tensors"
     reference = measured.get("size:at-limit" if at_limit else case.id)
     bound = None if reference is None else factor * reference
     own = None

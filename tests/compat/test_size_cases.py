@@ -3,6 +3,7 @@ the reference calibrated once per kit version and machine, a reader judged by it
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,10 @@ def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(over.blob)
     assert caught.value.rule == "BLOB_SIZE"
+    # Its length is what is judged: a few tensors and whitespace, so a reader with no limit reads
+    # it at once (a valid document: accepting it is the fault, not a parse error).
+    assert 0 < _sizes.count_tensors(over.blob) < 10 and over.blob.count(b" " * 2**20) > 32
+    assert json.loads(over.blob)["tensors"]
 
 
 def test_tables_are_kept_per_kit_version(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
