@@ -102,23 +102,20 @@ def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]
 
 def measured_failures() -> dict[str, dict[str, str]]:
     """Case ID -> role, tier and message of each single-sided case (one side: a read, a write, a
-    refusal, a size or digest case, a probe) that every released participant fails, as the kit's
-    own checks judge it. Run in a fresh process: it reads the vectors this build just wrote."""
+    refusal, a Recommended size case, a digest case, a probe) that every released participant
+    fails, as the kit's own checks judge it. Run in a fresh process: it reads the vectors this build just wrote."""
     from refitwire.compat._report import read_report
     from refitwire.compat._results import Outcome
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "upstream.jsonl"
-        subprocess.run(
-            [sys.executable, str(Path(__file__).with_name("_upstream_cases.py")), str(out)], check=True
-        )
-        report = read_report(out)
-    if not report.complete:
-        raise SystemExit("the released participants' run stopped before its footer: nothing measured")
-    labels = {p["label"] for p in report.header.participants}
+        subprocess.run([sys.executable, str(Path(__file__).with_name("_upstream_cases.py")), tmp], check=True)
+        reports = [read_report(out) for out in sorted(Path(tmp).glob("*.jsonl"))]
+    if not reports or not all(report.complete for report in reports):
+        raise SystemExit("a run of the released participants stopped before its footer: nothing measured")
+    labels = {p["label"] for p in reports[0].header.participants}
     failing: dict[str, dict[str, str]] = {}
     by: dict[str, set[str]] = {}
-    for r in report.results:
+    for r in (r for report in reports for r in report.results):
         if (r.writer is None) == (r.reader is None) or r.outcome not in (Outcome.FAILED, Outcome.XFAILED):
             continue
         by.setdefault(r.case, set()).add(r.writer or r.reader or "")
