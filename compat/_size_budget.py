@@ -13,7 +13,7 @@ neither stays cheap nor catches a slow reader in time. Instead (SPEC.md section 
   the reference testee's time for the same blob on this machine, scaled by how much slower the
   machine is now than when that was measured: the larger of the two when its growth was
   linear, the smaller when it was not; never less than ``--timeout``.
-- **Not sent again**: a reader that growth judged too slow (faster than linear, or out of time
+- **Not sent after a slow growth**: a reader that growth judged too slow (faster than linear, or out of time
   at a quarter of the limit) is not sent the larger valid tables (``size:at-limit``,
   ``size:many-tensors``: skipped, saying why). They could only wait out their allowance to say
   what growth said, minutes of a run at the default factor; ``--case`` still sends one.
