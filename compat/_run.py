@@ -158,7 +158,9 @@ def _unknown_version(version: str, registry: Registry) -> str | None:
 
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
-    payloads = _cases.generated_payloads(plan.seed, plan.examples)  # case id -> payload, drawn once
+    # case id -> payload, drawn once (seconds of Hypothesis): not for a --case of another kind
+    drawn = plan.only is None or plan.only.startswith(_cases.GENERATED_PREFIX)
+    payloads = _cases.generated_payloads(plan.seed, plan.examples) if drawn else {}
     ordinals = {cid: n for n, cid in enumerate(payloads)}  # before --case narrows them: reruns agree
     if plan.only is not None:
         payloads = {cid: p for cid, p in payloads.items() if _asks(plan.only, cid)}
@@ -186,11 +188,13 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
         if sized:  # judged by the reader's own growth first, then each case within what it allows
-            growth, growth_results = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
-            if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
-                yield from settle(growth_results, r, "reader")
+            growth = None  # a blob over the limit is judged by its length alone: no growth needed
+            if not (asked_size := _sizes.size_case(plan.only)) or asked_size.valid:
+                growth, growth_results = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
+                if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
+                    yield from settle(growth_results, r, "reader")
             for size in _sizes.size_cases():
-                if plan.only is None and size.valid and growth.slow:
+                if plan.only is None and size.valid and growth is not None and growth.slow:
                     yield from settle([_size_budget.unsent(size, r.label)], r, "reader")
                 elif plan.only is None or plan.only == size.id:
                     allowed = _size_budget.allowance(size, growth, plan.timeout_s, plan.allowance_factor)

@@ -125,6 +125,11 @@ def size_cases() -> tuple[SizeCase, ...]:
     )
 
 
+def size_case(case_id: str | None) -> SizeCase | None:
+    """The size case ``case_id`` names, if it names one."""
+    return next((case for case in size_cases() if case.id == case_id), None)
+
+
 def expected_read(case: SizeCase, model: WireModel) -> bytes:
     """What a reader of ``model`` must decode from valid ``case``, as canonical JSON text
     (:func:`~refitwire.compat._cases.canonical_json`): worked out once per case and shape of

@@ -179,3 +179,20 @@ def test_a_size_case_compares_the_whole_decoded_table(
     else:
         assert result.outcome is Outcome.FAILED and result.symptom.startswith(symptom), result
         assert "/tensors/0/shards/0/" in result.message, result.message
+
+
+def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--case size:over-limit`` is judged by the blob's length: neither the growth tables (seconds
+    of 4 and 16 MiB reads) nor the generated payloads (seconds of Hypothesis) are made for it."""
+    from refitwire import compat
+
+    def never(*_: Any) -> Any:
+        raise AssertionError("made for a --case that does not need it")
+
+    monkeypatch.setattr(_size_budget, "read_growth", never)
+    monkeypatch.setattr(_cases, "generated_payloads", never)
+    plan = compat.Plan([compat.reference()[-1]], examples=0, only="size:over-limit", check_messages=False)
+    results = [line for line in compat.run_matrix(plan) if line["type"] == "result"]
+    assert [(r["case"], r["outcome"]) for r in results] == [
+        ("size:over-limit", "passed"), ("size:over-limit#rule", "passed")
+    ], results  # fmt: skip
