@@ -31,7 +31,7 @@ from refitwire.bench._codec import decode_section, encode_section, goal, quorum_
 from refitwire.bench._nixl import KiB, MiB, nixl_section
 from refitwire.bench._table import ENTRIES, table_inputs
 from refitwire.bench._timing import interleaved, timed
-from refitwire.engine import LATEST, fast_validator, schema
+from refitwire.engine import fast_validator, latest, schema
 
 __all__ = ["Settings", "run_bench"]
 
@@ -173,9 +173,9 @@ def _schema_validation(settings: Settings, blob: bytes, anchor: int) -> dict[str
     import jsonschema  # type: ignore[import-untyped]
 
     document = orjson.loads(blob)
-    root = schema("rendezvous", LATEST)
+    root = schema("rendezvous", latest())
     slow = jsonschema.validators.validator_for(root)(root)
-    fast = fast_validator("rendezvous", LATEST)
+    fast = fast_validator("rendezvous", latest())
     assert slow.is_valid(document) and fast.is_valid(document)
     times = {
         "jsonschema": timed(lambda: slow.is_valid(document), settings.big_reps),

@@ -9,21 +9,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import (
-    LATEST,
     InvalidBlob,
     RendezvousPayload,
     to_decoded,
     unwrap_rendezvous_blob,
 )
 from refitwire.cli._io import fail, read_input
-from refitwire.engine import decoded_members
+from refitwire.engine import check_version, decoded_members, latest
 from refitwire.wire import Level, Member, known_versions, wire_model
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="blob file ('-' for stdin)")
     parser.add_argument(
-        "--spec-version", choices=known_versions(), default=LATEST, help="read as this version"
+        "--spec-version", choices=known_versions(), default=latest(), help="read as this version"
     )
     parser.add_argument("--json", action="store_true", help="print the decoded form the vectors use")
 
@@ -42,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(payload: RendezvousPayload, spec_version: str = LATEST) -> str:
+def render(payload: RendezvousPayload, spec_version: str | None = None) -> str:
     """The decoded form as text: the top level's members, then one row per item of the
     deepest level (a shard) beside its parents' members. Every line and column is a member of
-    the wire model at ``spec_version``, in the schema's order, so a new member shows unedited."""
+    the wire model at ``spec_version`` (default: the newest released), in the schema's order, so
+    a new member shows unedited."""
+    spec_version = check_version(spec_version)
     model = wire_model("rendezvous", spec_version)
     decoded = to_decoded(payload, spec_version)
     top = decoded_members(model.top)

@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.cli._io import fail
-from refitwire.engine import DOCUMENTS, LATEST, released, schema_bytes
+from refitwire.engine import latest, released, schema_bytes
+from refitwire.wire import default_registry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="every released document with its version and sha256")
     show = actions.add_parser("show", help="print one schema document")
-    show.add_argument("document", choices=DOCUMENTS)
-    show.add_argument("version", nargs="?", default=LATEST)
+    show.add_argument("document", choices=default_registry().documents)
+    show.add_argument("version", nargs="?", default=latest())
     export = actions.add_parser("export", help="write the packaged schema folder into DIR (a new folder)")
     export.add_argument("dir", metavar="DIR", type=Path)
     for action, text in (

@@ -12,16 +12,16 @@ import json
 import math
 from typing import Any
 
-from refitwire import LATEST, InvalidBlob
+from refitwire import InvalidBlob
 from refitwire.cli._io import fail, read_input
-from refitwire.engine import parse, violations
+from refitwire.engine import blob_limit, latest, parse, violations
 from refitwire.wire import known_versions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="blob files ('-' for stdin)")
     parser.add_argument("--document", choices=("rendezvous", "shard-table"), default="rendezvous")
-    parser.add_argument("--spec-version", choices=known_versions(), default=LATEST)
+    parser.add_argument("--spec-version", choices=known_versions(), default=latest())
     parser.add_argument("--json", action="store_true", help="one JSON object per file")
 
 
@@ -47,11 +47,20 @@ def run(args: argparse.Namespace) -> int:
 
 def check_file(blob: bytes, document: str) -> dict[str, list[Any]]:
     """Violations per spec version (an empty list means the blob conforms)."""
-    try:
-        parsed = parse(blob)
-    except InvalidBlob as exc:
-        return {v: list(exc.violations) for v in known_versions(document)}
-    return {v: violations(parsed, document, v) for v in known_versions(document)}
+    parsed: dict[int, dict[str, Any] | InvalidBlob] = {}  # parsed once per size limit the versions have
+    report: dict[str, list[Any]] = {}
+    for version in known_versions(document):
+        limit = blob_limit(version)
+        if limit not in parsed:
+            try:
+                parsed[limit] = parse(blob, version)
+            except InvalidBlob as exc:
+                parsed[limit] = exc
+        found = parsed[limit]
+        report[version] = (
+            list(found.violations) if isinstance(found, InvalidBlob) else violations(found, document, version)
+        )
+    return report
 
 
 def _as_text(name: str, report: dict[str, list[Any]]) -> str:

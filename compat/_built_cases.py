@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire.engine import knows
-from refitwire.wire import Registry
+from refitwire.wire import Registry, default_registry
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,17 @@ _REFUSALS: tuple[_Mutation, ...] = (
 )
 
 
-@functools.cache
 def refusal_cases(version: str, registry: Registry | None = None) -> tuple[RefusalCase, ...]:
     """One payload per writer-side rule a ``version`` writer checks, each breaking only that rule:
     the hand-written ones of the rules JSON Schema cannot say, then one per break of each
     keyword of each member of the version's wire model in ``registry`` (default: the default
     registry), released members and a candidate's new ones alike."""
+    return _refusal_cases(version, registry or default_registry())
+
+
+@functools.cache
+def _refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
+    # kept per registry (immutable), never per "whichever is the default now"
     from refitwire.compat import _cases, _refusals
 
     model = _cases.model_of(version, registry)

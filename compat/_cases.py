@@ -21,7 +21,7 @@ from refitwire.compat._hypothesis import (
     st,
 )
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
-from refitwire.engine import DTYPE_SIZES, version_key
+from refitwire.engine import dtype_sizes, version_key
 from refitwire.wire import Registry, WireModel, pointer, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
@@ -244,7 +244,6 @@ def case_id(prefix: str, payload: Any) -> str:
 
 # -- generated payloads ---------------------------------------------------------------------
 
-_DTYPES = sorted((f"torch.{name}", size) for name, size in DTYPE_SIZES.items() if name[0] != "c")
 _SURROGATES: tuple[Literal["Cs"]] = ("Cs",)  # not encodable as UTF-8
 #: Strings where JSON encoders differ (WRITE_FORMAT): every generated payload set holds one
 #: payload per class, and Hypothesis also draws them as whole names.
@@ -264,7 +263,8 @@ _addr_edges = st.sampled_from([0, 4096, 2**53 - 1, 2**53 + 1, 2**63, 2**64 - 2**
 
 @st.composite
 def decoded_tensors(draw: Any) -> dict[str, Any]:
-    dtype, elsize = draw(st.sampled_from(_DTYPES))
+    dtypes = sorted((f"torch.{name}", size) for name, size in dtype_sizes().items() if name[0] != "c")
+    dtype, elsize = draw(st.sampled_from(dtypes))
     full_shape = draw(st.lists(st.integers(0, 8), max_size=3))
     shards = []
     for _ in range(draw(st.integers(0, 3))):

@@ -43,8 +43,8 @@ from refitwire.compat._results import (
 )
 from refitwire.compat._size_budget import Allowance
 from refitwire.compat._sizes import SizeCase
-from refitwire.engine import SPEC_VERSIONS, check, no_gc, parse, version_key, writer_violations
-from refitwire.wire import Registry, show_pointer
+from refitwire.engine import check, no_gc, parse, version_key, writer_violations
+from refitwire.wire import Registry, released_versions, show_pointer
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
@@ -317,7 +317,7 @@ def write_generated(
             Result(**base, outcome=Outcome.FAILED, fault="writer", symptom=symptom, message=message)
         ], None
     results = [Result(**base, outcome=Outcome.PASSED)]
-    if w.version in SPEC_VERSIONS:
+    if w.version in released_versions(registry):
         expected = reference_blob(json.dumps(projected), w.version)
         if expected is not None:
             results.append(
@@ -334,7 +334,7 @@ def written_problem(
     """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None.
     ``registry`` holds ``version`` (default: the default registry; the run's has its candidates)."""
     try:
-        document = parse(blob)
+        document = parse(blob, version, registry)
         repeated = first_repeated_name(blob)
         if repeated is not None:
             return (

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from refitwire.engine import SPEC_VERSIONS
+from refitwire.wire import released_versions
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def reference() -> list[Participant]:
             (sys.executable, "-m", "refitwire.compat.testees.reference", "--spec-version", v),
             "reference",
         )
-        for v in SPEC_VERSIONS
+        for v in released_versions()
     ]
 
 
@@ -67,7 +67,7 @@ def generations() -> tuple[list[Participant], list[str]]:
     # installing would be missing from the links.
     folder = Path(str(resources.files("refitwire.compat.generations")), "__init__.py").resolve().parent
     found, missing = [], []
-    for v in SPEC_VERSIONS:
+    for v in released_versions():
         script = folder / f"gen_{v.replace('.', '_')}.py"
         if script.exists():
             found.append(Participant(f"generation@{v}", (sys.executable, str(script)), "generation"))
@@ -123,7 +123,7 @@ def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, .
 
         found = candidate_versions(schema_dir)
         spec_version = found[-1] if found else None
-    if spec_version is None or spec_version in SPEC_VERSIONS:
+    if spec_version is None or spec_version in released_versions():
         return ("--spec-version", spec_version) if spec_version else ()
     if schema_dir is None:
         raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
@@ -133,7 +133,7 @@ def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, .
     model = load(
         with_candidates(schema_dir), spec_version
     ).model  # UnknownVersion (a ValueError) names the known ones
-    newest = version_key(SPEC_VERSIONS[-1])
+    newest = version_key(released_versions()[-1])
     flags = ["--spec-version", spec_version]
     for member in model.members():
         if member.name != "*" and version_key(member.added_in) > newest:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
-from refitwire.engine import SPEC_VERSIONS
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 
@@ -71,7 +70,7 @@ def header(started: Sequence[Any], plan: Any) -> dict[str, Any]:
         "focus": _focus(started, plan.focused),
         "python": platform.python_version(),
         "kit": kit_version(),
-        "spec_versions": list(SPEC_VERSIONS),
+        "spec_versions": list(plan.registry.released_versions()),
         "participants": [
             {
                 "label": s.label,

@@ -16,7 +16,7 @@ from typing import Any
 from refitwire.compat import _built_cases, _cases, _digest, _probes, _run, _sizes, _write_unknown
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
-from refitwire.engine import SPEC_VERSIONS
+from refitwire.wire import released_versions
 
 TEXT_LIMIT = 4000  # characters of a blob shown as text
 
@@ -109,7 +109,7 @@ def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] 
     for wc in _cases.write_cases():
         if wc.id == bare:
             return wc.description, wc.payload, wc.blob
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         for wc in _write_unknown.unknown_member_cases(version):
             if wc.id == bare:
                 return wc.description, wc.payload, wc.blob
@@ -117,9 +117,9 @@ def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] 
             if refusal.id == bare:
                 return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None
     if bare == "size:growth":  # the larger of the two tables it is timed on
-        from refitwire.engine import MAX_BLOB_BYTES
+        from refitwire.engine import blob_limit
 
-        quarter = _sizes.realistic_table(MAX_BLOB_BYTES // _sizes.GROWTH_FRACTIONS[-1])
+        quarter = _sizes.realistic_table(blob_limit() // _sizes.GROWTH_FRACTIONS[-1])
         return "the realistic table at a sixteenth and a quarter of the limit, timed", None, quarter
     for size in (
         _sizes.size_cases() if bare.startswith("size:") else ()

@@ -40,7 +40,7 @@ from typing import Any
 from refitwire.compat import _sizes
 from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.compat._results import REQUIRED, Decoded, Outcome, Result
-from refitwire.engine import MAX_BLOB_BYTES
+from refitwire.engine import blob_limit
 
 #: A reader may need up to this many times a linear reader's growth.
 GROWTH_TOLERANCE = 2.0
@@ -107,7 +107,7 @@ def _probe() -> float:
     """The best of three in-process reference reads of the smallest growth table (the load now)."""
     from refitwire import to_decoded, unwrap_rendezvous_blob
 
-    blob = _sizes.realistic_table(MAX_BLOB_BYTES // _sizes.GROWTH_FRACTIONS[0])
+    blob = _sizes.realistic_table(blob_limit() // _sizes.GROWTH_FRACTIONS[0])
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
@@ -168,11 +168,10 @@ def read_growth(
     from refitwire.compat._checks import ask_read, failed
 
     base = {"case": GROWTH_CASE, "tier": REQUIRED, "reader": r.label}
-    sizes = [MAX_BLOB_BYTES // n for n in _sizes.GROWTH_FRACTIONS]
+    limit = blob_limit()
+    sizes = [limit // n for n in _sizes.GROWTH_FRACTIONS]
     reference = reference_times()[0].get("size:at-limit")
-    allowed = [
-        max(timeout_s, factor * reference * size / MAX_BLOB_BYTES if reference else 0.0) for size in sizes
-    ]
+    allowed = [max(timeout_s, factor * reference * size / limit if reference else 0.0) for size in sizes]
     best = [float("inf")] * len(sizes)
     ran_out = False
     for _attempt in range(2):  # a second try when the first looked superlinear: a load spike is not growth

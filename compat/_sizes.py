@@ -1,6 +1,6 @@
 """The size and scale cases: realistic tables at and over the blob limit, built once and kept.
 
-``size:at-limit`` is a realistic table of exactly ``MAX_BLOB_BYTES`` (tens of thousands of
+``size:at-limit`` is a realistic table of exactly the blob size limit (tens of thousands of
 tensors, eight shards each, digests, a step) and ``size:over-limit`` one byte longer
 (``BLOB_SIZE``): a few realistic tensors padded with whitespace, since its length is what is
 judged, and a reader with no limit then accepts it at once instead of parsing 64 MiB of
@@ -30,7 +30,7 @@ from typing import Any
 
 from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.compat._results import RECOMMENDED, REQUIRED
-from refitwire.engine import MAX_BLOB_BYTES
+from refitwire.engine import blob_limit
 from refitwire.wire import WireModel
 
 #: The fractions of the limit a reader is first timed at, smallest first (the growth case).
@@ -67,7 +67,7 @@ def kit_version() -> str:
 
 @functools.cache
 def _cache_key() -> str:
-    return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}-{MAX_BLOB_BYTES}"
+    return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}-{blob_limit()}"
 
 
 def _kept(name: str, build: Callable[[], bytes]) -> bytes:
@@ -96,14 +96,15 @@ def realistic_table(size: int) -> bytes:
 @functools.cache
 def size_cases() -> tuple[SizeCase, ...]:
     """The size limit and the scale cases, each built once (see the module's text)."""
-    table = realistic_table(MAX_BLOB_BYTES)
-    many = _kept(f"small-{MAX_BLOB_BYTES // 8}.json", lambda: filled(MAX_BLOB_BYTES // 8, _small_tensor))
-    over = padded(filled(4096, _realistic_tensor), MAX_BLOB_BYTES + 1)
+    limit = blob_limit()
+    table = realistic_table(limit)
+    many = _kept(f"small-{limit // 8}.json", lambda: filled(limit // 8, _small_tensor))
+    over = padded(filled(4096, _realistic_tensor), limit + 1)
     return (
         SizeCase(
             "size:at-limit",
             REQUIRED,
-            f"a realistic table of exactly {MAX_BLOB_BYTES} bytes (the limit): "
+            f"a realistic table of exactly {limit} bytes (the limit): "
             f"{count_tensors(table)} tensors, 8 shards each",
             table,
             True,
@@ -111,7 +112,7 @@ def size_cases() -> tuple[SizeCase, ...]:
         SizeCase(
             "size:over-limit",
             RECOMMENDED,
-            f"a blob of {MAX_BLOB_BYTES + 1} bytes, one over the limit ({count_tensors(over)} tensors and whitespace)",
+            f"a blob of {limit + 1} bytes, one over the limit ({count_tensors(over)} tensors and whitespace)",
             over,
             False,
         ),

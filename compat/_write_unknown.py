@@ -15,6 +15,7 @@ import dataclasses
 import functools
 from typing import Any
 
+from refitwire import wire
 from refitwire.compat import _cases, _forms
 
 __all__ = ["unknown_member_cases"]
@@ -31,8 +32,10 @@ def _unknown_name(declared: set[str], level: tuple[str, ...]) -> str:
     return name
 
 
-def with_unknown_members(payload: dict[str, Any], version: str) -> dict[str, Any]:
-    model = _cases.model_of(version)
+def with_unknown_members(
+    payload: dict[str, Any], version: str, registry: wire.Registry | None = None
+) -> dict[str, Any]:
+    model = _cases.model_of(version, registry)
     out = copy.deepcopy(payload)
     for path, level in model.levels.items():
         name = _unknown_name({m.name for m in level.members}, path)
@@ -41,15 +44,19 @@ def with_unknown_members(payload: dict[str, Any], version: str) -> dict[str, Any
     return out
 
 
-@functools.cache
 def unknown_member_cases(version: str) -> tuple[_cases.WriteCase, ...]:
-    """``write:ID@V+unknown`` for each golden writer case of ``version``."""
+    """``write:ID@V+unknown`` for each golden writer case of ``version`` (in the default registry)."""
+    return _unknown_member_cases(version, wire.default_registry())
+
+
+@functools.cache
+def _unknown_member_cases(version: str, registry: wire.Registry) -> tuple[_cases.WriteCase, ...]:
     return tuple(
         dataclasses.replace(
             case,
             id=f"{case.id}+unknown",
             description=f"{case.description}, with a member {version} does not know in every object",
-            payload=with_unknown_members(case.payload, version),
+            payload=with_unknown_members(case.payload, version, registry),
             may_refuse="WRITE_KNOWN_MEMBERS",  # refusing what it cannot write is as good as dropping it
         )
         for case in _cases.write_cases()

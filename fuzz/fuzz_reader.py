@@ -28,9 +28,9 @@ import atheris
 
 with atheris.instrument_imports(include=["refitwire"]):
     from refitwire import (
-        SPEC_VERSIONS,
         InvalidBlob,
         decode_shard_table,
+        released_versions,
         to_decoded,
         unwrap_rendezvous_blob,
     )
@@ -60,7 +60,7 @@ def _fast_path_agrees(data: bytes, kind: str, version: str) -> None:
     if fast_read(data, kind, version, build=False) is None:
         return
     try:
-        found = violations(parse(data), kind, version)
+        found = violations(parse(data, version), kind, version)
     except InvalidBlob as exc:
         found = list(exc.violations)
     if found:
@@ -68,7 +68,7 @@ def _fast_path_agrees(data: bytes, kind: str, version: str) -> None:
 
 
 def check_one(data: bytes) -> None:
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         for kind in ("rendezvous", "shard-table"):
             _fast_path_agrees(data, kind, version)
         full_ok, full = _read(unwrap_rendezvous_blob, data, spec_version=version)

@@ -62,9 +62,12 @@ class Scope:
 def released_participants() -> tuple[str, ...]:
     """The labels of every released participant the runtime step must hear from."""
     from refitwire.compat.upstream.envs import UPSTREAM_VERSIONS
-    from refitwire.engine import SPEC_VERSIONS
+    from refitwire.wire import released_versions
 
-    return (*(f"reference@{v}" for v in SPEC_VERSIONS), *(f"modelexpress@{v}" for v in UPSTREAM_VERSIONS))
+    return (
+        *(f"reference@{v}" for v in released_versions()),
+        *(f"modelexpress@{v}" for v in UPSTREAM_VERSIONS),
+    )
 
 
 def run_matrix(
@@ -248,9 +251,9 @@ def _expected_failure(writer: str | None, reader: str | None, scope: Scope) -> b
 
 def _vector_major() -> int | None:
     """The major line the golden vectors belong to: the first released one."""
-    from refitwire.engine import SPEC_VERSIONS
+    from refitwire.wire import released_versions
 
-    return _major(SPEC_VERSIONS[0])
+    return _major(released_versions()[0])
 
 
 def _major(version: str) -> int | None:

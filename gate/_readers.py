@@ -22,9 +22,8 @@ from typing import Any
 import jsonschema_rs
 import refitwire
 from refitwire.compat import Candidate
-from refitwire.engine import DOCUMENTS
 from refitwire.gate._document import Document
-from refitwire.wire import pointer, show_pointer
+from refitwire.wire import Registry, default_registry, pointer, show_pointer
 
 #: A reader: the first complaint about a blob, or None when it reads it.
 Reader = Callable[[Any], "str | None"]
@@ -36,7 +35,8 @@ class ReaderCrash(RuntimeError):
 
 def reader(document: Document) -> Reader:
     """The full reader of ``document``'s version; one that raises raises ReaderCrash with the traceback."""
-    read = _reader(document.kind or "", document.version or "", json.dumps(document.schema, sort_keys=True))
+    schema_json = json.dumps(document.schema, sort_keys=True)
+    read = _reader(document.kind or "", document.version or "", schema_json, default_registry())
 
     def guarded(blob: Any) -> str | None:
         try:
@@ -51,20 +51,20 @@ def reader(document: Document) -> Reader:
 
 
 @functools.cache
-def _reader(kind: str, version: str, schema_json: str) -> Reader:
+def _reader(kind: str, version: str, schema_json: str, registry: Registry) -> Reader:
     schema = json.loads(schema_json)
     if (
-        kind in DOCUMENTS
-        and version in refitwire.SPEC_VERSIONS
-        and schema == refitwire.schema_document(kind, version)
+        kind in registry.documents
+        and version in registry.released_versions()
+        and schema == registry.load_schema(kind, version)
     ):
 
         def released(blob: Any) -> str | None:
-            return _first(refitwire.violations(blob, kind, version))
+            return _first(refitwire.violations(blob, kind, version, registry))
 
         return released
-    if kind in DOCUMENTS and version:
-        candidate = Candidate.of_schema(schema, version, kind)
+    if kind in registry.documents and version:
+        candidate = Candidate(registry.with_resource(kind, version, schema), version, kind)
         return lambda blob: _first(candidate.violations(blob))
     validator = jsonschema_rs.validator_for(schema)
 

@@ -27,9 +27,9 @@ def witness(direction: Direction, version: str, spec_rule: str | None, limit: tu
 
 
 def _released() -> tuple[str, ...]:
-    from refitwire.engine import SPEC_VERSIONS
+    from refitwire.wire import released_versions
 
-    return tuple(SPEC_VERSIONS)
+    return released_versions()
 
 
 def _reads(blob: bytes, version: str) -> str | None:

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from refitwire._errors import InvalidBlob, Violation
     from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
     from refitwire._registry import schema as schema_document
-    from refitwire._spec import LATEST, SPEC_VERSIONS, WIRE_SCHEMA_ID
+    from refitwire._spec import latest, wire_schema_id
     from refitwire._validate import violations
+    from refitwire.wire import released_versions
 
 _WHERE = lazy_names(__file__)
 __all__ = sorted(_WHERE)

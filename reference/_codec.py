@@ -19,7 +19,7 @@ from refitwire import wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
 from refitwire._quorum import quorum_envelope
-from refitwire._spec import LATEST, check_version
+from refitwire._spec import check_version
 from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read, table_models
 from refitwire.wire import NO_CONST, Registry, WireModel, pointer
@@ -44,7 +44,7 @@ def wrap_rendezvous_blob(
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None = None,
     *,
-    spec_version: str = LATEST,
+    spec_version: str | None = None,
     registry: Registry | None = None,
     **members: Any,
 ) -> bytes:
@@ -57,6 +57,7 @@ def wrap_rendezvous_blob(
     table a reader would refuse raises InvalidBlob and is never written. ``registry``: where
     ``spec_version`` is read (default: the default registry; a candidate's is its own).
     """
+    spec_version = check_version(spec_version, registry=registry)
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
         document = _document(*args, members, checked=False, registry=registry)
@@ -69,11 +70,12 @@ def rendezvous_document(
     metadata_endpoint: str,
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None = None,
-    spec_version: str = LATEST,
+    spec_version: str | None = None,
     registry: Registry | None = None,
     **members: Any,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
+    spec_version = check_version(spec_version, registry=registry)
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     return _document(*args, members, mutable=True, registry=registry)
 
@@ -91,7 +93,6 @@ def _document(
     checked: bool = True,
     registry: Registry | None = None,
 ) -> dict[str, Any]:
-    check_version(spec_version, registry=registry)
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", agent_metadata, "agent metadata is bytes")
     unheard = [name for name in members if not any(name in wire.wire_model("rendezvous", v, registry).top
@@ -119,10 +120,10 @@ def _document(
 
 
 def encode_shard_table(
-    tensors: Sequence[PublishedTensor], *, spec_version: str = LATEST, registry: Registry | None = None
+    tensors: Sequence[PublishedTensor], *, spec_version: str | None = None, registry: Registry | None = None
 ) -> bytes:
     """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
-    check_version(spec_version, registry=registry)
+    spec_version = check_version(spec_version, registry=registry)
     with no_gc():
         top = wire.wire_model("shard-table", spec_version, registry).top
         document = {
@@ -271,7 +272,7 @@ def unwrap_rendezvous_blob(
     blob: bytes,
     *,
     with_tensors: bool = True,
-    spec_version: str = LATEST,
+    spec_version: str | None = None,
     lazy: bool = False,
     registry: Registry | None = None,
 ) -> RendezvousPayload:
@@ -290,7 +291,7 @@ def unwrap_rendezvous_blob(
     ``registry``: where ``spec_version`` is read (default: the default registry; a
     candidate's is its own, whose models carry the candidate's members).
     """
-    check_version(spec_version, registry=registry)
+    spec_version = check_version(spec_version, registry=registry)
     if not with_tensors:
         envelope = quorum_envelope(blob, spec_version, registry)
         if envelope is not None:
@@ -330,10 +331,10 @@ def _payload(
 
 
 def decode_shard_table(
-    blob: bytes, *, spec_version: str = LATEST, registry: Registry | None = None
+    blob: bytes, *, spec_version: str | None = None, registry: Registry | None = None
 ) -> list[PublishedTensor]:
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
-    check_version(spec_version, registry=registry)
+    spec_version = check_version(spec_version, registry=registry)
     with no_gc():
         return read(blob, "shard-table", spec_version, build=True, registry=registry).tensors
 

@@ -10,7 +10,7 @@ import jsonschema_rs
 import msgspec
 import orjson
 from refitwire import wire
-from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._spec import blob_limit
 from refitwire._validate import is_utf8, top_level_violations
 from refitwire.wire import Registry, WireModel
 
@@ -59,7 +59,7 @@ def quorum_envelope(
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         return None
-    if len(blob) > MAX_BLOB_BYTES or blob[:3] == b"\xef\xbb\xbf":
+    if len(blob) > blob_limit(version, registry) or blob[:3] == b"\xef\xbb\xbf":
         return None
     data = bytes(blob)
     if not data.isascii() and not is_utf8(data):

@@ -1,37 +1,35 @@
-"""Constants of the spec that code needs: versions, the wire id, limits and element sizes.
+"""What the spec says that code needs: versions, the wire id, limits and element sizes.
 
-What the schema files say is read from them (through a ``refitwire.wire.Registry``), not
-restated: the versions and the wire id from its ``index.json``, which member each version
-added from the schemas' ``x-added-in`` annotations. The functions take the registry; the
-upper-case names are their values for the default registry, kept for the code that reads
-them. What stays here is what only SPEC.md says.
+Each is a function of a ``refitwire.wire.Registry`` (default: the default registry, asked
+again on every call), read from that registry's files, never restated and never frozen at
+import: the versions and the wire id from its ``index.json``, which member each version added
+from the schemas' ``x-added-in`` annotations, the limits and dtype sizes from its SPEC.md. So
+a candidate registry's SPEC.md is what its readers and writers follow. The two upper-case
+names are facts of this code, not of a registry.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from refitwire import wire
 from refitwire._spec_rules import SpecError, SpecRules, parse_spec
 from refitwire.wire import Registry, version_key
 
 __all__ = [
-    "ADDED_IN",
-    "DOCUMENTS",
-    "DTYPE_SIZES",
     "EMPTY_WHEN_ABSENT",
-    "LATEST",
-    "MAX_BLOB_BYTES",
     "MAX_NESTING_DEPTH",
-    "SPEC_RULES",
-    "SPEC_VERSIONS",
-    "WIRE_SCHEMA_ID",
     "added_in",
+    "blob_limit",
     "check_version",
+    "dtype_sizes",
     "knows",
     "latest",
     "spec_rules",
     "version_key",
+    "wire_schema_id",
 ]
 
 
@@ -75,38 +73,38 @@ def _parsed(text: str) -> SpecRules:
     return parse_spec(text)  # a pure function of the text: one parse per distinct SPEC.md
 
 
-_DEFAULT = wire.default_registry()
+def blob_limit(version: str | None = None, registry: Registry | None = None) -> int:
+    """The largest blob a reader of ``version`` (default: the newest released) reads, from
+    ``registry``'s SPEC.md ("Limits"): larger input is rejected, never partly read."""
+    return _blob_limit(registry or wire.default_registry(), version)
 
-#: The on-wire schema id of the released line (of the default registry).
-WIRE_SCHEMA_ID: str = _DEFAULT.index["wire_id"]
 
-#: The documents the spec defines, by schema folder name.
-DOCUMENTS: tuple[str, ...] = _DEFAULT.documents
+@functools.lru_cache(maxsize=64)
+def _blob_limit(registry: Registry, version: str | None) -> int:
+    # asked on every read: kept per registry (immutable) and version, not looked up each time
+    return spec_rules(registry).limit("blob size", version or latest(registry))
 
-#: Released spec versions in release order; the last is what writers emit by default.
-SPEC_VERSIONS: tuple[str, ...] = _DEFAULT.released_versions()
-LATEST: str = latest(_DEFAULT)
 
-#: :func:`added_in` of the default registry.
-ADDED_IN: dict[str, str] = added_in(_DEFAULT)
+def dtype_sizes(registry: Registry | None = None) -> Mapping[str, int]:
+    """Element sizes of the dtype labels ``registry``'s SPEC.md knows (section 4, ELSIZE_DTYPE).
+    Other labels are accepted as they are (``elsize`` is then authoritative), so a new dtype is
+    an additive change."""
+    return MappingProxyType(spec_rules(registry).dtype_sizes)
+
+
+def wire_schema_id(registry: Registry | None = None) -> str:
+    """The on-wire schema id of the released line, from ``registry``'s ``index.json``."""
+    wire_id: str = (registry or wire.default_registry()).index["wire_id"]
+    return wire_id
+
 
 #: The top-level member a reader reports as "" when it is absent or null (SPEC.md section 1),
 #: where every other absent optional member reads as null.
 EMPTY_WHEN_ABSENT = "metadata_endpoint"
 
-#: :func:`spec_rules` of the default registry.
-SPEC_RULES: SpecRules = spec_rules(_DEFAULT)
-
-#: Reader limits (SPEC.md, "Limits"), read from its table. Larger input is rejected, never partly read.
-MAX_BLOB_BYTES: int = SPEC_RULES.limit("blob size", LATEST)
 #: The parser's own bound (orjson refuses deeper input), so it is checked against SPEC.md's
 #: "nesting depth" limit by tests/gate/test_gate_spec.py rather than read from it.
 MAX_NESTING_DEPTH = 1024
-
-#: Element sizes of the dtype labels the spec knows (SPEC.md section 4, ELSIZE_DTYPE), read
-#: from it. Other labels are accepted as-is (``elsize`` is then authoritative), so a new dtype
-#: is an additive change.
-DTYPE_SIZES: dict[str, int] = dict(SPEC_RULES.dtype_sizes)
 
 
 def knows(version: str, member: str, document: str = "rendezvous", registry: Registry | None = None) -> bool:
@@ -121,9 +119,13 @@ def knows(version: str, member: str, document: str = "rendezvous", registry: Reg
     )
 
 
-def check_version(version: str, document: str = "rendezvous", registry: Registry | None = None) -> str:
-    """``version`` if it is released or a candidate in ``registry``; ValueError naming the known ones."""
-    known = (registry or wire.default_registry()).known_versions(document)
+def check_version(version: str | None, document: str = "rendezvous", registry: Registry | None = None) -> str:
+    """``version`` if it is released or a candidate in ``registry`` (``None``: its newest
+    released); ValueError naming the known ones."""
+    registry = registry or wire.default_registry()
+    if version is None:
+        return latest(registry)
+    known = registry.known_versions(document)
     if version not in known:
         raise ValueError(f"unknown spec version {version!r} (known: {', '.join(known)})")
     return version

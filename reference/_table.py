@@ -6,14 +6,14 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from refitwire import wire
 from refitwire._errors import Violation
 from refitwire._models import PublishedShard, PublishedTensor, TableClasses, classes_of, table_levels
-from refitwire._spec import DTYPE_SIZES
+from refitwire._spec import dtype_sizes
 from refitwire.wire import Registry, WireModel, pointer
 
 __all__ = ["TableShape", "not_integer_literal", "table_rules", "table_shape"]
@@ -69,6 +69,8 @@ class TableShape:
     #: of a JSON type they compute with): always for a release; a candidate that makes ``addr`` a
     #: string or a member optional is checked by its schema alone (those rules cannot be read there).
     ruled: bool
+    #: Element sizes of the dtype labels the registry's SPEC.md knows (ELSIZE_DTYPE).
+    dtype_sizes: Mapping[str, int] = field(default_factory=dict)
 
 
 #: The members the rules of section 2.3 read, per level (the rest are carried generically).
@@ -76,11 +78,16 @@ _TENSOR_RULED = ("name", "dtype", "elsize", "full_shape", "shards")
 _SHARD_RULED = ("agent_name", "device_id", "addr", "shard_offset", "shape")
 
 
-@functools.cache
 def table_shape(document: str, version: str, registry: Registry | None = None) -> TableShape:
-    """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry),
-    kept per registry (registries are immutable)."""
-    return shape_of(wire.wire_model(document, version, registry), classes_of(registry))
+    """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry)."""
+    return _table_shape(document, version, registry or wire.default_registry())
+
+
+@functools.cache
+def _table_shape(document: str, version: str, registry: Registry) -> TableShape:
+    # kept per registry (registries are immutable), never per "the default one"
+    shape = shape_of(wire.wire_model(document, version, registry), classes_of(registry))
+    return replace(shape, dtype_sizes=dtype_sizes(registry))
 
 
 #: What the rules of section 2.3 can read a member as: the JSON types they compute with (a
@@ -143,7 +150,7 @@ def table_rules(
     new, limit = object.__new__, _U64_LIMIT
     set_dict, set_fields_set, set_extra, set_private = _SET_DICT, _SET_FIELDS_SET, _SET_EXTRA, _SET_PRIVATE
     le, add, prod = operator.le, operator.add, math.prod
-    shard_set, tensor_set = shape.shard_fields, shape.tensor_fields
+    shard_set, tensor_set, sizes = shape.shard_fields, shape.tensor_fields, shape.dtype_sizes
     shard_class, tensor_class = shape.classes.shard, shape.classes.tensor
     literals = not typed  # the typed decode takes no 4096.0 for an integer: nothing to sum
     get = operator.attrgetter if typed else operator.itemgetter
@@ -174,7 +181,7 @@ def table_rules(
         full, elsize, dtype, entry_shards, name = tensor_fields(entry)
         wrong = sized.get((dtype, elsize), -1)
         if wrong < 0:
-            known = DTYPE_SIZES.get(dtype.removeprefix("torch."))
+            known = sizes.get(dtype.removeprefix("torch."))
             wrong = sized[(dtype, elsize)] = known if known is not None and known != elsize else 0
         if wrong:
             yield Violation(

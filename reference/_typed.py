@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Optional
 
 import msgspec
 from refitwire import wire
-from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._spec import blob_limit
 from refitwire.wire import Registry, WireModel
 
 __all__ = ["typed_read"]
@@ -189,6 +189,11 @@ def typed_read(blob: Any, kind: str, version: str, registry: Registry | None = N
     encoding rule holds when it answers.
     """
     compiled = _compiled(wire.wire_model(kind, version, registry))
-    if compiled is None or type(blob) is not bytes or len(blob) > MAX_BLOB_BYTES or not blob.isascii():
+    if (
+        type(blob) is not bytes
+        or len(blob) > blob_limit(version, registry)
+        or compiled is None
+        or not blob.isascii()
+    ):
         return None
     return compiled.read(blob)

@@ -27,7 +27,7 @@ from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import PublishedTensor, as_model
 from refitwire._registry import model_validator
-from refitwire._spec import EMPTY_WHEN_ABSENT, MAX_BLOB_BYTES
+from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit
 from refitwire._table import TableShape, not_integer_literal, table_rules, table_shape
 from refitwire._typed import typed_read
 from refitwire.wire import Registry, WireModel, pointer
@@ -64,14 +64,16 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def parse(blob: bytes | bytearray | memoryview) -> dict[str, Any]:
-    """Decode the bytes of one blob into its top-level object (rules BLOB_SIZE, UTF8, JSON, OBJECT)."""
+def parse(
+    blob: bytes | bytearray | memoryview, version: str | None = None, registry: Registry | None = None
+) -> dict[str, Any]:
+    """Decode the bytes of one blob into its top-level object (rules BLOB_SIZE, UTF8, JSON, OBJECT),
+    within the size limit of ``version`` (default: the newest released) in ``registry``."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "", type(blob).__name__, "a blob is bytes")
-    if len(blob) > MAX_BLOB_BYTES:
-        raise InvalidBlob.single(
-            "BLOB_SIZE", "", len(blob), f"blob is larger than the {MAX_BLOB_BYTES}-byte limit"
-        )
+    limit = blob_limit(version, registry)
+    if len(blob) > limit:
+        raise InvalidBlob.single("BLOB_SIZE", "", len(blob), f"blob is larger than the {limit}-byte limit")
     data = bytes(blob)
     if data.startswith(b"\xef\xbb\xbf"):
         raise InvalidBlob.single("UTF8", "", data[:3], "a blob must not start with a BOM")
@@ -183,7 +185,7 @@ def read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry 
     fast = fast_read(blob, kind, version, build=build, registry=registry)
     if fast is not None:
         return fast
-    document = parse(blob)
+    document = parse(blob, version, registry)
     tensors = checked_table(document, kind, version, build=build, registry=registry)
     return Read(document, document["tensors"], tensors, False)
 

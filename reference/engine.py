@@ -1,7 +1,7 @@
 """The reference's internal API for the kit's own packages (compat, gate, cli, bench, refit).
 
-Public and documented, unlike the ``_`` modules it reads from: the spec's constants, the
-schema registry, the rule engine and the codec's building blocks. ``refitwire.__all__`` is
+Public and documented, unlike the ``_`` modules it reads from: what the spec says
+(per registry), the schema registry, the rule engine and the codec's building blocks. ``refitwire.__all__`` is
 the library's API for users; this module is what the rest of the kit may build on, so the
 reference's private layout can change without touching them. ``refitwire.wire`` holds the
 model of the wire and the shared pointer, version and ``$ref`` helpers.
@@ -16,17 +16,16 @@ from refitwire._errors import InvalidBlob, Violation
 from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
 from refitwire._spec import (
-    DOCUMENTS,
-    DTYPE_SIZES,
     EMPTY_WHEN_ABSENT,
-    LATEST,
-    MAX_BLOB_BYTES,
-    SPEC_RULES,
-    SPEC_VERSIONS,
-    WIRE_SCHEMA_ID,
+    added_in,
+    blob_limit,
+    check_version,
+    dtype_sizes,
     knows,
+    latest,
     spec_rules,
     version_key,
+    wire_schema_id,
 )
 from refitwire._spec_rules import LEVELS, SpecError, SpecLimit, SpecRule, SpecRules, parse_spec
 from refitwire._typed import typed_read
@@ -41,11 +40,11 @@ from refitwire._validate import (
 )
 
 __all__ = [
-    # the spec's constants
-    "DOCUMENTS", "DTYPE_SIZES", "EMPTY_WHEN_ABSENT", "LATEST", "MAX_BLOB_BYTES", "SPEC_VERSIONS", "WIRE_SCHEMA_ID", "knows",
-    "version_key",
+    # what the spec says, per registry (default: the default registry)
+    "EMPTY_WHEN_ABSENT", "added_in", "blob_limit", "check_version", "dtype_sizes", "knows", "latest", "version_key",
+    "wire_schema_id",
     # SPEC.md's rule tables, read from it
-    "LEVELS", "SPEC_RULES", "SpecError", "spec_rules", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
+    "LEVELS", "SpecError", "spec_rules", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
     # the schema registry
     "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
     # the rule engine

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from _support import VECTORS
 from refitwire import tensor_digest
-from refitwire._spec import DTYPE_SIZES
+from refitwire._spec import dtype_sizes
 from refitwire.compat.upstream import envs
 
 FOLDER = VECTORS / "digest"
@@ -29,7 +29,7 @@ ROW = 4096
 
 def box_bytes(v: dict[str, Any]) -> bytes:
     """The bytes the digest is of: the box, row-major (written here from SPEC.md section 4)."""
-    size = DTYPE_SIZES[v["dtype"].removeprefix("torch.")]
+    size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
     full = np.frombuffer(base64.b64decode(v["data_b64"]), dtype=np.dtype(f"V{size}")).reshape(v["shape"])
     if "box" in v:
         box = v["box"]
@@ -53,7 +53,7 @@ def test_ids_are_unique_and_derived_from_content() -> None:
 
 def test_each_input_fills_its_shape_and_its_box_fits() -> None:
     for v in CASES:
-        size = DTYPE_SIZES[v["dtype"].removeprefix("torch.")]
+        size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
         assert len(base64.b64decode(v["data_b64"])) == size * int(np.prod(v["shape"], dtype=np.int64)), v[
             "id"
         ]
@@ -65,7 +65,7 @@ def test_each_input_fills_its_shape_and_its_box_fits() -> None:
 
 def test_every_dtype_label_of_the_spec_is_covered_with_and_without_its_prefix() -> None:
     labels = {v["dtype"] for v in CASES}
-    assert {label.removeprefix("torch.") for label in labels} >= set(DTYPE_SIZES)
+    assert {label.removeprefix("torch.") for label in labels} >= set(dtype_sizes())
     assert any(x.startswith("torch.") for x in labels) and any(not x.startswith("torch.") for x in labels)
 
 

@@ -22,7 +22,7 @@ from refitwire import (
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
 )
-from refitwire._spec import MAX_BLOB_BYTES
+from refitwire._spec import blob_limit
 from strategies import payloads
 
 
@@ -51,7 +51,7 @@ def test_all_violations_are_kept_in_document_order() -> None:
 
 def test_a_blob_over_the_size_limit_is_refused_before_parsing() -> None:
     with pytest.raises(InvalidBlob, match=r"BLOB_SIZE"):
-        unwrap_rendezvous_blob(b" " * (MAX_BLOB_BYTES + 1))
+        unwrap_rendezvous_blob(b" " * (blob_limit() + 1))
 
 
 @pytest.mark.parametrize("blob", ["not bytes", None, 12, ["a"]])

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from refitwire import (
-    SPEC_VERSIONS,
     PublishedShard,
     PublishedTensor,
     RendezvousPayload,
+    released_versions,
     to_decoded,
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
@@ -26,7 +26,7 @@ from refitwire._registry import fast_validator
 from refitwire._spec import knows, version_key
 from strategies import payloads, tensors
 
-LATEST_SCHEMA = schema("rendezvous", SPEC_VERSIONS[-1])
+LATEST_SCHEMA = schema("rendezvous", released_versions()[-1])
 
 
 def subschema(name: str) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def test_every_model_dumps_to_a_schema_valid_tensor(tensor: PublishedTensor) -> 
     dumped = json.loads(tensor.model_dump_json(exclude_none=True))
     document = {"schema": LATEST_SCHEMA["properties"]["schema"]["const"], "agent_name": "",
                 "agent_meta_b64": "", "tensors": [dumped]}  # fmt: skip
-    assert fast_validator("rendezvous", SPEC_VERSIONS[-1]).is_valid(document)
+    assert fast_validator("rendezvous", released_versions()[-1]).is_valid(document)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_the_model_is_stricter_than_json_schema_about_integral_floats() -> None:
         PublishedShard(agent_name="a", device_id=0, addr=4096.0, shard_offset=(), shape=())  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("version", SPEC_VERSIONS)
+@pytest.mark.parametrize("version", released_versions())
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads)
 def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, Any]) -> None:
@@ -104,7 +104,9 @@ def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, An
         )})  # fmt: skip
 
 
-@given(payload=payloads, reader=st.sampled_from(SPEC_VERSIONS), writer=st.sampled_from(SPEC_VERSIONS))
+@given(
+    payload=payloads, reader=st.sampled_from(released_versions()), writer=st.sampled_from(released_versions())
+)
 @settings(max_examples=examples(100))
 def test_any_reader_reads_any_writer_and_sees_only_what_both_know(
     payload: dict[str, Any], reader: str, writer: str

@@ -10,10 +10,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from refitwire import SPEC_VERSIONS, WIRE_SCHEMA_ID, InvalidBlob, unwrap_rendezvous_blob
+from refitwire import InvalidBlob, released_versions, unwrap_rendezvous_blob, wire_schema_id
 from refitwire import schema_document as schema
 from refitwire._registry import released, schema_bytes
-from refitwire._spec import ADDED_IN, knows, version_key
+from refitwire._spec import added_in, knows, version_key
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 ENTRIES = [(doc, e) for doc, entries in released()["documents"].items() for e in entries]
@@ -50,7 +50,7 @@ def test_each_schema_is_a_valid_2020_12_schema_with_its_version(document: str, e
     jsonschema.Draft202012Validator.check_schema(doc)
     assert doc["$id"].endswith(f":{document}:{entry['version']}")
     assert doc["x-spec-version"] == entry["version"]
-    assert doc["properties"]["schema"]["const"] == WIRE_SCHEMA_ID
+    assert doc["properties"]["schema"]["const"] == wire_schema_id()
 
 
 def _members(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
@@ -64,14 +64,14 @@ def _members(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("document", ["rendezvous", "shard-table"])
-@pytest.mark.parametrize("version", SPEC_VERSIONS)
+@pytest.mark.parametrize("version", released_versions())
 def test_every_member_says_which_version_added_it(document: str, version: str) -> None:
     for path, member in _members(schema(document, version)):
-        assert member.get("x-added-in") in SPEC_VERSIONS[: SPEC_VERSIONS.index(version) + 1], path
+        assert member.get("x-added-in") in released_versions()[: released_versions().index(version) + 1], path
 
 
 def test_each_version_only_adds_optional_members() -> None:
-    for older, newer in itertools.pairwise(SPEC_VERSIONS):
+    for older, newer in itertools.pairwise(released_versions()):
         old, new = schema("rendezvous", older), schema("rendezvous", newer)
         assert new["required"] == old["required"]
         added = {p for p, m in _members(new) if m["x-added-in"] == newer}
@@ -86,12 +86,12 @@ def test_the_index_lists_every_schema_file_on_disk() -> None:
         for p in (SCHEMA_DIR / d).glob("*.json")
     }
     assert listed == on_disk
-    assert json.loads(schema_bytes("index.json"))["latest"] == SPEC_VERSIONS[-1]
+    assert json.loads(schema_bytes("index.json"))["latest"] == released_versions()[-1]
 
 
 def test_versions_compare_as_numbers_not_strings() -> None:
     assert version_key("1.10.0") > version_key("1.9.0") and "1.10.0" < "1.9.0"
-    assert list(SPEC_VERSIONS) == sorted(SPEC_VERSIONS, key=version_key)
+    assert list(released_versions()) == sorted(released_versions(), key=version_key)
     assert knows("1.10.0", "digest") and knows("1.10.0", "publisher_step")
     with pytest.raises(ValueError, match="not a spec version"):
         version_key("1.x")
@@ -100,18 +100,18 @@ def test_versions_compare_as_numbers_not_strings() -> None:
 def test_added_in_is_what_the_latest_schemas_annotate() -> None:
     annotated = {}
     for document in ("rendezvous", "shard-table"):
-        for path, member in _members(schema(document, SPEC_VERSIONS[-1])):
-            if member["x-added-in"] != SPEC_VERSIONS[0]:
+        for path, member in _members(schema(document, released_versions()[-1])):
+            if member["x-added-in"] != released_versions()[0]:
                 annotated[path.rsplit("/", 1)[1]] = member["x-added-in"]
-    assert ADDED_IN == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
+    assert added_in() == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
 
 
 def test_a_caller_changing_a_schema_document_does_not_change_the_reader() -> None:
     blob = b'{"schema": "other", "agent_name": "a", "agent_meta_b64": "", "tensors": []}'
-    document = schema("rendezvous", SPEC_VERSIONS[-1])
+    document = schema("rendezvous", released_versions()[-1])
     document["properties"]["schema"]["x-rule"] = "CHANGED"
     document["properties"].clear()
-    assert schema("rendezvous", SPEC_VERSIONS[-1])["properties"]["schema"]["x-rule"] == "SCHEMA_ID"
+    assert schema("rendezvous", released_versions()[-1])["properties"]["schema"]["x-rule"] == "SCHEMA_ID"
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(blob)
     assert caught.value.rule == "SCHEMA_ID"

@@ -17,10 +17,10 @@ from _support import blob_of, load_vectors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from refitwire import (
-    SPEC_VERSIONS,
     InvalidBlob,
     PublishedTensor,
     decode_shard_table,
+    released_versions,
     to_decoded,
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
@@ -71,7 +71,7 @@ def _payload(tensors: list[PublishedTensor]) -> Any:
     return RendezvousPayload(b"", "", "", tensors)
 
 
-CASES = [(v, version) for v in VECTORS for version in SPEC_VERSIONS]
+CASES = [(v, version) for v in VECTORS for version in released_versions()]
 
 
 @pytest.mark.parametrize(("vector", "version"), CASES, ids=[f"{v['id']}@{ver}" for v, ver in CASES])
@@ -136,7 +136,9 @@ VALID_DOCUMENTS = [d for d in VALID_DOCUMENTS if d.get("tensors")]
 
 
 @settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(VALID_DOCUMENTS), st.sampled_from(KINDS), st.sampled_from(SPEC_VERSIONS), st.data())
+@given(
+    st.sampled_from(VALID_DOCUMENTS), st.sampled_from(KINDS), st.sampled_from(released_versions()), st.data()
+)
 def test_fast_and_exact_agree_on_mutated_vectors(
     document: dict[str, Any], kind: str, version: str, data: st.DataObject
 ) -> None:
@@ -145,7 +147,7 @@ def test_fast_and_exact_agree_on_mutated_vectors(
 
 
 @settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(payloads, st.sampled_from(KINDS), st.sampled_from(SPEC_VERSIONS), st.data())
+@given(payloads, st.sampled_from(KINDS), st.sampled_from(released_versions()), st.data())
 def test_fast_and_exact_agree_on_mutated_writer_output(
     payload: dict[str, Any], kind: str, version: str, data: st.DataObject
 ) -> None:
@@ -180,11 +182,11 @@ def test_array_items_are_in_index_order_not_pointer_string_order() -> None:
     tensors = [_tensor([1]) for _ in range(11)]
     tensors[10]["shards"][0]["shape"] = [2]  # BOX_IN_BOUNDS at /tensors/10/...
     tensors[2]["shards"][0]["shape"] = [2]
-    found = violations(_blob(tensors), "rendezvous", SPEC_VERSIONS[-1])
+    found = violations(_blob(tensors), "rendezvous", released_versions()[-1])
     assert [v.pointer for v in found] == ["/tensors/2/shards/0/shape/0", "/tensors/10/shards/0/shape/0"]
     tensors[10]["elsize"] = -1  # the same for the schema's violations
     tensors[2]["elsize"] = -1
-    found = violations(_blob(tensors), "rendezvous", SPEC_VERSIONS[-1])
+    found = violations(_blob(tensors), "rendezvous", released_versions()[-1])
     assert [v.pointer for v in found] == ["/tensors/2/elsize", "/tensors/10/elsize"]
 
 
@@ -203,7 +205,7 @@ def test_members_are_in_the_order_the_blob_writes_them() -> None:
 def test_a_value_comes_before_what_is_inside_it_and_ties_go_by_rule() -> None:
     tensor = {**_tensor([4]), "dtype": "float32", "elsize": 2.0}
     tensor["shards"][0].update(shard_offset=[0, 0], shape=[9])  # RANK_AGREEMENT at the shard
-    found = violations(_blob([tensor]), "rendezvous", SPEC_VERSIONS[-1])
+    found = violations(_blob([tensor]), "rendezvous", released_versions()[-1])
     assert [(v.rule, v.pointer) for v in found] == [
         ("ELSIZE_DTYPE", "/tensors/0/elsize"),  # one value, two rules: by rule ID
         ("INTEGER_LITERAL", "/tensors/0/elsize"),
@@ -213,7 +215,7 @@ def test_a_value_comes_before_what_is_inside_it_and_ties_go_by_rule() -> None:
 
 def test_a_foreign_document_is_named_first_and_missing_members_follow_the_schema() -> None:
     document = {"tensors": [], "schema": "other"}
-    found = violations(document, "rendezvous", SPEC_VERSIONS[-1])
+    found = violations(document, "rendezvous", released_versions()[-1])
     assert (found[0].rule, found[0].pointer) == ("SCHEMA_ID", "/schema")
     assert [v.detail for v in found if v.rule == "REQUIRED"] == [
         '"agent_name" is a required property',
@@ -230,7 +232,7 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
     shard = {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0], "shape": [1]}
     document = _blob([{**_tensor([1]), "shards": [shard]}])
     blob = json.dumps(document).encode()
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         assert fast_read(blob, "rendezvous", version, build=True) is not None  # the agreement tests bite
     deferred = [
         json.dumps({**document, "x_unknown": 1}).encode(),  # unknown members: the exact path ignores them
@@ -243,7 +245,7 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
         blob.replace(b'"shape": [1]', b'"shape": [2]'),  # a table rule
     ]
     for other in deferred:
-        assert fast_read(other, "rendezvous", SPEC_VERSIONS[-1], build=True) is None, other
+        assert fast_read(other, "rendezvous", released_versions()[-1], build=True) is None, other
     assert unwrap_rendezvous_blob(deferred[0]).tensors == unwrap_rendezvous_blob(blob).tensors
 
 
@@ -252,7 +254,7 @@ def test_the_compiler_refuses_a_keyword_it_does_not_translate() -> None:
     from refitwire._typed import _Compiled, _Unsupported
     from refitwire.wire import resolve_refs
 
-    root = resolve_refs(schema_document("rendezvous", SPEC_VERSIONS[-1]))
+    root = resolve_refs(schema_document("rendezvous", released_versions()[-1]))
     _Compiled(root)
     root["properties"]["agent_name"]["minLength"] = 1
     with pytest.raises(_Unsupported):

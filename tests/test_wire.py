@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refitwire import SPEC_VERSIONS, PublishedShard, PublishedTensor, schema_document, wire
+from refitwire import PublishedShard, PublishedTensor, released_versions, schema_document, wire
 from refitwire.wire import RefError, compile_model, parse_version, pointer, resolve_refs, tokens, version_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ def test_a_place_is_a_pointer_with_every_index_starred() -> None:
 
     assert general_pointer("/tensors/3/shards/10/a~1b") == "/tensors/*/shards/*/a~1b"
     assert general_pointer("") == ""
-    shard = wire.wire_model("rendezvous", SPEC_VERSIONS[-1]).level("tensors", "shards")
+    shard = wire.wire_model("rendezvous", released_versions()[-1]).level("tensors", "shards")
     assert shard["addr"].place == "/tensors/*/shards/*/addr"
 
 
@@ -48,7 +48,7 @@ def _levels(model: wire.WireModel) -> dict[tuple[str, ...], list[tuple[Any, ...]
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("version", SPEC_VERSIONS)
+@pytest.mark.parametrize("version", released_versions())
 def test_the_model_reads_the_schema_not_its_layout(version: str) -> None:
     """Moving ``$defs`` or inlining them is the same wire: the same model."""
     original = schema_document("rendezvous", version)
@@ -66,7 +66,7 @@ def test_the_model_reads_the_schema_not_its_layout(version: str) -> None:
 
 
 def test_the_model_of_the_latest_release() -> None:
-    model = wire.wire_model("rendezvous", SPEC_VERSIONS[-1])
+    model = wire.wire_model("rendezvous", released_versions()[-1])
     assert list(model.levels) == [(), ("tensors",), ("tensors", "shards")]
     assert model.top.names[0] == "schema" and model.wire_id == "mx.reshard.shard_table.v1"
     step = model.top["publisher_step"]
@@ -105,7 +105,7 @@ def test_the_models_fields_are_the_schemas_members() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.ClassDef) and node.name in ("PublishedShard", "PublishedTensor")
     }
-    released = wire.wire_model("rendezvous", SPEC_VERSIONS[-1])
+    released = wire.wire_model("rendezvous", released_versions()[-1])
     assert declared == {
         "PublishedTensor": list(released.level("tensors").names),
         "PublishedShard": list(released.level("tensors", "shards").names),
@@ -117,13 +117,13 @@ def _folder_with_a_candidate(tmp_path: Path) -> Path:
     folder = tmp_path / "schema"
     for document in ("rendezvous", "shard-table"):
         (folder / document).mkdir(parents=True)
-        for version in SPEC_VERSIONS:
+        for version in released_versions():
             (folder / document / f"{version}.json").write_bytes(
                 (wire.schema_root() / document / f"{version}.json").read_bytes()
             )
     for name in ("index.json", "SPEC.md"):
         (folder / name).write_bytes((wire.schema_root() / name).read_bytes())
-    later = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    later = schema_document("rendezvous", released_versions()[-1])
     later["x-spec-version"] = "1.9.0"
     (folder / "rendezvous" / "1.9.0.json").write_text(json.dumps(later), encoding="utf-8")
     return folder
@@ -135,12 +135,12 @@ def test_a_schema_file_added_after_install_is_seen(tmp_path: Path) -> None:
     one is left as it was (no cache to clear)."""
     assert (wire.schema_root() / "index.json").is_file()
     registry = wire.Registry.from_folder(_folder_with_a_candidate(tmp_path))
-    assert wire.known_versions(registry=registry) == (*SPEC_VERSIONS, "1.9.0")
-    assert wire.released_versions(registry) == SPEC_VERSIONS
+    assert wire.known_versions(registry=registry) == (*released_versions(), "1.9.0")
+    assert wire.released_versions(registry) == released_versions()
     assert wire.candidate_versions(registry=registry) == ("1.9.0",)
     assert wire.wire_model("rendezvous", "1.9.0", registry).version == "1.9.0"
     assert wire.newest_model(registry=registry).version == "1.9.0"
-    assert wire.known_versions() == SPEC_VERSIONS  # the default registry never saw it
+    assert wire.known_versions() == released_versions()  # the default registry never saw it
     with pytest.raises(ValueError, match=r"unknown spec version '1\.9\.0'"):
         wire.wire_model("rendezvous", "1.9.0")
 
@@ -149,15 +149,15 @@ def test_a_candidate_is_the_registry_with_one_more_resource() -> None:
     """``with_resource`` returns a new registry (like ``referencing.Registry.with_resource``):
     the one it extends is unchanged, and the released models are shared, not recompiled."""
     base = wire.default_registry()
-    schema = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    schema = schema_document("rendezvous", released_versions()[-1])
     schema["x-spec-version"] = "1.9.0"
     schema["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.9.0"}
     extended = base.with_resource("rendezvous", "1.9.0", schema)
-    assert extended is not base and base.known_versions() == SPEC_VERSIONS
+    assert extended is not base and base.known_versions() == released_versions()
     assert extended.candidate_versions() == ("1.9.0",) and extended.candidate_versions("shard-table") == ()
     assert extended.newest_model().top["publisher_rank"].added_in == "1.9.0"
-    assert extended.wire_model("rendezvous", SPEC_VERSIONS[-1]) is base.wire_model(
-        "rendezvous", SPEC_VERSIONS[-1]
+    assert extended.wire_model("rendezvous", released_versions()[-1]) is base.wire_model(
+        "rendezvous", released_versions()[-1]
     )
     with pytest.raises(AttributeError):
         extended.index = {}  # type: ignore[misc]
@@ -172,7 +172,7 @@ def test_a_candidate_is_read_and_written_by_the_library_with_its_registry() -> N
     its new table member is a field of that registry's models, written and read back."""
     from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 
-    schema = schema_document("rendezvous", SPEC_VERSIONS[-1])
+    schema = schema_document("rendezvous", released_versions()[-1])
     schema["x-spec-version"] = "1.9.0"
     schema["$defs"]["shard"]["properties"]["numa_node"] = {
         "type": "integer", "minimum": 0, "maximum": 255, "x-added-in": "1.9.0",

@@ -106,10 +106,10 @@ def write_cases() -> dict[str, list[str]]:
     """rule -> the write cases that fail a writer breaking it: the refusals of the rule, and the
     golden payloads (with and without unknown members) whose blob would show the breach."""
     from refitwire.compat import _built_cases, _cases, _write_unknown
-    from refitwire.engine import SPEC_VERSIONS
+    from refitwire.wire import released_versions
 
     found: dict[str, list[str]] = {}
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         for refusal in _built_cases.refusal_cases(version):
             for rule in (refusal.rule, "WRITE_VALID"):
                 found.setdefault(rule, []).append(refusal.id)

@@ -3,7 +3,7 @@ dtype label of SPEC section 4, box and span arithmetic at the signed and unsigne
 boundaries, and the precedence across stages and positions of SPEC section 2.7.
 
 Like ``_vector_model``, nothing here names a member: patterns, constants and rules come from
-the schemas; the element sizes from ``refitwire._spec.DTYPE_SIZES`` (SPEC section 4).
+the schemas; the element sizes from ``refitwire._spec.dtype_sizes()`` (SPEC section 4).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from _vector_kit import blob_doc, py_dumps, shard, tensor
 from _vector_model import RAW, bad, base, get, good, knowing, model, place, put, text
 from refitwire import wire
-from refitwire._spec import DTYPE_SIZES
+from refitwire._spec import dtype_sizes
 from refitwire.wire import NO_CONST, Member
 
 # -- near-misses of every pattern and constant ------------------------------------------------
@@ -104,7 +104,7 @@ def dtype_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every label the spec lists, with and without ``torch.``: with its element size (valid),
     and with another size (``ELSIZE_DTYPE`` at the tensor's ``elsize``)."""
     valid, invalid = [], []
-    for n, (label, size) in enumerate(sorted(DTYPE_SIZES.items())):
+    for n, (label, size) in enumerate(sorted(dtype_sizes().items())):
         written = f"torch.{label}" if n % 2 == 0 else label
         doc = blob_doc([tensor("w0", written, size, (8, 4), [shard(4096, (0, 0), (4, 4))])], step=7)
         valid.append(good(f"dtype {written} with elsize {size}", py_dumps(doc), ["dtype-table"]))
@@ -244,7 +244,7 @@ def _pad_bits(doc: dict[str, Any]) -> None:
 def _elsize(doc: dict[str, Any]) -> None:
     """A listed dtype with another element size (ELSIZE_DTYPE, step 4)."""
     first = doc["tensors"][0]
-    first["elsize"] = 3 if DTYPE_SIZES[first["dtype"].removeprefix("torch.")] != 3 else 5
+    first["elsize"] = 3 if dtype_sizes()[first["dtype"].removeprefix("torch.")] != 3 else 5
 
 
 def _integers() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:

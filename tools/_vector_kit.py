@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import wire
-from refitwire._spec import ADDED_IN, WIRE_SCHEMA_ID, knows
+from refitwire._spec import added_in, knows, wire_schema_id
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
 from refitwire.wire import version_key
@@ -25,7 +25,7 @@ from refitwire.wire import version_key
 #: Every version a vector states an expectation for: the released ones, then any candidate
 #: (a schema file the index does not list yet), so a candidate's new members get their vectors.
 VERSIONS = wire.known_versions("rendezvous")
-WIRE = WIRE_SCHEMA_ID
+WIRE = wire_schema_id()
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
 
@@ -210,7 +210,7 @@ def as_read_by(version: str, blob: bytes) -> bytes:
     """``blob`` with the member names ``version`` does not know, and the released upstream
     readers' version does, renamed to names nobody knows: what the upstream readers must do
     with the blob when they read it as a ``version`` reader would (ignore those members)."""
-    later = [m for m in ADDED_IN if knows(UPSTREAM_READS, m) and not knows(version, m)]
+    later = [m for m in added_in() if knows(UPSTREAM_READS, m) and not knows(version, m)]
     for member in later:
         blob = re.sub(rb'"(' + re.escape(member.encode()) + rb')"(\s*:)', rb'"unknown_\1"\2', blob)
     return blob

@@ -19,7 +19,7 @@ from typing import Any
 
 import _clone
 from refitwire import wire
-from refitwire._spec import DTYPE_SIZES
+from refitwire._spec import dtype_sizes
 from refitwire.wire import NO_CONST, general_pointer, join
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def required_cells() -> dict[tuple[str, str], str]:
         for rule in re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", body, flags=re.M):
             if rule not in ELSEWHERE:
                 cells[(rule, "(any)")] = f"SPEC {section}"
-    for label in DTYPE_SIZES:
+    for label in dtype_sizes():
         cells[("ELSIZE_DTYPE", f"dtype {label}")] = f"{label} with another element size"
     return cells
 

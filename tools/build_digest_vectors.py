@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import _clone
-from refitwire._spec import DTYPE_SIZES
+from refitwire._spec import dtype_sizes
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors" / "digest" / "digest.json"
@@ -76,7 +76,7 @@ def inputs() -> list[dict[str, Any]]:
         )
     )
     # Every dtype label of the table, as written on the wire (with and without torch.).
-    for i, (label, size) in enumerate(sorted(DTYPE_SIZES.items())):
+    for i, (label, size) in enumerate(sorted(dtype_sizes().items())):
         written = f"torch.{label}" if i % 2 == 0 else label
         data = bytes(rng.randrange(2) for _ in range(15)) if label == "bool" else rng.randbytes(15 * size)
         found.append(vector(f"every dtype: {written}, shape [3, 5]", written, [3, 5], data))

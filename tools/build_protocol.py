@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 
 import _clone
-from refitwire import SPEC_VERSIONS, wire
+from refitwire import released_versions, wire
 from refitwire.compat._forms import decoded_schema
 
 TARGET = Path(__file__).resolve().parents[1] / "schema" / "protocol" / "decoded.json"
 
 
 def generated() -> str:
-    return json.dumps(decoded_schema(wire.wire_model("rendezvous", SPEC_VERSIONS[-1])), indent=2) + "\n"
+    return json.dumps(decoded_schema(wire.wire_model("rendezvous", released_versions()[-1])), indent=2) + "\n"
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from refitwire import (
     wire,
     wrap_rendezvous_blob,
 )
-from refitwire.engine import DTYPE_SIZES
+from refitwire.engine import dtype_sizes, latest
 
 
 def answer(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
@@ -71,19 +71,20 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
     if cmd == "digest":
         try:
-            return {"seq": seq, "digest": digest(request)}
+            return {"seq": seq, "digest": digest(request, registry)}
         except (KeyError, TypeError, ValueError) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot digest this: {exc}"}
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
 
 
-def digest(request: dict[str, Any]) -> str:
-    """SPEC.md section 4's digest of the box ``request["box"]`` of the tensor in ``data_b64``."""
+def digest(request: dict[str, Any], registry: wire.Registry | None = None) -> str:
+    """SPEC.md section 4's digest of the box ``request["box"]`` of the tensor in ``data_b64``
+    (the dtype's element size from ``registry``'s SPEC.md)."""
     import numpy as np
 
     data = base64.b64decode(request["data_b64"], validate=True)
     label, shape = request["dtype"], request["shape"]
-    elsize = DTYPE_SIZES.get(label.removeprefix("torch."))
+    elsize = dtype_sizes(registry).get(label.removeprefix("torch."))
     if elsize is None:
         raise ValueError(f"unknown dtype {label!r}")
     count = 1
@@ -111,20 +112,20 @@ def refitwire_version() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--spec-version", default=refitwire.LATEST)
+    parser.add_argument("--spec-version", default=latest())
     parser.add_argument(
         "--schema-dir", type=Path, help="a schema/ folder holding an unreleased candidate --spec-version"
     )
     args = parser.parse_args()
     version = args.spec_version
     registry = wire.default_registry()
-    if version not in refitwire.SPEC_VERSIONS:
+    if version not in registry.released_versions():
         if not args.schema_dir:
             parser.error(f"unknown spec version {version} (a candidate needs --schema-dir)")
         registry = registry.with_candidates(args.schema_dir.resolve())
         if version not in registry.candidate_versions():
             parser.error(
-                f"spec version {version!r} is not released (known: {', '.join(refitwire.SPEC_VERSIONS)}) "
+                f"spec version {version!r} is not released (known: {', '.join(registry.released_versions())}) "
                 f"and {args.schema_dir} has no candidate schema rendezvous/{version}.json"
             )
     out = sys.stdout.buffer

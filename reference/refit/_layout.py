@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from refitwire.engine import DTYPE_SIZES
+from refitwire.engine import dtype_sizes
 
 from ._model import Model, Split, TensorSpec
 
@@ -168,7 +168,8 @@ def _dtype(source: str, name: str, dtype: object) -> str:
 
 
 def layout_bytes(entries: Sequence[Entry]) -> int:
-    return sum(math.prod(shape) * DTYPE_SIZES[dtype] for _, dtype, shape in entries)
+    sizes = dtype_sizes()
+    return sum(math.prod(shape) * sizes[dtype] for _, dtype, shape in entries)
 
 
 def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
@@ -178,11 +179,10 @@ def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
 def scale_layout(entries: Sequence[Entry], nbytes: int) -> list[Entry]:
     """The smallest scaling of every dimension by one factor that holds at least ``nbytes``."""
     kinds = Counter((dtype, shape) for _, dtype, shape in entries)  # ~19,000 tensors, ~20 shapes
+    sizes = dtype_sizes()
 
     def size(factor: float) -> int:
-        return sum(
-            n * math.prod(_scaled_shape(shape, factor)) * DTYPE_SIZES[t] for (t, shape), n in kinds.items()
-        )
+        return sum(n * math.prod(_scaled_shape(shape, factor)) * sizes[t] for (t, shape), n in kinds.items())
 
     lo, hi = 0.0, 1.0
     while size(hi) < nbytes:

@@ -21,7 +21,7 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from refitwire.engine import DTYPE_SIZES
+from refitwire.engine import dtype_sizes
 
 if TYPE_CHECKING:
     import torch
@@ -79,7 +79,7 @@ class TensorSpec:
 
     @property
     def elsize(self) -> int:
-        return DTYPE_SIZES[self.dtype]
+        return dtype_sizes()[self.dtype]
 
     @property
     def nbytes(self) -> int:

@@ -8,10 +8,10 @@ library's user-facing API.
 Where the schemas come from: a :class:`Registry`, one immutable record of a ``schema/``
 folder's files and their compiled models, passed explicitly to whatever reads or writes at a
 version; a candidate is the same registry with one more file (:meth:`Registry.with_resource`).
-The module-level functions below read :func:`default_registry`, built once from the
-package's ``schema/`` folder (through its real path, so a file added to a checkout is seen
-without reinstalling) or, when ``$REFITWIRE_SCHEMA_DIR`` is set at that moment, from that
-folder; each takes an optional ``registry`` to read another one instead.
+The module-level functions below read :func:`default_registry` (the package's ``schema/``
+folder through its real path, so a file added to a checkout is seen without reinstalling, or
+the folder ``$REFITWIRE_SCHEMA_DIR`` names when it is set) unless they are given a
+``registry``. Nothing here is frozen at import: each call asks for the default registry again.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ __all__ = [
     "package_root",
     "parse_version",
     "pointer",
+    "registry_at",
     "released_versions",
     "resolve_refs",
     "schema_root",
@@ -90,17 +91,24 @@ def package_root() -> Path:
     return (package / "__init__.py").resolve().parent
 
 
-@functools.cache
 def default_registry() -> Registry:
-    """The registry of the package's ``schema/`` folder, or of ``$REFITWIRE_SCHEMA_DIR`` when it
-    is set: built once (it is immutable); another folder is another :meth:`Registry.from_folder`."""
+    """The registry of ``$REFITWIRE_SCHEMA_DIR`` when it is set now, else of the package's
+    ``schema/`` folder: the variable is read on every call and is only a way to name the
+    folder, so setting it names another registry, never a stale one."""
     override = os.environ.get(ENV_VAR)
     if not override:
-        return Registry.from_folder(package_root())
+        return registry_at(package_root())
     try:
-        return Registry.from_folder(Path(override))
+        return registry_at(Path(override).resolve())
     except SchemaFolderError as exc:
         raise SchemaFolderError(f"${ENV_VAR}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def registry_at(folder: Path) -> Registry:
+    """:meth:`Registry.from_folder` of ``folder`` (a resolved path), built once per folder: a
+    registry is immutable, and compiling one's models costs tenths of a second."""
+    return Registry.from_folder(folder)
 
 
 def _of(registry: Registry | None) -> Registry:

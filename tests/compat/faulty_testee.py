@@ -441,9 +441,9 @@ def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
     import hashlib
 
     import numpy as np
-    from refitwire._spec import DTYPE_SIZES
+    from refitwire._spec import dtype_sizes
 
-    size = DTYPE_SIZES[request["dtype"].removeprefix("torch.")]
+    size = dtype_sizes()[request["dtype"].removeprefix("torch.")]
     full = np.frombuffer(base64.b64decode(request["data_b64"]), np.dtype(f"V{size}")).reshape(
         request["shape"]
     )

@@ -5,8 +5,8 @@ unnoticed while the failure it excused shows up as new."""
 
 from __future__ import annotations
 
-from refitwire._spec import SPEC_VERSIONS
 from refitwire.compat import _built_cases, _cases, _expected, _size_budget, _sizes, _write_unknown
+from refitwire.wire import released_versions
 
 
 def _known_cases() -> dict[str, str]:
@@ -18,7 +18,7 @@ def _known_cases() -> dict[str, str]:
             known[f"{case.id}#rule"] = "reader"
     known.update((c.id, "reader") for c in _sizes.size_cases())
     known[_size_budget.GROWTH_CASE] = "reader"
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         golden = [c for c in _cases.write_cases() if c.spec_version == version]
         for c in golden + list(_write_unknown.unknown_member_cases(version)):
             known.update({c.id: "writer", f"{c.id}:bytes": "writer"})

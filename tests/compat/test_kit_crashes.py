@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from refitwire import LATEST, SPEC_VERSIONS, from_decoded, schema_document, wrap_rendezvous_blob
+from refitwire import from_decoded, latest, released_versions, schema_document, wrap_rendezvous_blob
 from refitwire.compat import Candidate, Plan, report_ok, run_matrix
 from refitwire.compat._participants import reference
 from refitwire.gate import Document
@@ -63,10 +63,10 @@ def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_
     from refitwire.gate._readers import ReaderCrash, reader
 
     document = VALID
-    schema = schema_document("rendezvous", LATEST)
+    schema = schema_document("rendezvous", latest())
     schema["x-spec-version"] = "1.9.0"
     with pytest.raises(KeyError, match=crashing_rule):
         Candidate.of_schema(schema, "1.9.0").violations(document)
-    released = Document(f"rendezvous/{SPEC_VERSIONS[-1]}", schema_document("rendezvous", LATEST))
+    released = Document(f"rendezvous/{released_versions()[-1]}", schema_document("rendezvous", latest()))
     with pytest.raises(ReaderCrash, match=crashing_rule):
         reader(released)(document)

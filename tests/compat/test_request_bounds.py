@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from refitwire.compat import _built_cases, _cases, _digest, _protocol, _sizes, _write_unknown
-from refitwire.engine import DTYPE_SIZES, MAX_BLOB_BYTES, SPEC_VERSIONS
+from refitwire.engine import blob_limit, dtype_sizes
+from refitwire.wire import released_versions
 
 
 def _strings(value: Any) -> list[str]:
@@ -29,7 +30,7 @@ def _lone_surrogates(payload: Any) -> list[str]:
 
 def test_no_request_payload_carries_a_lone_surrogate() -> None:
     payloads = [p for seed in (1, 2, 3) for p in _cases.generated_payloads(seed, 20).values()]
-    for version in SPEC_VERSIONS:
+    for version in released_versions():
         payloads += [c.payload for c in _built_cases.refusal_cases(version)]
         payloads += [c.payload for c in _write_unknown.unknown_member_cases(version)]
     payloads += [c.payload for c in _cases.write_cases()]
@@ -45,8 +46,8 @@ def test_digest_requests_stay_within_the_stated_bounds() -> None:
         request = case.request
         shape, data = request["shape"], base64.b64decode(request["data_b64"])
         assert len(shape) <= 3 and all(0 <= n < 2**63 for n in shape), case.id
-        assert request["dtype"].removeprefix("torch.") in DTYPE_SIZES, case.id
-        assert len(data) == math.prod(shape) * DTYPE_SIZES[request["dtype"].removeprefix("torch.")] <= 12319
+        assert request["dtype"].removeprefix("torch.") in dtype_sizes(), case.id
+        assert len(data) == math.prod(shape) * dtype_sizes()[request["dtype"].removeprefix("torch.")] <= 12319
         box = request.get("box")
         if box is not None:
             assert len(box["shard_offset"]) == len(box["shape"]) == len(shape), case.id
@@ -56,6 +57,6 @@ def test_digest_requests_stay_within_the_stated_bounds() -> None:
 @pytest.mark.slow
 def test_the_longest_request_line_is_under_90_mb() -> None:
     longest = max(_sizes.size_cases(), key=lambda c: len(c.blob))
-    assert len(longest.blob) == MAX_BLOB_BYTES + 1
+    assert len(longest.blob) == blob_limit() + 1
     line = json.dumps(_protocol.read(2**31 - 1, base64.b64encode(longest.blob).decode())).encode() + b"\n"
     assert len(line) < 90_000_000

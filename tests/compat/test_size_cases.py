@@ -15,7 +15,8 @@ import pytest
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.compat import _cases, _checks, _forms, _size_budget, _sizes, _testee
 from refitwire.compat._results import Outcome
-from refitwire.engine import MAX_BLOB_BYTES, SPEC_VERSIONS
+from refitwire.engine import blob_limit
+from refitwire.wire import released_versions
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 
@@ -40,7 +41,7 @@ def test_a_table_is_exactly_its_size_and_valid_with_no_member_added() -> None:
 
 def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
     over = next(c for c in _sizes.size_cases() if c.id == "size:over-limit")
-    assert len(over.blob) == MAX_BLOB_BYTES + 1
+    assert len(over.blob) == blob_limit() + 1
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(over.blob)
     assert caught.value.rule == "BLOB_SIZE"
@@ -142,7 +143,7 @@ def _small_case() -> _sizes.SizeCase:
     return _sizes.SizeCase("size:small", "required", "a realistic table of 300000 bytes", blob, True)
 
 
-@pytest.mark.parametrize("version", SPEC_VERSIONS)
+@pytest.mark.parametrize("version", released_versions())
 def test_the_kept_decoded_form_is_the_projection_of_the_table(
     fresh_cache: Path, version: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,7 +170,7 @@ def test_a_size_case_compares_the_whole_decoded_table(
     testee = _testee.Testee([sys.executable, str(FAULTY), fault], timeout_s=60.0)
     testee.start()
     try:
-        reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=SPEC_VERSIONS[-1])
+        reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=released_versions()[-1])
         allowance = _size_budget.Allowance(60.0, 60.0)
         (result,) = list(_checks.read_size(reader, case, allowance))
     finally:

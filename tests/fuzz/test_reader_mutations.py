@@ -24,11 +24,11 @@ from _profiles import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from refitwire import (
-    SPEC_VERSIONS,
     InvalidBlob,
     PublishedShard,
     PublishedTensor,
     decode_shard_table,
+    released_versions,
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
 )
@@ -60,7 +60,7 @@ def outcomes(blob: bytes, reads: tuple[str, ...] = ("full", "quorum", "table")) 
     for name, read in READS:
         if name not in reads:
             continue
-        for version in SPEC_VERSIONS:
+        for version in released_versions():
             try:
                 read(blob, version)
             except InvalidBlob as exc:
@@ -104,7 +104,7 @@ valid_blobs = st.sampled_from(VALID)
 def test_truncation(blob: bytes, data: st.DataObject) -> None:
     cut = data.draw(st.integers(0, len(blob) - 1))
     result = outcomes(blob[:cut])
-    assert result[("full", SPEC_VERSIONS[-1])] != "ok" or blob[:cut].strip() == blob.strip()
+    assert result[("full", released_versions()[-1])] != "ok" or blob[:cut].strip() == blob.strip()
 
 
 @FAST
@@ -179,7 +179,7 @@ def test_repeated_names_take_the_last_one() -> None:
     assert set(outcomes(first).values()) == {"ok"}
     last = with_member(TOP[0], b'"not-it"', b"schema")
     assert "ok" not in {v for (read, _), v in outcomes(last).items() if read != "quorum"}
-    assert outcomes(last)[("full", SPEC_VERSIONS[-1])] == "SCHEMA_ID"
+    assert outcomes(last)[("full", released_versions()[-1])] == "SCHEMA_ID"
 
 
 @pytest.mark.parametrize("depth", [6, 100, 500])
@@ -259,8 +259,8 @@ def test_cost_grows_linearly(make: Callable[[int], bytes]) -> None:
     small, large = make(2_000), make(16_000)
     assert len(large) < 64 * 1024 * 1024
     for name, read in READS:
-        t_small = _best_of(lambda read=read: read(small, SPEC_VERSIONS[-1]))
-        t_large = _best_of(lambda read=read: read(large, SPEC_VERSIONS[-1]))
+        t_small = _best_of(lambda read=read: read(small, released_versions()[-1]))
+        t_large = _best_of(lambda read=read: read(large, released_versions()[-1]))
         assert t_large <= 8 * 20 * max(t_small, 1e-4), (name, t_small, t_large)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire import SPEC_VERSIONS, wire
+from refitwire import released_versions, wire
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import compile_model
@@ -24,7 +24,7 @@ def main() -> int:
     schema = json.loads((SCHEMA_DIR / "rendezvous" / f"{VERSION}.json").read_text(encoding="utf-8"))
     validator, model = jsonschema_rs.validator_for(schema), compile_model(schema, "rendezvous")
     registry = wire.default_registry()
-    if VERSION not in SPEC_VERSIONS:
+    if VERSION not in released_versions():
         registry = registry.with_candidates(SCHEMA_DIR.resolve())
     for line in sys.stdin:
         request: dict[str, Any] = json.loads(line)

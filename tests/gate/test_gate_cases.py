@@ -84,7 +84,7 @@ def test_a_shard_table_candidate_reads_with_the_shard_table_rules() -> None:
     schema = json.loads(json.dumps(refitwire.schema_document("shard-table", "1.2.0")))
     schema.update({"x-spec-version": "1.3.0", "$id": schema["$id"].replace("1.2.0", "1.3.0")})
     document = load_document("schema/shard-table/1.3.0.json", json.dumps(schema).encode())
-    blob = {"schema": refitwire.WIRE_SCHEMA_ID, "tensors": [], "agent_meta_b64": "AB=="}
+    blob = {"schema": refitwire.wire_schema_id(), "tensors": [], "agent_meta_b64": "AB=="}
     assert refitwire.violations(blob, "shard-table", "1.2.0") == []
     assert reader(document)(blob) is None
 
