@@ -132,7 +132,9 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Errored(_text(reply.get("message")), rule if isinstance(rule, str) else None)
     if cmd == "digest":
         if not isinstance(reply.get("digest"), str):
-            return Broken(f"a digest answered without a digest string: {dumps_short(reply)}", "/digest", True)
+            return Broken(
+                f"a digest answered without a digest string: {dumps_short(reply)}", pointer("digest"), True
+            )
         return Digested(reply["digest"])
     if cmd == "read" and reply.get("rejected") is True:
         bad = _first_error("response", reply)
@@ -148,7 +150,7 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
             )
         bad = _first_error("decoded", reply["payload"])
         if bad:
-            where = "/payload" + bad[0]
+            where = pointer("payload") + bad[0]  # a pointer into the payload, under its member
             return Broken(
                 f"the decoded form breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
             )
@@ -156,7 +158,7 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
     if reply.get("rejected") is True:
         return Broken(
             f"answered a write with rejected ({dumps_short(reply)}): a writer refuses a payload with errored",
-            "/rejected",
+            pointer("rejected"),
             True,
             "answered a write with rejected (a refusal is errored)",
         )

@@ -37,7 +37,7 @@ from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
-from refitwire.wire import parse_version, pointer, version_key
+from refitwire.wire import join, parse_version, pointer, version_key
 
 SPEC_FILE = "SPEC.md"
 
@@ -212,20 +212,20 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
         detail = (f"rule {a.id} for {version}: {'/'.join(a.keywords)} -> {'/'.join(b.keywords)} "
                   f"({_level(a.level)} -> {_level(b.level)})")  # fmt: skip
         rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
-        yield found(rule, "/keywords", detail, list(a.keywords), list(b.keywords))
+        yield found(rule, pointer("keywords"), detail, list(a.keywords), list(b.keywords))
     elif a.keywords != b.keywords:
         detail = f"rule {a.id} for {version}: keywords {'/'.join(a.keywords)} -> {'/'.join(b.keywords)}"
-        yield found("SPEC_RULE_CHANGED", "/keywords", detail, list(a.keywords), list(b.keywords))
+        yield found("SPEC_RULE_CHANGED", pointer("keywords"), detail, list(a.keywords), list(b.keywords))
     if a.pointer != b.pointer:
         detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
-        yield found("SPEC_RULE_POINTER_CHANGED", "/pointer", detail, a.pointer, b.pointer)
+        yield found("SPEC_RULE_POINTER_CHANGED", pointer("pointer"), detail, a.pointer, b.pointer)
     numbers = _unexplained(a, b, old.limits_of(old_version), new.limits_of(version))
     for what, x, y in (("terms", a.terms, b.terms), ("numbers", numbers[0], numbers[1])):
         if x != y:
             detail = (
                 f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
             )
-            yield found("SPEC_RULE_CHANGED", f"/{what}", detail, list(x), list(y))
+            yield found("SPEC_RULE_CHANGED", pointer(what), detail, list(x), list(y))
     if a.facts() == b.facts() and " ".join(a.text.split()) != " ".join(b.text.split()):
         detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"
         yield found("SPEC_RULE_REWORDED", "", detail, a.text, b.text)
@@ -279,7 +279,7 @@ def _limits(
             )
             yield _found(
                 rule,
-                at + "/value",
+                join(at, "value"),
                 detail,
                 a.value,
                 b.value,
@@ -294,7 +294,7 @@ def _limits(
             detail = (f"limit {name!r} for {version}: {'/'.join(a.keywords)} ({', '.join(a.tiers) or 'no tier'}) -> "
                       f"{'/'.join(b.keywords)} ({', '.join(b.tiers) or 'no tier'})")  # fmt: skip
             rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
-            yield _found(rule, at + "/keywords", detail, a.facts(), b.facts(), against, old_version, ctx)
+            yield _found(rule, join(at, "keywords"), detail, a.facts(), b.facts(), against, old_version, ctx)
         elif a.rule != b.rule or a.keywords != b.keywords:
             detail = f"limit {name!r} for {version}: {a.rule} {'/'.join(a.keywords)} -> {b.rule} {'/'.join(b.keywords)}"
             yield _found("SPEC_RULE_CHANGED", at, detail, a.facts(), b.facts(), against, old_version, ctx)
