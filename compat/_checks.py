@@ -44,7 +44,7 @@ from refitwire.compat._results import (
 from refitwire.compat._size_budget import Allowance
 from refitwire.compat._sizes import SizeCase
 from refitwire.engine import check, no_gc, parse, version_key, writer_violations
-from refitwire.wire import Registry, released_versions, show_pointer
+from refitwire.wire import Registry, default_registry, released_versions, show_pointer
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
@@ -285,14 +285,21 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
     )
 
 
+def reference_blob(payload_json: str, version: str, registry: Registry | None = None) -> bytes | None:
+    """What the reference writer of ``version`` in ``registry`` (default: the default registry)
+    writes for a projected payload (None: it refuses)."""
+    return _reference_blob(payload_json, version, registry or default_registry())
+
+
 @functools.lru_cache(maxsize=4096)
-def reference_blob(payload_json: str, version: str) -> bytes | None:
-    """What the reference writer of ``version`` writes for a projected payload (None: it refuses)."""
+def _reference_blob(payload_json: str, version: str, registry: Registry) -> bytes | None:
     import json
 
     try:
-        p = from_decoded(json.loads(payload_json))
-        return wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version=version, **p.optional_members)
+        p = from_decoded(json.loads(payload_json), registry)
+        return wrap_rendezvous_blob(
+            *p[:4], p.publisher_step, spec_version=version, registry=registry, **p.optional_members
+        )
     except InvalidBlob:  # a refusal; anything else is a crash of the reference writer, never "no bytes"
         return None
 
@@ -318,7 +325,7 @@ def write_generated(
         ], None
     results = [Result(**base, outcome=Outcome.PASSED)]
     if w.version in released_versions(registry):
-        expected = reference_blob(json.dumps(projected), w.version)
+        expected = reference_blob(json.dumps(projected), w.version, registry)
         if expected is not None:
             results.append(
                 bytes_result(
