@@ -7,8 +7,9 @@ sets it up):
 
 - ``upstream``: a process of a released upstream environment (a python under the folders of
   ``refitwire.compat.upstream.envs.cache_dirs``), or a ``refitwire matrix`` / ``refitwire
-  gate`` command line that would start one (a matrix without ``--no-upstream``, a gate
-  whose matrix is neither ``never`` nor replaced by ``--matrix-command``);
+  conformance`` / ``refitwire gate`` command line that would start one (a matrix or a
+  conformance run without ``--no-upstream``, a gate whose matrix is neither ``never`` nor
+  replaced by ``--matrix-command``);
 - ``nixl``: a NIXL agent in the test's process, or a process of the refit
   (``python -m refitwire.refit.<module>``, ``refitwire refit ...``): each is an agent;
 - ``browser``: chromium, or node running the playwright driver of ``tests/compat/browser``;
@@ -82,6 +83,8 @@ def tiers_of_command(words: Sequence[str], upstream_roots: Sequence[str]) -> set
         tiers.add("nixl")
     if verb == "matrix" and "--no-upstream" not in words:
         tiers |= {"upstream", "slow"}
+    if verb == "conformance" and "--no-upstream" not in words:  # the testee meets the released upstream
+        tiers.add("upstream")
     if verb == "gate" and not _gate_without_matrix(words):
         tiers |= {"upstream", "slow"}
     return tiers

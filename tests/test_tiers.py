@@ -31,6 +31,8 @@ ROOTS = ("/envs/",)
         (["python", "-m", "refitwire", "refit", "--demo"], {"nixl"}),
         (["python", "-m", "refitwire", "matrix", "--examples", "3"], {"upstream", "slow"}),
         (["python", "-m", "refitwire", "matrix", "--no-upstream"], set()),
+        (["python", "-m", "refitwire", "conformance", "--testee", "node t.js"], {"upstream"}),
+        (["python", "-m", "refitwire", "conformance", "--testee", "node t.js", "--no-upstream"], set()),
         (["refitwire", "gate", "--against", "HEAD"], {"upstream", "slow"}),
         (["python", "-m", "refitwire", "gate", "--matrix", "never"], set()),
         (["python", "-m", "refitwire", "gate", "--matrix-command", "python fake.py"], set()),

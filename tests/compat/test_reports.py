@@ -98,6 +98,7 @@ def test_a_run_that_dies_leaves_its_results_and_no_footer(tmp_path: Path) -> Non
     assert not report.complete and report.results and not _report.ok(report.footer)
 
 
+@pytest.mark.upstream
 def test_the_released_upstream_versions_run_both_ways(tmp_path: Path) -> None:
     from refitwire import compat
 
