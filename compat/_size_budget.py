@@ -72,11 +72,15 @@ def small_table() -> bytes:
     return _sizes.realistic_table(MAX_BLOB_BYTES // SMALL_FRACTION)
 
 
-def scale(blob: bytes) -> float:
-    """How many times more ``blob`` holds than the small table: its bytes or its tensors,
+@functools.cache
+def small_tensors() -> int:
+    return _sizes.count_tensors(small_table())
+
+
+def scale(case: _sizes.SizeCase) -> float:
+    """How many times more ``case`` holds than the small table: its bytes or its tensors,
     whichever grows more. A reader linear in both needs at most that many times as long."""
-    small = small_table()
-    return max(len(blob) / len(small), _sizes.count_tensors(blob) / _sizes.count_tensors(small))
+    return max(len(case.blob) / len(small_table()), case.tensors / small_tensors())
 
 
 def allowance(case: _sizes.SizeCase, small_s: float | None, timeout_s: float) -> Allowance:
@@ -84,7 +88,7 @@ def allowance(case: _sizes.SizeCase, small_s: float | None, timeout_s: float) ->
     module's text); ``--timeout`` alone when it did not read it."""
     if small_s is None:
         return Allowance(timeout_s, timeout_s)
-    times = scale(case.blob)
+    times = scale(case)
     growth_s = GROWTH_TOLERANCE * times * small_s
     return Allowance(max(timeout_s, growth_s), timeout_s, growth_s, times)
 
@@ -157,7 +161,7 @@ def _at_limit(
     """``size:at-limit`` and, from the same read, ``size:growth`` (when the small table was read)."""
     from refitwire.compat._checks import ask_read, judge_size
 
-    times = scale(case.blob)
+    times = scale(case)
     for attempt in range(2):
         allowed = allowance(case, small_s, timeout_s)
         t0 = time.perf_counter()
@@ -173,19 +177,21 @@ def _at_limit(
         small_s = now
     results = list(judge_size(r, case, reply, allowed, registry))
     if small_s is not None:
-        results.insert(0, _growth(r.label, case.blob, small_s, took, reply, allowed))
+        results.insert(0, _growth(r.label, case, small_s, took, reply, allowed))
     return results
 
 
-def _growth(label: str, blob: bytes, small_s: float, took: float, reply: Reply, allowed: Allowance) -> Result:
-    """``size:growth`` from the read of ``blob``, the table at the limit, and of the small table."""
+def _growth(
+    label: str, case: _sizes.SizeCase, small_s: float, took: float, reply: Reply, allowed: Allowance
+) -> Result:
+    """``size:growth`` from the reads of the small table and of ``case``, the table at the limit."""
     base = {"case": GROWTH_CASE, "tier": REQUIRED, "reader": label}
     if not isinstance(reply, Decoded) and not _out_of_time(reply):
         return Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="did not read the growth tables",
-                      message=f"did not decode the realistic table of {len(blob)} bytes: {_why(reply)}")  # fmt: skip
+                      message=f"did not decode the realistic table of {len(case.blob)} bytes: {_why(reply)}")  # fmt: skip
     ran_out = not isinstance(reply, Decoded)
     took, times = allowed.seconds if ran_out else took, allowed.scale
-    tensors = (_sizes.count_tensors(small_table()), _sizes.count_tensors(blob))
+    tensors = (small_tensors(), case.tensors)
     account = (
         f"read {tensors[0]} tensors in {small_s:.2f} s and {tensors[1]} in "
         f"{f'more than {took:.2f} s (its allowance)' if ran_out else f'{took:.2f} s'}: "

@@ -45,6 +45,11 @@ class SizeCase:
     blob: bytes
     valid: bool
 
+    @functools.cached_property
+    def tensors(self) -> int:
+        """Its entries, counted once: each count is a pass over up to 64 MiB."""
+        return count_tensors(self.blob)
+
     def payload(self) -> dict[str, Any] | None:
         """What a reader decodes from a valid one (before projection), read back from the blob
         on each call and never kept: ~10^6 values alive for the rest of a run would be traversed

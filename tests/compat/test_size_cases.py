@@ -84,12 +84,12 @@ def test_growth_is_judged_against_a_linear_reader(took: float, linear: bool) -> 
 
 def test_each_case_is_allowed_what_a_linear_reader_needs_for_its_bytes_or_tensors() -> None:
     at_limit, over, many = _sizes.size_cases()
-    assert _size_budget.scale(at_limit.blob) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
-    assert _size_budget.scale(over.blob) == pytest.approx(16.0)  # bytes: a few tensors
+    assert _size_budget.scale(at_limit) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
+    assert _size_budget.scale(over) == pytest.approx(16.0)  # bytes: a few tensors
     tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table())
-    assert _size_budget.scale(many.blob) == pytest.approx(tensors) and tensors > 16  # tensors, not bytes
+    assert _size_budget.scale(many) == pytest.approx(tensors) and tensors > 16  # tensors, not bytes
     allowed = _size_budget.allowance(at_limit, 0.4, 5.0)
-    assert allowed.seconds == pytest.approx(4 * 0.4 * _size_budget.scale(at_limit.blob))
+    assert allowed.seconds == pytest.approx(4 * 0.4 * _size_budget.scale(at_limit))
     assert (
         "(--timeout 5 s; 4 x a linear growth from its time at a sixteenth of the limit" in allowed.describe()
     )
