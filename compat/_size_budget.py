@@ -10,15 +10,16 @@ instead (SPEC.md section 5):
   realistic table at the limit: sixteen times the bytes and the tensors. A reader linear in
   the table needs at most sixteen times as long (fixed costs only make it less); one that
   needs more than ``GROWTH_TOLERANCE`` times that grows faster than linearly (quadratic in
-  tensors, say) and fails. Spread over sixteen times the table, a quadratic term that is a
-  fifth of the small read already makes the read at the limit four times too slow.
+  tensors, say) and fails. Over sixteen times the table, a quadratic term of more than a fifth
+  of the small read makes the read at the limit more than four times a linear one's.
 - **Allowance**: a large read is stopped when a linear reader would be done with that room:
   ``GROWTH_TOLERANCE`` x the reader's time at a sixteenth x how much more the blob holds
   (bytes or tensors, whichever grows more), never less than ``--timeout``. So a quadratic
-  reader costs seconds rather than its quadratic time, and a linear one is stopped only when
-  the machine got ``GROWTH_TOLERANCE`` times slower between its two reads (seen here under a
-  test suite on both cores: at most 2.1 x a linear growth); a read at the limit that looks
-  faster than linear is asked once more when the small table shows the machine slower now.
+  reader costs four times what a linear one would need, not its quadratic time, and a linear
+  one is stopped only when the machine got ``GROWTH_TOLERANCE`` times slower between its two
+  reads (seen here with a test suite on both cores: at most 2.1 x a linear growth). A read at
+  the limit that grew faster is asked once more when the small table, read again, shows the
+  machine slower now.
 - **Not sent after a slow growth**: a reader that grew faster than linearly (or ran out of its
   allowance at the limit) is not sent ``size:many-tensors`` (skipped, saying why): it could
   only wait out its allowance to say what growth said; ``--case`` still sends it.
