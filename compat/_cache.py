@@ -1,5 +1,5 @@
 """The kit's cache folder: what is costly to make and the same on every run (the size cases'
-tables, the reference's calibration, Hypothesis's tables, the simplest string of a pattern).
+tables, Hypothesis's tables, the simplest string of a pattern).
 
 Everything kept here can be made again, so a cache that cannot be read or written only costs
 the making; each file is written whole or not at all, so two processes building the same file

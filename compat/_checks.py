@@ -200,12 +200,11 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
 
 
-def read_size(
-    r: Any, case: SizeCase, allowance: Allowance, registry: Registry | None = None
+def judge_size(
+    r: Any, case: SizeCase, reply: Reply, allowance: Allowance, registry: Registry | None = None
 ) -> Iterator[Result]:
-    """A size or scale case, allowed ``allowance`` (SPEC.md section 5: judged by growth, bounded by the reference)."""
+    """A size or scale case: ``reply``, read within ``allowance`` (SPEC.md section 5: judged by growth)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}
-    reply = ask_read(r, case.blob, allowance.seconds)
     if isinstance(reply, Broken) and not reply.malformed:
         cause = broken_cause(reply.message)
         symptom = "too slow on a large blob" if cause == "no reply in time" else f"{cause} on a large blob"

@@ -13,7 +13,16 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _built_cases, _cases, _digest, _probes, _run, _sizes, _write_unknown
+from refitwire.compat import (
+    _built_cases,
+    _cases,
+    _digest,
+    _probes,
+    _run,
+    _size_budget,
+    _sizes,
+    _write_unknown,
+)
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
 from refitwire.wire import released_versions
@@ -116,11 +125,12 @@ def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] 
         for refusal in _built_cases.refusal_cases(version):
             if refusal.id == bare:
                 return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None
-    if bare == "size:growth":  # the larger of the two tables it is timed on
-        from refitwire.engine import blob_limit
-
-        quarter = _sizes.realistic_table(blob_limit() // _sizes.GROWTH_FRACTIONS[-1])
-        return "the realistic table at a sixteenth and a quarter of the limit, timed", None, quarter
+    if bare == "size:growth":  # the small table (size:at-limit shows the one at the limit)
+        return (
+            "the realistic table at a sixteenth of the limit (shown here) and at the limit (size:at-limit), timed",
+            None,
+            _size_budget.small_table(),
+        )
     for size in (
         _sizes.size_cases() if bare.startswith("size:") else ()
     ):  # 64 MiB blobs: built only when asked

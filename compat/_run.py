@@ -26,7 +26,6 @@ from refitwire.compat import (
     _expected,
     _probes,
     _size_budget,
-    _sizes,
     _write_unknown,
 )
 from refitwire.compat._participants import Participant
@@ -84,8 +83,6 @@ class Plan:
     # Expected failures given explicitly (--expected-failures), by participant label: never by the
     # name a testee gives itself.
     expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
-    # A size case allows at most this many times what the reference testee needs on this machine.
-    allowance_factor: float = _size_budget.ALLOWANCE_FACTOR
     #: Where every version of the run is read: the default registry, plus ``schema_dir``'s candidates.
     registry: Registry = field(default_factory=default_registry)
 
@@ -187,19 +184,10 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or _asks(plan.only, case.id):
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
-        if sized:  # judged by the reader's own growth first, then each case within what it allows
-            growth = None  # a blob over the limit is judged by its length alone: no growth needed
-            if not (asked_size := _sizes.size_case(plan.only)) or asked_size.valid:
-                growth, growth_results = _size_budget.read_growth(r, plan.timeout_s, plan.allowance_factor)
-                if plan.only is None or plan.only == _size_budget.GROWTH_CASE:
-                    yield from settle(growth_results, r, "reader")
-            for size in _sizes.size_cases():
-                if plan.only is None and size.valid and growth is not None and growth.slow:
-                    yield from settle([_size_budget.unsent(size, r.label)], r, "reader")
-                elif plan.only is None or plan.only == size.id:
-                    allowed = _size_budget.allowance(size, growth, plan.timeout_s, plan.allowance_factor)
-                    sized_read = functools.partial(_checks.read_size, r, size, allowed, plan.registry)
-                    yield from settle(judged(sized_read, size.id, size.tier, reader=r.label), r, "reader")
+        if sized:  # size:growth is judged on the read at the limit, and allows each case its time
+            yield from settle(
+                _size_budget.read_sizes(r, plan.timeout_s, plan.registry, plan.only), r, "reader"
+            )
     for who in filter(alone, started):  # the digest is neither role's: every participant is asked
         if plan.only is None or plan.only.startswith("protocol:"):
             yield from settle(_probes.probe(who), who, "protocol")

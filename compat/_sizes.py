@@ -5,8 +5,8 @@ tensors, eight shards each, digests, a step) and ``size:over-limit`` one byte lo
 (``BLOB_SIZE``): a few realistic tensors padded with whitespace, since its length is what is
 judged, and a reader with no limit then accepts it at once instead of parsing 64 MiB of
 tensors first. ``size:many-tensors`` is an eighth of the limit filled with as many small
-tensors as fit. The same realistic table at a sixteenth and a quarter of the limit is what a
-reader's growth is judged on (``refitwire.compat._size_budget``).
+tensors as fit. A reader's growth is judged from the same realistic table at a sixteenth of
+the limit to the one at it (``refitwire.compat._size_budget``).
 
 Tiers (SPEC.md section 5): a reader MUST read a blob of up to the limit within the
 per-request timeout (Required: writers may write that much, and every released reader
@@ -33,8 +33,6 @@ from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import blob_limit
 from refitwire.wire import WireModel
 
-#: The fractions of the limit a reader is first timed at, smallest first (the growth case).
-GROWTH_FRACTIONS = (16, 4)
 #: The top-level members of a decoded payload (the table's padding is whitespace, never a member).
 _PAYLOAD_MEMBERS = ("agent_name", "metadata_endpoint", "agent_meta_b64", "publisher_step", "tensors")
 
@@ -46,6 +44,11 @@ class SizeCase:
     description: str
     blob: bytes
     valid: bool
+
+    @functools.cached_property
+    def tensors(self) -> int:
+        """Its entries, counted once: each count is a pass over up to 64 MiB."""
+        return count_tensors(self.blob)
 
     def payload(self) -> dict[str, Any] | None:
         """What a reader decodes from a valid one (before projection), read back from the blob
@@ -124,11 +127,6 @@ def size_cases() -> tuple[SizeCase, ...]:
             True,
         ),
     )
-
-
-def size_case(case_id: str | None) -> SizeCase | None:
-    """The size case ``case_id`` names, if it names one."""
-    return next((case for case in size_cases() if case.id == case_id), None)
 
 
 def expected_read(case: SizeCase, model: WireModel) -> bytes:

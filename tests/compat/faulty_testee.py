@@ -215,7 +215,7 @@ def _slow(request: Reply, reply: Reply) -> Reply | None:
 def _quadratic(request: Reply, reply: Reply) -> Reply | None:
     """Checks each tensor name against every earlier one, ignoring case: right answers, time
     growing as n^2. (Compared as written, the n^2 term was a fifth of the read at a sixteenth
-    of the limit, so its growth to a quarter, 7.5x, passed as linear on a quiet machine.)"""
+    of the limit: about the least that size:growth catches, 4 x a linear growth to the limit.)"""
     if "payload" in reply:
         names = [t["name"] for t in reply["payload"]["tensors"]]
         for i, name in enumerate(names):

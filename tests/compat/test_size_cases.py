@@ -1,5 +1,5 @@
-"""The size cases' tables and what a reader is allowed: built once and kept per kit version,
-the reference calibrated once per kit version and machine, a reader judged by its growth."""
+"""The size cases' tables and what a reader is allowed: built once and kept per kit version, a
+reader judged by its growth from the small table to the one at the limit."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
-from refitwire.compat import _cases, _checks, _forms, _size_budget, _sizes, _testee
+from refitwire.compat import _cases, _checks, _forms, _results, _size_budget, _sizes, _testee
 from refitwire.compat._results import Outcome
 from refitwire.engine import blob_limit
 from refitwire.wire import released_versions
@@ -24,10 +24,10 @@ FAULTY = Path(__file__).with_name("faulty_testee.py")
 @pytest.fixture
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    for cached in (_sizes._cache_key, _sizes.realistic_table, _size_budget.reference_times):
+    for cached in (_sizes._cache_key, _sizes.realistic_table):
         cached.cache_clear()
     yield tmp_path / "refitwire" / "size-cases"
-    for cached in (_sizes._cache_key, _sizes.realistic_table, _size_budget.reference_times):
+    for cached in (_sizes._cache_key, _sizes.realistic_table):
         cached.cache_clear()
 
 
@@ -73,69 +73,136 @@ def test_tables_are_kept_per_kit_version(fresh_cache: Path, monkeypatch: pytest.
     assert [p.name.split("-")[0] for p in fresh_cache.iterdir()] == ["1.0.1"]  # the old one is gone
 
 
-def test_the_reference_is_calibrated_once_per_kit_version_and_machine(
-    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    measured: list[str] = []
-
-    def measure() -> dict[str, float]:  # the testee's timing, counted; what is kept is the point here
-        measured.append("once")
-        return {"size:at-limit": 2.0, "size:many-tensors": 0.5}
-
-    monkeypatch.setattr(_size_budget, "_measure_reference", measure)
-    monkeypatch.setattr(_size_budget, "_probe", lambda: 0.1)
-    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.0.0")
-    assert _size_budget.reference_times() == ({"size:at-limit": 2.0, "size:many-tensors": 0.5}, 1.0)
-    _size_budget.reference_times.cache_clear()
-    _size_budget.reference_times()
-    assert measured == ["once"]  # kept on disk
-    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.1.0")
-    _size_budget.reference_times.cache_clear()
-    _size_budget.reference_times()
-    assert measured == ["once", "once"]  # a new kit version measures again
-    monkeypatch.setattr(_size_budget, "machine", lambda: {"node": "another"})
-    _size_budget.reference_times.cache_clear()
-    _size_budget.reference_times()
-    assert measured == ["once", "once", "once"]  # and so does another machine
-
-
-def test_a_busy_machine_scales_the_reference_bound(
-    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    probes = iter([0.1, 0.1, 0.3])  # calibrated quiet (two probes), then three times slower now
-    monkeypatch.setattr(_size_budget, "_measure_reference", lambda: {"size:at-limit": 2.0})
-    monkeypatch.setattr(_size_budget, "_probe", lambda: next(probes))
-    times, load = _size_budget.reference_times()
-    _size_budget.reference_times.cache_clear()
-    times, load = _size_budget.reference_times()
-    assert load == pytest.approx(3.0) and times["size:at-limit"] == pytest.approx(6.0)
-
-
 @pytest.mark.parametrize(
-    ("seconds", "linear"),
-    [((1.0, 3.9), True), ((1.0, 7.9), True), ((1.0, 16.0), False), ((0.001, 0.05), True)],
+    ("took", "linear"),
+    [(6.0, True), (25.6, True), (25.7, False), (100.0, False), (0.9, True)],
 )
-def test_growth_is_judged_against_a_linear_reader(seconds: tuple[float, float], linear: bool) -> None:
-    assert _size_budget._linear(list(seconds)) is linear
+def test_growth_is_judged_against_a_linear_reader(took: float, linear: bool) -> None:
+    """0.4 s for the small table: a linear reader needs at most 16 x that at the limit, and
+    four times that is allowed; a read under a second is noise, not growth."""
+    assert _size_budget.linear(0.4, took, 16.0) is linear
 
 
-def test_the_allowance_at_the_limit_is_the_least_of_growth_and_reference(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(
-        _size_budget, "reference_times", lambda: ({"size:at-limit": 3.0, "size:many-tensors": 1.0}, 1.0)
-    )
+def test_each_case_is_allowed_what_a_linear_reader_needs_for_its_bytes_or_tensors() -> None:
     at_limit, over, many = _sizes.size_cases()
-    fast = _size_budget.Growth((0.1, 0.4), True)
-    assert _size_budget.allowance(at_limit, fast, 1.0, 10.0).seconds == pytest.approx(30.0)  # the larger
-    slow_linear = _size_budget.Growth((2.0, 8.0), True)
-    assert _size_budget.allowance(over, slow_linear, 1.0, 10.0).seconds == pytest.approx(64.0)  # 2 x 4 x 8
-    superlinear = _size_budget.Growth((0.1, 2.0), False)
-    assert _size_budget.allowance(at_limit, superlinear, 1.0, 10.0).seconds == pytest.approx(
-        16.0
-    )  # the smaller
-    assert _size_budget.allowance(at_limit, superlinear, 60.0, 10.0).seconds == 60.0  # never under --timeout
-    assert _size_budget.allowance(many, fast, 1.0, 10.0).seconds == pytest.approx(10.0)
+    assert _size_budget.scale(at_limit) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
+    assert _size_budget.scale(over) == pytest.approx(16.0)  # bytes: a few tensors
+    tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table())
+    assert _size_budget.scale(many) == pytest.approx(tensors) and tensors > 16  # tensors, not bytes
+    allowed = _size_budget.allowance(at_limit, 0.4, 5.0)
+    assert allowed.seconds == pytest.approx(4 * 0.4 * _size_budget.scale(at_limit))
+    assert (
+        "(--timeout 5 s; 4 x a linear growth from its time at a sixteenth of the limit" in allowed.describe()
+    )
+    assert _size_budget.allowance(at_limit, 0.01, 5.0).seconds == 5.0  # never under --timeout
+    assert _size_budget.allowance(many, None, 5.0).seconds == 5.0  # no small table read: --timeout
+
+
+class FakeReader:
+    """A reader on a fake clock: each table takes the seconds scripted for it (the next of a
+    list), and one that takes longer than its allowance answers nothing in it. Not timed: the
+    clock only moves when the reader is asked."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, **seconds: list[float]) -> None:
+        self.now = 0.0
+        self.seconds = seconds
+        self.asked: list[tuple[str, float]] = []
+        self.label, self.version = "fake", released_versions()[-1]
+        monkeypatch.setattr(_size_budget, "time", SimpleNamespace(perf_counter=lambda: self.now))
+        monkeypatch.setattr(_checks, "ask_read", self.ask)
+        monkeypatch.setattr(_checks, "judge_size", self.judge)
+
+    def ask(self, r: Any, blob: bytes, timeout_s: float) -> Any:
+        table = {
+            len(_size_budget.small_table()): "small",
+            blob_limit(): "limit",
+            blob_limit() + 1: "over",
+        }
+        name = table.get(len(blob), "many")
+        took = self.seconds[name].pop(0) if len(self.seconds[name]) > 1 else self.seconds[name][0]
+        self.asked.append((name, timeout_s))
+        self.now += min(took, timeout_s)
+        if took > timeout_s:
+            return _results.Broken(f"no reply within {timeout_s:g} s; stderr: (empty)")
+        return _results.Decoded({})
+
+    def judge(self, r: Any, case: _sizes.SizeCase, reply: Any, allowance: Any, registry: Any = None) -> Any:
+        ok = isinstance(reply, _results.Decoded)
+        yield _results.Result(case.id, case.tier, Outcome.PASSED if ok else Outcome.ERRORED, reader=r.label,
+                              message=allowance.describe())  # fmt: skip
+
+
+def at_limit_table() -> bytes:
+    """The table at the limit."""
+    return _sizes.size_cases()[0].blob
+
+
+def outcomes(results: list[_results.Result]) -> dict[str, _results.Result]:
+    return {r.case: r for r in results}
+
+
+def test_a_linear_reader_passes_growth_on_the_read_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = FakeReader(monkeypatch, small=[0.5, 0.4], limit=[6.0], over=[1.0], many=[1.0])
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    growth = found["size:growth"]
+    assert growth.outcome is Outcome.PASSED, growth
+    small, large = (_sizes.count_tensors(_size_budget.small_table()), _sizes.count_tensors(at_limit_table()))
+    assert growth.message == (
+        f"read {small} tensors in 0.40 s and {large} in 6.00 s: 15.0 x the time for 16 x the table "
+        "(a linear reader: at most 16; allowed 64)"
+    ), growth
+    assert [found[c].outcome for c in ("size:at-limit", "size:over-limit", "size:many-tensors")] == [
+        Outcome.PASSED
+    ] * 3
+    # No read beyond what the cases need: the small table twice, then each case once.
+    assert [name for name, _ in reader.asked] == ["small", "small", "limit", "over", "many"]
+
+
+def test_a_quadratic_reader_is_stopped_at_what_a_linear_one_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = FakeReader(monkeypatch, small=[0.4], limit=[400.0], over=[1.0], many=[60.0])
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    growth = found["size:growth"]
+    assert growth.outcome is Outcome.FAILED and growth.symptom == "grows faster than linearly", growth
+    large = _sizes.count_tensors(at_limit_table())
+    assert (
+        f"and {large} in more than 25.60 s (its allowance): over 64.0 x the time for 16 x" in growth.message
+    )
+    assert found["size:at-limit"].outcome is Outcome.ERRORED  # stopped at 4 x 16 x 0.4 s, not 400 s
+    assert found["size:over-limit"].outcome is Outcome.PASSED  # judged by its length: still sent
+    assert found["size:many-tensors"].outcome is Outcome.SKIPPED  # not sent after a slow growth
+    assert "--case size:many-tensors sends it" in found["size:many-tensors"].message
+    # The small table was as fast after as before: the machine is no slower, so no second read.
+    assert [name for name, _ in reader.asked] == ["small", "small", "limit", "small", "small", "over"]
+
+
+def test_a_machine_slower_now_than_at_the_small_read_is_not_growth(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A linear reader whose read at the limit ran into a busy machine: the small table, read
+    # again, is twice as slow now, so the table at the limit is asked once more, allowed as much more.
+    reader = FakeReader(monkeypatch, small=[0.4, 0.4, 0.8, 0.8], limit=[30.0, 12.0], over=[1.0], many=[1.0])
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    assert found["size:growth"].outcome is Outcome.PASSED, (found["size:growth"].message, reader.asked)
+    assert (
+        f"in 0.80 s and {_sizes.count_tensors(at_limit_table())} in 12.00 s: 15.0 x"
+        in found["size:growth"].message
+    )
+    limits = [timeout for name, timeout in reader.asked if name == "limit"]
+    assert limits == pytest.approx([25.6, 51.2], rel=0.01)
+
+
+def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--case size:over-limit`` times the small table (its allowance rests on it) and sends the
+    blob over the limit: never the table at the limit, nor the generated payloads."""
+    from refitwire import compat
+
+    def never(*_: Any) -> Any:
+        raise AssertionError("made for a --case that does not need it")
+
+    reader = FakeReader(monkeypatch, small=[0.4], limit=[6.0], over=[1.0], many=[1.0])
+    monkeypatch.setattr(_cases, "generated_payloads", never)
+    plan = compat.Plan([compat.reference()[-1]], examples=0, only="size:over-limit", check_messages=False)
+    results = [line for line in compat.run_matrix(plan) if line["type"] == "result"]
+    assert [(r["case"], r["outcome"]) for r in results] == [("size:over-limit", "passed")], results
+    assert [name for name, _ in reader.asked] == ["small", "small", "over"]
 
 
 def _small_case() -> _sizes.SizeCase:
@@ -172,7 +239,9 @@ def test_a_size_case_compares_the_whole_decoded_table(
     try:
         reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=released_versions()[-1])
         allowance = _size_budget.Allowance(60.0, 60.0)
-        (result,) = list(_checks.read_size(reader, case, allowance))
+        (result,) = list(
+            _checks.judge_size(reader, case, _checks.ask_read(reader, case.blob, 60.0), allowance)
+        )
     finally:
         testee.stop()
     if symptom is None:
@@ -180,20 +249,3 @@ def test_a_size_case_compares_the_whole_decoded_table(
     else:
         assert result.outcome is Outcome.FAILED and result.symptom.startswith(symptom), result
         assert "/tensors/0/shards/0/" in result.message, result.message
-
-
-def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--case size:over-limit`` is judged by the blob's length: neither the growth tables (seconds
-    of 4 and 16 MiB reads) nor the generated payloads (seconds of Hypothesis) are made for it."""
-    from refitwire import compat
-
-    def never(*_: Any) -> Any:
-        raise AssertionError("made for a --case that does not need it")
-
-    monkeypatch.setattr(_size_budget, "read_growth", never)
-    monkeypatch.setattr(_cases, "generated_payloads", never)
-    plan = compat.Plan([compat.reference()[-1]], examples=0, only="size:over-limit", check_messages=False)
-    results = [line for line in compat.run_matrix(plan) if line["type"] == "result"]
-    assert [(r["case"], r["outcome"]) for r in results] == [
-        ("size:over-limit", "passed"), ("size:over-limit#rule", "passed")
-    ], results  # fmt: skip
