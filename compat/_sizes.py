@@ -20,9 +20,12 @@ read back by every later run; a cache that cannot be written only costs the buil
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,21 +76,43 @@ def _cache_key() -> str:
     return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}-{blob_limit()}"
 
 
+#: Another key's tables (another kit version, or another checkout's generator) are removed once
+#: no run has read them for this long: two checkouts side by side must not delete each other's.
+STALE_AFTER_S = 7 * 24 * 3600.0
+
+
 def _kept(name: str, build: Callable[[], bytes]) -> bytes:
     """The bytes ``build`` makes, from the cache when an earlier run of this kit kept them."""
     root = cache_home() / "size-cases"
     folder = root / _cache_key()
     path = folder / name
     try:
-        return path.read_bytes()
+        blob = path.read_bytes()
     except OSError:
         pass
+    else:
+        _used(folder)
+        return blob
     blob = build()
     if write_whole(path, blob):
-        for stale in root.iterdir():  # another kit version's tables: never read again
-            if stale != folder:
-                shutil.rmtree(stale, ignore_errors=True)
+        now = time.time()
+        for other in root.iterdir():
+            if other != folder and now - _last_used(other, now) > STALE_AFTER_S:
+                shutil.rmtree(other, ignore_errors=True)
     return blob
+
+
+def _used(folder: Path) -> None:
+    """Mark ``folder`` read now (its modification time: a read does not change it)."""
+    with contextlib.suppress(OSError):  # a cache that cannot be marked only costs a rebuild a week later
+        os.utime(folder)
+
+
+def _last_used(folder: Path, now: float) -> float:
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return now  # gone already, or unreadable: not ours to remove
 
 
 @functools.cache

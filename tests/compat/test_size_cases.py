@@ -4,7 +4,9 @@ reader judged by its growth from the small table to the one at the limit."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -70,7 +72,16 @@ def test_tables_are_kept_per_kit_version(fresh_cache: Path, monkeypatch: pytest.
     _sizes._cache_key.cache_clear()
     _sizes.realistic_table.cache_clear()
     assert _sizes.realistic_table(100_000) == first and built == [100_000, 100_000]  # a new version builds
-    assert [p.name.split("-")[0] for p in fresh_cache.iterdir()] == ["1.0.1"]  # the old one is gone
+    # another checkout's tables, read recently, are left alone: two checkouts never rebuild each other's
+    assert sorted(p.name.split("-")[0] for p in fresh_cache.iterdir()) == ["1.0.0", "1.0.1"]
+    unused = time.time() - _sizes.STALE_AFTER_S - 60
+    os.utime(kept, (unused, unused))
+    monkeypatch.setattr(_sizes, "kit_version", lambda: "1.0.2")
+    _sizes._cache_key.cache_clear()
+    _sizes.realistic_table.cache_clear()
+    assert _sizes.realistic_table(100_000) == first and built == [100_000] * 3
+    # the tables no run has read for a week are gone, the ones read since are kept
+    assert sorted(p.name.split("-")[0] for p in fresh_cache.iterdir()) == ["1.0.1", "1.0.2"]
 
 
 @pytest.mark.parametrize(
