@@ -19,7 +19,7 @@ from refitwire import wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
 from refitwire._quorum import quorum_envelope
-from refitwire._spec import check_version
+from refitwire._spec import resolved
 from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read, table_models
 from refitwire.wire import NO_CONST, Registry, WireModel, pointer
@@ -57,7 +57,7 @@ def wrap_rendezvous_blob(
     table a reader would refuse raises InvalidBlob and is never written. ``registry``: where
     ``spec_version`` is read (default: the default registry; a candidate's is its own).
     """
-    spec_version = check_version(spec_version, registry=registry)
+    spec_version, registry = resolved(spec_version, registry)
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     with no_gc():
         document = _document(*args, members, checked=False, registry=registry)
@@ -75,7 +75,7 @@ def rendezvous_document(
     **members: Any,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
-    spec_version = check_version(spec_version, registry=registry)
+    spec_version, registry = resolved(spec_version, registry)
     args = (agent_metadata, agent_name, metadata_endpoint, tensors, publisher_step, spec_version)
     return _document(*args, members, mutable=True, registry=registry)
 
@@ -123,7 +123,7 @@ def encode_shard_table(
     tensors: Sequence[PublishedTensor], *, spec_version: str | None = None, registry: Registry | None = None
 ) -> bytes:
     """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
-    spec_version = check_version(spec_version, registry=registry)
+    spec_version, registry = resolved(spec_version, registry)
     with no_gc():
         top = wire.wire_model("shard-table", spec_version, registry).top
         document = {
@@ -291,7 +291,7 @@ def unwrap_rendezvous_blob(
     ``registry``: where ``spec_version`` is read (default: the default registry; a
     candidate's is its own, whose models carry the candidate's members).
     """
-    spec_version = check_version(spec_version, registry=registry)
+    spec_version, registry = resolved(spec_version, registry)
     if not with_tensors:
         envelope = quorum_envelope(blob, spec_version, registry)
         if envelope is not None:
@@ -334,7 +334,7 @@ def decode_shard_table(
     blob: bytes, *, spec_version: str | None = None, registry: Registry | None = None
 ) -> list[PublishedTensor]:
     """Decode a standalone shard table (a rendezvous blob also decodes as one)."""
-    spec_version = check_version(spec_version, registry=registry)
+    spec_version, registry = resolved(spec_version, registry)
     with no_gc():
         return read(blob, "shard-table", spec_version, build=True, registry=registry).tensors
 

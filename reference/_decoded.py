@@ -12,10 +12,9 @@ import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from refitwire import wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import RendezvousPayload, as_model, classes_of
-from refitwire._spec import check_version
+from refitwire._spec import resolved
 from refitwire._validate import canonical_base64, no_gc
 from refitwire.wire import NO_CONST, Level, Member, Registry
 
@@ -33,7 +32,8 @@ def decoded_members(level: Level) -> list[Member]:
 def to_decoded(
     payload: RendezvousPayload, spec_version: str | None = None, registry: Registry | None = None
 ) -> dict[str, Any]:
-    model = wire.wire_model("rendezvous", check_version(spec_version, registry=registry), registry)
+    spec_version, registry = resolved(spec_version, registry)
+    model = registry.wire_model("rendezvous", spec_version)
     # Each level's decoded members, read from the model once per call rather than once per
     # object: a table at the limit holds ~4 * 10^5 objects. The collector is paused while the
     # (acyclic) form is built, as the reader does (``no_gc``).

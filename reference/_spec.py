@@ -27,6 +27,7 @@ __all__ = [
     "dtype_sizes",
     "knows",
     "latest",
+    "resolved",
     "spec_rules",
     "version_key",
     "wire_schema_id",
@@ -117,6 +118,14 @@ def knows(version: str, member: str, document: str = "rendezvous", registry: Reg
     return any(
         m.name == member and version_key(m.added_in) <= key for m in registry.newest_model(document).members()
     )
+
+
+def resolved(version: str | None, registry: Registry | None) -> tuple[str, Registry]:
+    """``version`` checked in ``registry`` (:func:`check_version`), and the registry itself: an
+    entry point of the codec resolves the default registry once, not once per helper it calls
+    (a small blob's read asked for it eight times, a fifth of the read)."""
+    registry = registry or wire.default_registry()
+    return check_version(version, registry=registry), registry
 
 
 def check_version(version: str | None, document: str = "rendezvous", registry: Registry | None = None) -> str:

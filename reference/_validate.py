@@ -212,6 +212,7 @@ def fast_read(
 def _violations(
     document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry | None
 ) -> Iterator[Violation]:
+    registry = registry or wire.default_registry()  # once for every rule below
     sound = True
     for violation in _schema_violations(document, kind, version, registry):
         sound = False
