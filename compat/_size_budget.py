@@ -36,6 +36,7 @@ from typing import Any
 from refitwire.compat import _sizes
 from refitwire.compat._results import REQUIRED, Broken, Decoded, Outcome, Reply, Result, broken_cause
 from refitwire.engine import blob_limit
+from refitwire.wire import Registry
 
 #: A reader may need up to this many times what a linear reader needs (load, memory effects).
 GROWTH_TOLERANCE = 4.0
@@ -73,9 +74,13 @@ def small_table() -> bytes:
     return _sizes.realistic_table(blob_limit() // SMALL_FRACTION)
 
 
-@functools.cache
 def small_tensors() -> int:
-    return _sizes.count_tensors(small_table())
+    return _tensors_in(blob_limit() // SMALL_FRACTION)
+
+
+@functools.cache
+def _tensors_in(size: int) -> int:
+    return _sizes.count_tensors(_sizes.realistic_table(size))  # kept per size, counted once
 
 
 def scale(case: _sizes.SizeCase) -> float:
@@ -99,7 +104,9 @@ def linear(small_s: float, took: float, times: float) -> bool:
     return took < GROWTH_FLOOR_S or took <= GROWTH_TOLERANCE * times * small_s
 
 
-def read_sizes(r: Any, timeout_s: float, registry: Any = None, only: str | None = None) -> Iterator[Result]:
+def read_sizes(
+    r: Any, timeout_s: float, registry: Registry | None = None, only: str | None = None
+) -> Iterator[Result]:
     """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order."""
     from refitwire.compat._run import judged
 
@@ -124,7 +131,7 @@ def read_sizes(r: Any, timeout_s: float, registry: Any = None, only: str | None 
 
 
 def _read(
-    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Any
+    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
 ) -> list[Result]:
     from refitwire.compat._checks import ask_read, judge_size
 
@@ -157,7 +164,7 @@ def _out_of_time(reply: Reply) -> bool:
 
 
 def _at_limit(
-    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Any
+    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
 ) -> list[Result]:
     """``size:at-limit`` and, from the same read, ``size:growth`` (when the small table was read)."""
     from refitwire.compat._checks import ask_read, judge_size

@@ -73,7 +73,8 @@ def kit_version() -> str:
 
 @functools.cache
 def _cache_key() -> str:
-    return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}-{blob_limit()}"
+    # the kit and this generator; each file is named by its size, so a limit is never in the key
+    return f"{kit_version()}-{content_key(code=[Path(__file__)], length=12)}"
 
 
 #: Another key's tables (another kit version, or another checkout's generator) are removed once
@@ -121,10 +122,14 @@ def realistic_table(size: int) -> bytes:
     return _kept(f"realistic-{size}.json", lambda: filled(size, _realistic_tensor))
 
 
-@functools.cache
 def size_cases() -> tuple[SizeCase, ...]:
-    """The size limit and the scale cases, each built once (see the module's text)."""
-    limit = blob_limit()
+    """The size limit and the scale cases of the default registry's limit (see the module's text)."""
+    return _size_cases(blob_limit())
+
+
+@functools.cache
+def _size_cases(limit: int) -> tuple[SizeCase, ...]:
+    # built once per limit, never per "whichever registry is the default"
     table = realistic_table(limit)
     many = _kept(f"small-{limit // 8}.json", lambda: filled(limit // 8, _small_tensor))
     over = padded(filled(4096, _realistic_tensor), limit + 1)
