@@ -77,8 +77,9 @@ class TensorSpec:
     def torch_dtype(self) -> torch.dtype:
         return dtype_of(self.dtype)
 
-    @property
+    @cached_property
     def elsize(self) -> int:
+        # read once per spec: a publisher asks for it for every tensor of every step's table
         return dtype_sizes()[self.dtype]
 
     @property
