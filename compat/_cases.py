@@ -233,8 +233,8 @@ def member_values(schema_json: str) -> tuple[Any, ...]:
     return tuple(v for v in domain(json.loads(schema_json)) if v is not None)
 
 
-#: What every generated case's ID starts with (``case_id``'s prefix and its dash).
-GENERATED_PREFIX = "gen-"
+#: The prefix of every generated case's ID (``gen-<digest>``, see :func:`case_id`).
+GENERATED = "gen"
 
 
 def case_id(prefix: str, payload: Any) -> str:
@@ -305,7 +305,7 @@ def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
         with outside_cwd():
             collect()
     drawn += [string_class_payload(text) for _, text in sorted(STRING_CLASSES.items())]
-    return {case_id(GENERATED_PREFIX.rstrip("-"), p): p for p in drawn}
+    return {case_id(GENERATED, p): p for p in drawn}
 
 
 def string_class_payload(text: str) -> dict[str, Any]:

@@ -156,7 +156,7 @@ def _unknown_version(version: str, registry: Registry) -> str | None:
 def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
     xfails = _expected.load()
     # case id -> payload, drawn once (seconds of Hypothesis): not for a --case of another kind
-    drawn = plan.only is None or plan.only.startswith(_cases.GENERATED_PREFIX)
+    drawn = plan.only is None or plan.only.startswith(f"{_cases.GENERATED}-")
     payloads = _cases.generated_payloads(plan.seed, plan.examples) if drawn else {}
     ordinals = {cid: n for n, cid in enumerate(payloads)}  # before --case narrows them: reruns agree
     if plan.only is not None:

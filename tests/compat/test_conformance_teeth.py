@@ -30,7 +30,9 @@ def vid(prefix: str) -> str:
 
 
 def strings(kind: str) -> str:
-    return _cases.case_id("gen", _cases.string_class_payload(_cases.STRING_CLASSES[kind])) + ":bytes"
+    return (
+        _cases.case_id(_cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES[kind])) + ":bytes"
+    )
 
 
 ONE_SHARD = vid("every writer: one bf16 tensor")
