@@ -7,7 +7,7 @@ import functools
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from refitwire import wire
@@ -70,7 +70,7 @@ class TableShape:
     #: string or a member optional is checked by its schema alone (those rules cannot be read there).
     ruled: bool
     #: Element sizes of the dtype labels the registry's SPEC.md knows (ELSIZE_DTYPE).
-    dtype_sizes: Mapping[str, int] = field(default_factory=dict)
+    dtype_sizes: Mapping[str, int]
 
 
 #: The members the rules of section 2.3 read, per level (the rest are carried generically).
@@ -86,8 +86,7 @@ def table_shape(document: str, version: str, registry: Registry | None = None) -
 @functools.cache
 def _table_shape(document: str, version: str, registry: Registry) -> TableShape:
     # kept per registry (registries are immutable), never per "the default one"
-    shape = shape_of(wire.wire_model(document, version, registry), classes_of(registry))
-    return replace(shape, dtype_sizes=dtype_sizes(registry))
+    return shape_of(registry.wire_model(document, version), classes_of(registry), dtype_sizes(registry))
 
 
 #: What the rules of section 2.3 can read a member as: the JSON types they compute with (a
@@ -112,9 +111,9 @@ def _reads_as_ruled(model: WireModel, tensor_level: tuple[str, ...], shard_level
     return True
 
 
-@functools.cache
-def shape_of(model: WireModel, classes: TableClasses) -> TableShape:
-    """What the table pass needs of ``model``, filling ``classes``' models (kept per model)."""
+def shape_of(model: WireModel, classes: TableClasses, sizes: Mapping[str, int]) -> TableShape:
+    """What the table pass needs of ``model``, filling ``classes``' models, with the dtype ``sizes``
+    of its registry's SPEC.md (kept by :func:`table_shape`, per registry and version)."""
     tensor_level, shard_level = table_levels(model)
     shapes = []  # (known, unknown) for the tensor level, then the shard level
     for level, fields, ruled in ((tensor_level, classes.tensor.model_fields, _TENSOR_RULED),
@@ -130,7 +129,7 @@ def shape_of(model: WireModel, classes: TableClasses) -> TableShape:
     return TableShape(
         shard_known, shard_unknown, tensor_known, tensor_unknown, integers,  # type: ignore[arg-type]
         classes, _SharedFields(classes.shard.model_fields), _SharedFields(classes.tensor.model_fields),
-        _reads_as_ruled(model, tensor_level, shard_level),
+        _reads_as_ruled(model, tensor_level, shard_level), sizes,
     )  # fmt: skip
 
 
