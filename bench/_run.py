@@ -91,8 +91,9 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
     labels: dict[int, str] = {}
     if settings.at_limit:  # the size case's table (kept on disk by the kit): growth per entry to the limit
         from refitwire.compat import count_tensors, size_cases
+        from refitwire.engine import blob_limit
 
-        table = size_cases()[0].blob
+        table = size_cases(blob_limit())[0].blob
         labels[count_tensors(table)] = "size:at-limit (8 shards per entry)"
         blobs[count_tensors(table)] = table
     paths = []

@@ -25,7 +25,8 @@ from refitwire.compat import (
 )
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
-from refitwire.wire import released_versions
+from refitwire.engine import blob_limit
+from refitwire.wire import Registry, released_versions
 
 TEXT_LIMIT = 4000  # characters of a blob shown as text
 
@@ -91,11 +92,14 @@ def _reply_text(reply: Any) -> str:
 
 
 def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
-    return inputs(plan.seed, plan.examples, case_id)
+    return inputs(plan.seed, plan.examples, case_id, plan.registry)
 
 
-def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
-    """A case's description and input (payload and/or blob), found again from its ID and the seed."""
+def inputs(
+    seed: int, examples: int, case_id: str, registry: Registry | None = None
+) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
+    """A case's description and input (payload and/or blob), found again from its ID and the seed
+    (the versions and the blob size limit of ``registry``, by default the default registry)."""
     bare = _run.bare(case_id)
     for dc in _digest.digest_cases():
         if dc.id == bare:
@@ -118,21 +122,21 @@ def inputs(seed: int, examples: int, case_id: str) -> tuple[str, dict[str, Any] 
     for wc in _cases.write_cases():
         if wc.id == bare:
             return wc.description, wc.payload, wc.blob
-    for version in released_versions():
+    for version in released_versions(registry):
         for wc in _write_unknown.unknown_member_cases(version):
             if wc.id == bare:
                 return wc.description, wc.payload, wc.blob
-        for refusal in _built_cases.refusal_cases(version):
+        for refusal in _built_cases.refusal_cases(version, registry):
             if refusal.id == bare:
                 return f"{refusal.description} (must be refused: {refusal.rule})", refusal.payload, None
     if bare == "size:growth":  # the small table (size:at-limit shows the one at the limit)
         return (
             "the realistic table at a sixteenth of the limit (shown here) and at the limit (size:at-limit), timed",
             None,
-            _size_budget.small_table(),
+            _size_budget.small_table(blob_limit(registry=registry)),
         )
     for size in (
-        _sizes.size_cases() if bare.startswith("size:") else ()
+        _sizes.size_cases(blob_limit(registry=registry)) if bare.startswith("size:") else ()
     ):  # 64 MiB blobs: built only when asked
         if size.id == bare:
             return size.description, None, size.blob

@@ -65,7 +65,7 @@ class Plan:
     ``focus``: only cells with one of these participants on one side and a participant
     outside ``focus`` on the other (conformance; several testees share one run this way).
     ``only``: run just the cases with this ID (``refitwire conformance --case``).
-    ``limits``: send the blobs at and over the size limit (64 MiB each).
+    ``limits``: send the blobs at and over the blob size limit (``registry``'s, at the reader's version).
     """
 
     participants: Sequence[Participant]

@@ -70,12 +70,13 @@ class Allowance:
         return f"allowed {self.seconds:.1f} s ({'; '.join(parts)})"
 
 
-def small_table() -> bytes:
-    return _sizes.realistic_table(blob_limit() // SMALL_FRACTION)
+def small_table(limit: int) -> bytes:
+    """The realistic table growth is measured from: a sixteenth of blob size limit ``limit``."""
+    return _sizes.realistic_table(limit // SMALL_FRACTION)
 
 
-def small_tensors() -> int:
-    return _tensors_in(blob_limit() // SMALL_FRACTION)
+def small_tensors(limit: int) -> int:
+    return _tensors_in(limit // SMALL_FRACTION)
 
 
 @functools.cache
@@ -86,7 +87,7 @@ def _tensors_in(size: int) -> int:
 def scale(case: _sizes.SizeCase) -> float:
     """How many times more ``case`` holds than the small table: its bytes or its tensors,
     whichever grows more. A reader linear in both needs at most that many times as long."""
-    return max(len(case.blob) / len(small_table()), case.tensors / small_tensors())
+    return max(len(case.blob) / len(small_table(case.limit)), case.tensors / small_tensors(case.limit))
 
 
 def allowance(case: _sizes.SizeCase, small_s: float | None, timeout_s: float) -> Allowance:
@@ -107,18 +108,20 @@ def linear(small_s: float, took: float, times: float) -> bool:
 def read_sizes(
     r: Any, timeout_s: float, registry: Registry | None = None, only: str | None = None
 ) -> Iterator[Result]:
-    """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order."""
+    """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order,
+    at the blob size limit ``registry``'s SPEC.md gives ``r``'s version."""
     from refitwire.compat._run import judged
 
-    small_s, why = _time_small(r, timeout_s)
+    limit = blob_limit(r.version, registry)
+    small_s, why = _time_small(r, limit, timeout_s)
     if why is not None:  # the small table unread: growth fails, and the rest get --timeout
         yield Result(GROWTH_CASE, REQUIRED, Outcome.FAILED, reader=r.label, fault="reader",
                      symptom="did not read the growth tables",
-                     message=f"did not decode the realistic table of {len(small_table())} bytes: {why}")  # fmt: skip
+                     message=f"did not decode the realistic table of {len(small_table(limit))} bytes: {why}")  # fmt: skip
     if why is not None and only == GROWTH_CASE:
         return  # the read at the limit would say nothing more about it
     slow = False
-    for case in _sizes.size_cases():
+    for case in _sizes.size_cases(limit):
         if only not in (None, case.id) and not (only == GROWTH_CASE and case.id == AT_LIMIT):
             continue
         if slow and case.valid and only is None:
@@ -141,14 +144,14 @@ def _read(
     return list(judge_size(r, case, ask_read(r, case.blob, allowed.seconds), allowed, registry))
 
 
-def _time_small(r: Any, timeout_s: float) -> tuple[float | None, str | None]:
-    """The faster of two reads of the small table, or why there is none."""
+def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str | None]:
+    """The faster of two reads of the small table of ``limit``, or why there is none."""
     from refitwire.compat._checks import ask_read
 
     best = float("inf")
     for _ in range(2):
         t0 = time.perf_counter()
-        reply = ask_read(r, small_table(), timeout_s)
+        reply = ask_read(r, small_table(limit), timeout_s)
         best = min(best, time.perf_counter() - t0)
         if not isinstance(reply, Decoded):
             return None, _why(reply)
@@ -179,7 +182,9 @@ def _at_limit(
             break
         if not (isinstance(reply, Decoded) or _out_of_time(reply)):
             break  # it answered, and not with a table: growth is not what went wrong
-        now, _ = _time_small(r, timeout_s)  # a machine slower now than at the small read is not growth
+        now, _ = _time_small(
+            r, case.limit, timeout_s
+        )  # a machine slower now than at the small read is not growth
         if now is None or now <= SLOWER_NOW * small_s:
             break
         small_s = now
@@ -199,7 +204,7 @@ def _growth(
                       message=f"did not decode the realistic table of {len(case.blob)} bytes: {_why(reply)}")  # fmt: skip
     ran_out = not isinstance(reply, Decoded)
     took, times = allowed.seconds if ran_out else took, allowed.scale
-    tensors = (small_tensors(), case.tensors)
+    tensors = (small_tensors(case.limit), case.tensors)
     account = (
         f"read {tensors[0]} tensors in {small_s:.2f} s and {tensors[1]} in "
         f"{f'more than {took:.2f} s (its allowance)' if ran_out else f'{took:.2f} s'}: "

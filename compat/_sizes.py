@@ -33,7 +33,6 @@ from typing import Any
 
 from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.compat._results import RECOMMENDED, REQUIRED
-from refitwire.engine import blob_limit
 from refitwire.wire import WireModel
 
 #: The top-level members of a decoded payload (the table's padding is whitespace, never a member).
@@ -47,6 +46,7 @@ class SizeCase:
     description: str
     blob: bytes
     valid: bool
+    limit: int  # the blob size limit it was built for
 
     @functools.cached_property
     def tensors(self) -> int:
@@ -122,14 +122,10 @@ def realistic_table(size: int) -> bytes:
     return _kept(f"realistic-{size}.json", lambda: filled(size, _realistic_tensor))
 
 
-def size_cases() -> tuple[SizeCase, ...]:
-    """The size limit and the scale cases of the default registry's limit (see the module's text)."""
-    return _size_cases(blob_limit())
-
-
 @functools.cache
-def _size_cases(limit: int) -> tuple[SizeCase, ...]:
-    # built once per limit, never per "whichever registry is the default"
+def size_cases(limit: int) -> tuple[SizeCase, ...]:
+    """The size limit and the scale cases of blob size limit ``limit`` (see the module's text;
+    a reader's limit is ``blob_limit(version, registry)``), built once per limit."""
     table = realistic_table(limit)
     many = _kept(f"small-{limit // 8}.json", lambda: filled(limit // 8, _small_tensor))
     over = padded(filled(4096, _realistic_tensor), limit + 1)
@@ -141,6 +137,7 @@ def _size_cases(limit: int) -> tuple[SizeCase, ...]:
             f"{count_tensors(table)} tensors, 8 shards each",
             table,
             True,
+            limit,
         ),
         SizeCase(
             "size:over-limit",
@@ -148,6 +145,7 @@ def _size_cases(limit: int) -> tuple[SizeCase, ...]:
             f"a blob of {limit + 1} bytes, one over the limit ({count_tensors(over)} tensors and whitespace)",
             over,
             False,
+            limit,
         ),
         SizeCase(
             "size:many-tensors",
@@ -155,6 +153,7 @@ def _size_cases(limit: int) -> tuple[SizeCase, ...]:
             f"{count_tensors(many)} small tensors in {len(many)} bytes (a reader must grow linearly)",
             many,
             True,
+            limit,
         ),
     )
 

@@ -5,14 +5,30 @@ from __future__ import annotations
 import base64
 import collections
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.engine import LineProcess, LinesError, NoReply
 
 VECTORS = Path(__file__).resolve().parent.parent / "schema" / "vectors"
+
+
+def proposed_schema(folder: Path, spec_changes: dict[str, str], *, vectors: bool = False) -> Path:
+    """A copy of the package's schema folder at ``folder``, its SPEC.md's text changed as
+    ``spec_changes`` says (old text -> new text, each present once): what a pull request that
+    changes SPEC.md's rules proposes. The golden vectors are copied only when asked."""
+    ignored = ("__pycache__",) if vectors else ("vectors", "__pycache__")
+    shutil.copytree(wire.package_root(), folder, ignore=shutil.ignore_patterns(*ignored))
+    spec = (folder / "SPEC.md").read_text(encoding="utf-8")
+    for old, new in spec_changes.items():
+        assert spec.count(old) == 1, f"SPEC.md's wording moved ({old!r}): update the test"
+        spec = spec.replace(old, new)
+    (folder / "SPEC.md").write_text(spec, encoding="utf-8")
+    return folder
 
 
 def load_vectors() -> list[dict[str, Any]]:

@@ -4,11 +4,11 @@ follow the SPEC.md of the registry they are given, and the default registry is w
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import refitwire
+from _support import proposed_schema
 from refitwire import InvalidBlob, PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wire
 from refitwire.engine import blob_limit, dtype_sizes, latest
 
@@ -18,18 +18,14 @@ SMALL_LIMIT = 4096
 
 
 def _folder(tmp_path: Path) -> Path:
-    """A copy of the package's schema folder whose SPEC.md knows one more dtype and lowers the
-    blob size limit: what a pull request that changes SPEC.md's rules proposes."""
-    folder = tmp_path / "schema"
-    shutil.copytree(wire.package_root(), folder, ignore=shutil.ignore_patterns("vectors", "__pycache__"))
-    spec = (folder / "SPEC.md").read_text(encoding="utf-8")
-    assert "16: `complex128`." in spec and "| blob size 64 MiB |" in spec, (
-        "SPEC.md's wording moved: update this test"
+    """A schema folder whose SPEC.md knows one more dtype and lowers the blob size limit."""
+    return proposed_schema(
+        tmp_path / "schema",
+        {
+            "16: `complex128`.": f"16: `complex128`, `{NEW_DTYPE}`.",
+            "| blob size 64 MiB |": f"| blob size {SMALL_LIMIT // 1024} KiB |",
+        },
     )
-    spec = spec.replace("16: `complex128`.", f"16: `complex128`, `{NEW_DTYPE}`.")
-    spec = spec.replace("| blob size 64 MiB |", f"| blob size {SMALL_LIMIT // 1024} KiB |")
-    (folder / "SPEC.md").write_text(spec, encoding="utf-8")
-    return folder
 
 
 def _blob(dtype: str, elsize: int, tensors: int = 1) -> bytes:

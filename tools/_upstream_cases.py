@@ -20,6 +20,7 @@ import _clone  # noqa: F401  (this checkout's packages first)
 from refitwire import compat
 from refitwire.compat import _sizes
 from refitwire.compat._results import RECOMMENDED
+from refitwire.engine import blob_limit
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
         )
     # One generated payload: the cross cases between the releases are not what is measured here.
     plans = {"matrix": compat.Plan(found, seed=0, examples=1, upstream="ran", limits=False)}
-    recommended = [case.id for case in _sizes.size_cases() if case.tier == RECOMMENDED]
+    recommended = [case.id for case in _sizes.size_cases(blob_limit()) if case.tier == RECOMMENDED]
     for n, case in enumerate(recommended):
         plans[f"size-{n}"] = compat.Plan(found, examples=0, upstream="ran", only=case)
     for name, plan in plans.items():

@@ -15,6 +15,7 @@ from typing import Any
 
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
+from refitwire.engine import blob_limit
 from refitwire.wire import tokens
 
 VERSION = "1.2.0"
@@ -29,6 +30,14 @@ def fault(name: str) -> Callable[[Fault], Fault]:
         return fn
 
     return register
+
+
+def large(request: Reply, fraction: int) -> bool:
+    """Whether ``request`` reads a blob of more than ``1/fraction`` of the blob size limit (of
+    the registry this process reads with: the tests may lower it)."""
+    return (
+        request.get("cmd") == "read" and len(request.get("blob_b64", "")) * 3 // 4 > blob_limit() // fraction
+    )
 
 
 def _blob(request: Reply) -> bytes:
@@ -232,8 +241,8 @@ def _dedups(request: Reply, reply: Reply) -> Reply | None:
 
 @fault("garbage-on-large-blobs")
 def _garbage_large(request: Reply, reply: Reply) -> Reply | None:
-    """Prints a log line to stdout instead of answering a read of a blob over 8 MiB."""
-    if request.get("cmd") == "read" and len(request.get("blob_b64", "")) > 8 << 20:
+    """Prints a log line to stdout instead of answering a read of a blob over a tenth of the limit."""
+    if large(request, 10):
         import sys
 
         sys.stdout.write("loaded the large table\n")

@@ -18,6 +18,7 @@ from typing import Any
 from refitwire import InvalidBlob
 from refitwire._validate import parse
 from refitwire.compat.testees.reference import answer
+from refitwire.engine import blob_limit
 
 VERSION = "1.2.0"
 Reply = dict[str, Any]
@@ -205,22 +206,30 @@ def _off_by_one(request: Reply, reply: Reply) -> Reply | None:
 
 @fault("slow-on-large-blobs")
 def _slow(request: Reply, reply: Reply) -> Reply | None:
-    """Thirty times slower than the reference on large blobs (a constant factor, not a hang)."""
-    if request.get("cmd") == "read" and len(request["blob_b64"]) > 32 * 2**20 and "payload" in reply:
+    """Thirty times slower than the reference on blobs over half the limit (a constant factor,
+    not a hang)."""
+    if large(request, 2) and "payload" in reply:
         time.sleep(30 * TOOK[0])
     return reply
+
+
+#: Passes over the earlier names per name, so that the n^2 term is the same part of the read at
+#: a sixteenth of any limit as one pass is at 64 MiB (where one was a fifth of that read: about
+#: the least size:growth catches, 4 x a linear growth to the limit). The term grows with the
+#: limit, so a lower limit needs more passes for the same fault.
+QUADRATIC_PASSES = max(1, (64 << 20) // blob_limit())
 
 
 @fault("quadratic-in-tensors")
 def _quadratic(request: Reply, reply: Reply) -> Reply | None:
     """Checks each tensor name against every earlier one, ignoring case: right answers, time
-    growing as n^2. (Compared as written, the n^2 term was a fifth of the read at a sixteenth
-    of the limit: about the least that size:growth catches, 4 x a linear growth to the limit.)"""
+    growing as n^2."""
     if "payload" in reply:
         names = [t["name"] for t in reply["payload"]["tensors"]]
         for i, name in enumerate(names):
-            if any(other.casefold() == name.casefold() for other in names[:i]):
-                break
+            for _ in range(QUADRATIC_PASSES):
+                if any(other.casefold() == name.casefold() for other in names[:i]):
+                    break
     return reply
 
 
@@ -584,6 +593,7 @@ def _ansi(request: Reply, reply: Reply) -> Reply | None:
 
 
 from faulty_conformance import FAULTS as CONFORMANCE_FAULTS  # noqa: E402  (the grammar, writer-rule faults)
+from faulty_conformance import large  # noqa: E402
 
 FAULTS.update(CONFORMANCE_FAULTS)
 NAME = sys.argv[1] if len(sys.argv) > 1 else "none"

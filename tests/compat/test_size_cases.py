@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 import pytest
-from refitwire import InvalidBlob, unwrap_rendezvous_blob
+from _support import proposed_schema
+from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
 from refitwire.compat import _cases, _checks, _forms, _results, _size_budget, _sizes, _testee
 from refitwire.compat._results import Outcome
 from refitwire.engine import blob_limit
@@ -42,7 +43,7 @@ def test_a_table_is_exactly_its_size_and_valid_with_no_member_added() -> None:
 
 
 def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
-    over = next(c for c in _sizes.size_cases() if c.id == "size:over-limit")
+    over = next(c for c in _sizes.size_cases(blob_limit()) if c.id == "size:over-limit")
     assert len(over.blob) == blob_limit() + 1
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(over.blob)
@@ -95,10 +96,10 @@ def test_growth_is_judged_against_a_linear_reader(took: float, linear: bool) -> 
 
 
 def test_each_case_is_allowed_what_a_linear_reader_needs_for_its_bytes_or_tensors() -> None:
-    at_limit, over, many = _sizes.size_cases()
+    at_limit, over, many = _sizes.size_cases(blob_limit())
     assert _size_budget.scale(at_limit) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
     assert _size_budget.scale(over) == pytest.approx(16.0)  # bytes: a few tensors
-    tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table())
+    tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table(blob_limit()))
     assert _size_budget.scale(many) == pytest.approx(tensors) and tensors > 16  # tensors, not bytes
     allowed = _size_budget.allowance(at_limit, 0.4, 5.0)
     assert allowed.seconds == pytest.approx(4 * 0.4 * _size_budget.scale(at_limit))
@@ -125,7 +126,7 @@ class FakeReader:
 
     def ask(self, r: Any, blob: bytes, timeout_s: float) -> Any:
         table = {
-            len(_size_budget.small_table()): "small",
+            len(_size_budget.small_table(blob_limit())): "small",
             blob_limit(): "limit",
             blob_limit() + 1: "over",
         }
@@ -145,7 +146,7 @@ class FakeReader:
 
 def at_limit_table() -> bytes:
     """The table at the limit."""
-    return _sizes.size_cases()[0].blob
+    return _sizes.size_cases(blob_limit())[0].blob
 
 
 def outcomes(results: list[_results.Result]) -> dict[str, _results.Result]:
@@ -157,7 +158,10 @@ def test_a_linear_reader_passes_growth_on_the_read_at_the_limit(monkeypatch: pyt
     found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
     growth = found["size:growth"]
     assert growth.outcome is Outcome.PASSED, growth
-    small, large = (_sizes.count_tensors(_size_budget.small_table()), _sizes.count_tensors(at_limit_table()))
+    small, large = (
+        _sizes.count_tensors(_size_budget.small_table(blob_limit())),
+        _sizes.count_tensors(at_limit_table()),
+    )
     assert growth.message == (
         f"read {small} tensors in 0.40 s and {large} in 6.00 s: 15.0 x the time for 16 x the table "
         "(a linear reader: at most 16; allowed 64)"
@@ -218,7 +222,9 @@ def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.Mo
 
 def _small_case() -> _sizes.SizeCase:
     blob = _sizes.filled(300_000, _sizes._realistic_tensor)
-    return _sizes.SizeCase("size:small", "required", "a realistic table of 300000 bytes", blob, True)
+    return _sizes.SizeCase(
+        "size:small", "required", "a realistic table of 300000 bytes", blob, True, blob_limit()
+    )
 
 
 @pytest.mark.parametrize("version", released_versions())
@@ -260,3 +266,28 @@ def test_a_size_case_compares_the_whole_decoded_table(
     else:
         assert result.outcome is Outcome.FAILED and result.symptom.startswith(symptom), result
         assert "/tensors/0/shards/0/" in result.message, result.message
+
+
+def test_the_size_cases_follow_the_limit_of_the_registry_they_are_read_with(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A registry whose SPEC.md states another blob size limit is read at that limit: the small
+    table, the table at the limit, one byte over and the many small tensors all follow it."""
+    proposed = wire.Registry.from_folder(
+        proposed_schema(tmp_path / "schema", {"| blob size 64 MiB |": "| blob size 1 MiB |"})
+    )
+    limit = blob_limit(registry=proposed)
+    assert limit == 1 << 20 < blob_limit()
+    reader = FakeReader(monkeypatch, small=[0.4])
+    sent: list[int] = []
+
+    def ask(r: Any, blob: bytes, timeout_s: float) -> Any:
+        sent.append(len(blob))
+        reader.now += 0.1  # the fake clock: every table read in a tenth of a second
+        return _results.Decoded({})
+
+    monkeypatch.setattr(_checks, "ask_read", ask)
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, proposed)))
+    assert sent == [limit // 16, limit // 16, limit, limit + 1, limit // 8], sent
+    assert f"of exactly {limit} bytes" in _sizes.size_cases(limit)[0].description
+    assert found["size:growth"].outcome is Outcome.PASSED, found["size:growth"]
