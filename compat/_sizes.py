@@ -179,7 +179,8 @@ def expected_read(case: SizeCase, model: WireModel) -> bytes:
         assert text is not None, case.id  # our own tables: 64-bit integers only
         return text
 
-    return _kept(f"{case.id.replace(':', '-')}.decoded-{key}.json", build)
+    # named by the table's size too: the same case at another limit is another table
+    return _kept(f"{case.id.replace(':', '-')}-{len(case.blob)}.decoded-{key}.json", build)
 
 
 def count_tensors(blob: bytes) -> int:
