@@ -20,6 +20,7 @@ from refitwire.compat._hypothesis import (
     outside_cwd,
     st,
 )
+from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
 from refitwire.engine import dtype_sizes, version_key
 from refitwire.wire import Registry, WireModel, pointer, show_pointer
@@ -40,6 +41,12 @@ class ReadCase:
     def tier_for(self, version: str) -> str:
         """The tier a reader of ``version`` is held to (each expectation states its own)."""
         return str(self.expect.get(version, {}).get("tier", self.tier))
+
+    @functools.cached_property
+    def repeated_name(self) -> str | None:
+        """The pointer of the blob's first repeated member name (None: none): worked out once,
+        not once per reader of a run."""
+        return first_repeated_name(self.blob)
 
 
 @dataclass(frozen=True)

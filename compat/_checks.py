@@ -130,7 +130,7 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
     if unusable:
         yield unusable
         return
-    repeated = first_repeated_name(case.blob)  # SPEC 2.1: a reader MAY reject it, at that pointer
+    repeated = case.repeated_name  # SPEC 2.1: a reader MAY reject it, at that pointer
     if expect["valid"]:
         allowed = expect.get("or_reject") or (
             {"rule": "DUPLICATE_KEYS", "pointer": repeated} if repeated is not None else None

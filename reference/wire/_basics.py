@@ -8,6 +8,7 @@ laid out (which ``$defs``, inlined or not) never matters to a caller.
 
 from __future__ import annotations
 
+import functools
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -83,6 +84,7 @@ def parse_version(version: Any) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
+@functools.lru_cache(maxsize=256)  # asked per case and reader of a run: a few versions, many times
 def version_key(version: str) -> tuple[int, int, int]:
     """The sort key of a spec version (versions compare as tuples, never as strings); ValueError if none."""
     key = parse_version(version)
