@@ -237,7 +237,9 @@ def test_the_kept_decoded_form_is_the_projection_of_the_table(
     payload = case.payload()
     assert payload is not None
     assert orjson.loads(kept) == _forms.project(payload, model)
-    assert len([p for p in fresh_cache.rglob(f"size-small-{len(case.blob)}.decoded-*")]) == 1  # one file per shape
+    assert (
+        len([p for p in fresh_cache.rglob(f"size-small-{len(case.blob)}.decoded-*")]) == 1
+    )  # one file per shape
 
     def no_projection(*args: Any) -> None:
         raise AssertionError("projected again: the kept form was not read")
