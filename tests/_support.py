@@ -7,6 +7,7 @@ import collections
 import json
 import shutil
 import subprocess
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,21 @@ from refitwire import wire
 from refitwire.engine import LineProcess, LinesError, NoReply
 
 VECTORS = Path(__file__).resolve().parent.parent / "schema" / "vectors"
+
+
+def at_every_version(versions: Iterable[str], check: Callable[[str], None]) -> None:
+    """``check`` at each version, failing once with every version it failed at and why.
+
+    A golden-vector sweep is one test per vector, not per vector and version: under
+    pytest-xdist a test item costs the controller about 2 ms of CPU, several times a read."""
+    failed = []
+    for version in versions:
+        try:
+            check(version)
+        except (AssertionError, pytest.fail.Exception) as exc:
+            failed.append(f"at {version}: {exc}")
+    if failed:
+        pytest.fail("\n".join(failed), pytrace=False)
 
 
 def proposed_schema(folder: Path, spec_changes: dict[str, str], *, vectors: bool = False) -> Path:
