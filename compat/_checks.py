@@ -13,9 +13,8 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.compat import _cases, _forms, _sizes
+from refitwire.compat import _cases, _forms
 from refitwire.compat._built_cases import RefusalCase
 from refitwire.compat._causes import byte_cause, named_rules
 from refitwire.compat._json_text import first_repeated_name
@@ -41,9 +40,7 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
-from refitwire.compat._size_budget import Allowance
-from refitwire.compat._sizes import SizeCase
-from refitwire.engine import check, no_gc, parse, version_key, writer_violations
+from refitwire.engine import check, parse, version_key, writer_violations
 from refitwire.wire import Registry, default_registry, released_versions, show_pointer
 
 
@@ -71,10 +68,10 @@ def _unwritten(reply: Reply, base: dict[str, Any]) -> Result:
             f"refused a valid payload, naming {named}" if named else "refused a valid payload",
             f"refused to write a valid payload: {reply.message}",
         )
-    return _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+    return unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
 
 
-def _unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
+def unusable(reply: Reply, base: dict[str, Any], fault: str) -> Result | None:
     """The result for a reply that answers nothing (skipped, errored, broken), else None."""
     if isinstance(reply, Skipped):
         return Result(**base, outcome=Outcome.SKIPPED, message=reply.reason)
@@ -126,9 +123,9 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
             f"accepted a blob that breaks {expect['rule']} at {where} ({case.description})",
         )
         return
-    unusable = _unusable(reply, base, "reader")
-    if unusable:
-        yield unusable
+    broken = unusable(reply, base, "reader")
+    if broken:
+        yield broken
         return
     repeated = case.repeated_name  # SPEC 2.1: a reader MAY reject it, at that pointer
     if expect["valid"]:
@@ -198,45 +195,6 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
         return Result(**base, outcome=Outcome.PASSED)
     symptom, account = diff
     return failed(base, "reader", symptom, f"{context}: {account}" if context else account)
-
-
-def judge_size(
-    r: Any, case: SizeCase, reply: Reply, allowance: Allowance, registry: Registry | None = None
-) -> Iterator[Result]:
-    """A size or scale case: ``reply``, read within ``allowance`` (SPEC.md section 5: judged by growth)."""
-    base = {"case": case.id, "tier": case.tier, "reader": r.label}
-    if isinstance(reply, Broken) and not reply.malformed:
-        cause = broken_cause(reply.message)
-        symptom = "too slow on a large blob" if cause == "no reply in time" else f"{cause} on a large blob"
-        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom=symptom,
-                     message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
-        return
-    if case.valid:
-        if isinstance(reply, Rejected):
-            yield failed(
-                base,
-                "reader",
-                "rejected a valid blob of the size or scale cases",
-                f"rejected {case.description}: {reply.message}",
-            )
-        elif isinstance(reply, Decoded):
-            expected = _sizes.expected_read(case, _cases.model_of(r.version, registry))
-            if _cases.canonical_json(reply.payload) == expected:
-                yield Result(**base, outcome=Outcome.PASSED)
-            else:
-                with no_gc():  # ~10^6 acyclic values each side, dropped with this case
-                    result = decoded_result(base, orjson.loads(expected), reply.payload, case.description)
-                yield result
-        else:
-            yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
-        return
-    if isinstance(reply, Rejected):
-        yield Result(**base, outcome=Outcome.PASSED)
-        yield reason(case.id, r.label, reply, "BLOB_SIZE", "")
-    elif isinstance(reply, Decoded):
-        yield failed(base, "reader", "accepted: breaks BLOB_SIZE", f"accepted {case.description} (BLOB_SIZE)")
-    else:
-        yield _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -401,7 +359,7 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
             f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
         )
         return
-    yield _unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
+    yield unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
 
 
 def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
@@ -434,5 +392,5 @@ def cross(w: Any, r: Any, cid: str, expected: dict[str, Any], blob: bytes) -> Re
             f"rejected {w.label}'s valid blob: {reply.message}",
         )
     if not isinstance(reply, Decoded):
-        return _unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
+        return unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
     return decoded_result(base, expected, reply.payload)

@@ -1,4 +1,5 @@
-"""The size cases of one reader: its growth judged on the reads they need anyway, and what each is allowed.
+"""The size cases of one reader: its growth judged on the reads they need anyway, what each is
+allowed, and each reply judged (``judge_size``).
 
 A wall-clock multiple of whatever the machine does at the moment grows with its load, so it
 neither stays cheap nor catches a slow reader in time. Each reader is its own yardstick
@@ -33,9 +34,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.compat import _sizes
-from refitwire.compat._results import REQUIRED, Broken, Decoded, Outcome, Reply, Result, broken_cause
-from refitwire.engine import blob_limit
+import orjson
+from refitwire.compat import _cases, _checks, _sizes
+from refitwire.compat._results import (
+    REQUIRED,
+    Broken,
+    Decoded,
+    Outcome,
+    Rejected,
+    Reply,
+    Result,
+    broken_cause,
+)
+from refitwire.engine import blob_limit, no_gc
 from refitwire.wire import Registry
 
 #: A reader may need up to this many times what a linear reader needs (load, memory effects).
@@ -136,22 +147,18 @@ def read_sizes(
 def _read(
     r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
 ) -> list[Result]:
-    from refitwire.compat._checks import ask_read, judge_size
-
     if case.id == AT_LIMIT:
         return _at_limit(r, case, small_s, timeout_s, registry)
     allowed = allowance(case, small_s, timeout_s)
-    return list(judge_size(r, case, ask_read(r, case.blob, allowed.seconds), allowed, registry))
+    return list(judge_size(r, case, _checks.ask_read(r, case.blob, allowed.seconds), allowed, registry))
 
 
 def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str | None]:
     """The faster of two reads of the small table of ``limit``, or why there is none."""
-    from refitwire.compat._checks import ask_read
-
     best = float("inf")
     for _ in range(2):
         t0 = time.perf_counter()
-        reply = ask_read(r, small_table(limit), timeout_s)
+        reply = _checks.ask_read(r, small_table(limit), timeout_s)
         best = min(best, time.perf_counter() - t0)
         if not isinstance(reply, Decoded):
             return None, _why(reply)
@@ -170,13 +177,11 @@ def _at_limit(
     r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
 ) -> list[Result]:
     """``size:at-limit`` and, from the same read, ``size:growth`` (when the small table was read)."""
-    from refitwire.compat._checks import ask_read, judge_size
-
     times = scale(case)
     for attempt in range(2):
         allowed = allowance(case, small_s, timeout_s)
         t0 = time.perf_counter()
-        reply = ask_read(r, case.blob, allowed.seconds)
+        reply = _checks.ask_read(r, case.blob, allowed.seconds)
         took = time.perf_counter() - t0
         if small_s is None or attempt or (isinstance(reply, Decoded) and linear(small_s, took, times)):
             break
@@ -223,3 +228,46 @@ def unsent(case: _sizes.SizeCase, reader: str) -> Result:
     return Result(case.id, case.tier, Outcome.SKIPPED, reader=reader,
                   message=f"not sent: {GROWTH_CASE} found this reader too slow already, and {case.description} "
                           f"could only wait out its allowance (--case {case.id} sends it)")  # fmt: skip
+
+
+def judge_size(
+    r: Any, case: _sizes.SizeCase, reply: Reply, allowance: Allowance, registry: Registry | None = None
+) -> Iterator[Result]:
+    """A size or scale case: ``reply``, read within ``allowance`` (SPEC.md section 5: judged by growth)."""
+    base = {"case": case.id, "tier": case.tier, "reader": r.label}
+    if isinstance(reply, Broken) and not reply.malformed:
+        cause = broken_cause(reply.message)
+        symptom = "too slow on a large blob" if cause == "no reply in time" else f"{cause} on a large blob"
+        yield Result(**base, outcome=Outcome.ERRORED, fault="reader", symptom=symptom,
+                     message=f"{case.description}: {reply.message} ({allowance.describe()})")  # fmt: skip
+        return
+    if case.valid:
+        if isinstance(reply, Rejected):
+            yield _checks.failed(
+                base,
+                "reader",
+                "rejected a valid blob of the size or scale cases",
+                f"rejected {case.description}: {reply.message}",
+            )
+        elif isinstance(reply, Decoded):
+            expected = _sizes.expected_read(case, _cases.model_of(r.version, registry))
+            if _cases.canonical_json(reply.payload) == expected:
+                yield Result(**base, outcome=Outcome.PASSED)
+            else:
+                with no_gc():  # ~10^6 acyclic values each side, dropped with this case
+                    result = _checks.decoded_result(
+                        base, orjson.loads(expected), reply.payload, case.description
+                    )
+                yield result
+        else:
+            yield _checks.unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)
+        return
+    if isinstance(reply, Rejected):
+        yield Result(**base, outcome=Outcome.PASSED)
+        yield _checks.reason(case.id, r.label, reply, "BLOB_SIZE", "")
+    elif isinstance(reply, Decoded):
+        yield _checks.failed(
+            base, "reader", "accepted: breaks BLOB_SIZE", f"accepted {case.description} (BLOB_SIZE)"
+        )
+    else:
+        yield _checks.unusable(reply, base, "reader") or Result(**base, outcome=Outcome.ERRORED)

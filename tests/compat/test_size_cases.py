@@ -122,7 +122,7 @@ class FakeReader:
         self.label, self.version = "fake", released_versions()[-1]
         monkeypatch.setattr(_size_budget, "time", SimpleNamespace(perf_counter=lambda: self.now))
         monkeypatch.setattr(_checks, "ask_read", self.ask)
-        monkeypatch.setattr(_checks, "judge_size", self.judge)
+        monkeypatch.setattr(_size_budget, "judge_size", self.judge)
 
     def ask(self, r: Any, blob: bytes, timeout_s: float) -> Any:
         table = {
@@ -258,7 +258,7 @@ def test_a_size_case_compares_the_whole_decoded_table(
         reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=released_versions()[-1])
         allowance = _size_budget.Allowance(60.0, 60.0)
         (result,) = list(
-            _checks.judge_size(reader, case, _checks.ask_read(reader, case.blob, 60.0), allowance)
+            _size_budget.judge_size(reader, case, _checks.ask_read(reader, case.blob, 60.0), allowance)
         )
     finally:
         testee.stop()
