@@ -10,7 +10,7 @@ from refitwire.gate._baseline import BASELINE_SCHEMA, Accepted, load_baseline
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
-from refitwire.gate._gate import (
+from refitwire.gate._findings import (
     EXIT_BREAKING,
     EXIT_COMPATIBLE,
     EXIT_ERROR,
@@ -18,8 +18,8 @@ from refitwire.gate._gate import (
     GateReport,
     compare,
     evidence,
-    run_gate,
 )
+from refitwire.gate._gate import run_gate
 from refitwire.gate._git import read_source, repo_root
 from refitwire.gate._matrix import MatrixOutcome, run_matrix
 from refitwire.gate._report import FORMATS, render

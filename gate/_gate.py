@@ -12,10 +12,9 @@ findings scope, and report any disagreement.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,120 +23,19 @@ from refitwire.gate._baseline import Accepted
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
+from refitwire.gate._findings import (
+    Finding,
+    GateReport,
+    change_hash,
+    compare,
+)
 from refitwire.gate._git import default_base, list_tree, repo_root, resolve, show
 from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
-from refitwire.gate._rules import Direction, rule
+from refitwire.gate._rules import rule
 from refitwire.gate._walk import diff
-from refitwire.gate._witness import Witness, find_witness
 from refitwire.wire import parse_version, pointer
 
 MatrixMode = Literal["auto", "always", "never"]
-
-EXIT_COMPATIBLE, EXIT_ERROR, EXIT_BREAKING = 0, 1, 100
-
-
-def change_hash(change: Change) -> str:
-    """What a baseline entry accepts: the change's rule, place and both sides, hashed."""
-    record = [change.rule, change.pointer, change.path, change.old, change.new]
-    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One change (or lock, baseline or matrix problem), where it is and its evidence."""
-
-    change: Change
-    file: str
-    against: str | None = None
-    witnesses: tuple[Witness, ...] = ()
-    no_witness: tuple[Direction, ...] = ()
-    accepted: Accepted | None = None
-    searched: bool = True  # False: the witness search was skipped (--no-witness)
-
-    @property
-    def failing(self) -> bool:
-        return self.change.breaking and self.accepted is None
-
-    @property
-    def unproven(self) -> bool:
-        """The rules flag a blob-level break, and no witness was found (or searched for) in any direction."""
-        skipped = not self.searched and bool(self.change.directions)
-        return self.failing and (bool(self.no_witness) or skipped) and not self.witnesses
-
-    @property
-    def hash(self) -> str:
-        return change_hash(self.change)
-
-    def baseline_entry(self) -> dict[str, Any]:
-        """The entry that accepts exactly this finding (reason, link and expiry to fill in)."""
-        entry = {
-            "rule": self.change.rule,
-            "pointer": self.change.pointer,
-            "change": self.hash,
-            "file": self.file,
-        }
-        return {**entry, "reason": "...", "link": "...", "expires": "YYYY-MM-DD"}
-
-
-@dataclass(frozen=True)
-class GateReport:
-    against: str
-    commit: str
-    candidates: tuple[str, ...]
-    comparisons: tuple[tuple[str, str], ...]
-    findings: tuple[Finding, ...]
-    matrix: MatrixOutcome
-    require_matrix: bool = False
-    already_released: int = 0  # changes already present between released versions, not reported again
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def exit_code(self) -> int:
-        if any(f.failing for f in self.findings):
-            return EXIT_BREAKING
-        if self.matrix.status in ("errored", "incomplete") or (
-            self.require_matrix and self.matrix.status == "not-run"
-        ):
-            return EXIT_ERROR
-        return EXIT_COMPATIBLE
-
-    @property
-    def verdict(self) -> str:
-        code = self.exit_code
-        if code == EXIT_BREAKING and all(f.unproven for f in self.findings if f.failing):
-            return "unproven"
-        if code == EXIT_ERROR and self.matrix.status == "incomplete":
-            return "incomplete"
-        return {EXIT_COMPATIBLE: "compatible", EXIT_BREAKING: "breaking"}.get(code, "error")
-
-
-def evidence(
-    change: Change, old: Document, new: Document
-) -> tuple[tuple[Witness, ...], tuple[Direction, ...]]:
-    """Witnesses for each direction ``change`` claims to break, and the directions without one."""
-    found, missing = [], []
-    for direction in change.directions if change.breaking else ():
-        witness = find_witness(change, old, new, direction)
-        if witness is None:
-            missing.append(direction)
-        else:
-            found.append(witness)
-    return tuple(found), tuple(missing)
-
-
-def compare(
-    old: Document, new: Document, file: str, witnesses: bool = True, changes: Sequence[Change] | None = None
-) -> list[Finding]:
-    """Findings of one old -> new comparison (of ``changes``, default: every change)."""
-    out = []
-    for change in diff(old, new) if changes is None else changes:
-        found, missing = evidence(change, old, new) if witnesses else ((), ())
-        out.append(Finding(change, file, old.version, found, missing, searched=witnesses))
-    return out
-
-
-def _finding(change: Change, file: str, against: str | None = None) -> Finding:
-    return Finding(change, file, against)
 
 
 @dataclass(frozen=True)
@@ -210,7 +108,7 @@ def _released(c: _Checkout) -> tuple[list[Finding], dict[str, list[Document]]]:
             raw += _release.locked(old, entry, c.work_dir, c.folder, kind, i, now.get(entry["version"]))
     raw += _release.new_entries(c.base_index, c.work_index, c.work_dir, c.folder)
     raw += _release.unknown_folders(set(c.base_files), c.work_dir, c.folder, c.base_index, c.work_index)
-    return [_finding(change, file) for change, file in raw], released
+    return [Finding(change, file) for change, file in raw], released
 
 
 def _candidates(c: _Checkout) -> tuple[list[Finding], list[tuple[str, str, str, Document]]]:
@@ -228,7 +126,7 @@ def _candidates(c: _Checkout) -> tuple[list[Finding], list[tuple[str, str, str, 
             relative = f"{c.folder}/{kind}/{path.name}"
             version = _release.version_of_file(relative)
             document = load_document(relative, path.read_bytes())
-            findings += [_finding(ch, f) for ch, f in _release.stamps(document, relative, kind, version)]
+            findings += [Finding(ch, f) for ch, f in _release.stamps(document, relative, kind, version)]
             found.append((kind, version, relative, document))
     found.sort(key=lambda x: (x[0], parse_version(x[1]) or ()))
     return findings, found
@@ -256,7 +154,7 @@ def _compare_lines(
             if key[:1] < newest[:1]:
                 detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
             findings.append(
-                _finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "", detail, None, version), relative)
+                Finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "", detail, None, version), relative)
             )
         previous = earlier.setdefault(kind, [])
         line = [d for d in previous if _major(d) == key[:1]]
@@ -395,14 +293,14 @@ def _apply_baseline(
         if entry.expired(today):
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} expired on {entry.expires}"
             out.append(
-                _finding(
+                Finding(
                     Change("BASELINE_EXPIRED", where, "", detail, str(entry.expires), str(today)),
                     entry.source,
                 )
             )
         elif entry.index not in used:
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} (change {entry.change}) matches no finding"
-            out.append(_finding(Change("BASELINE_STALE", where, "", detail), entry.source))
+            out.append(Finding(Change("BASELINE_STALE", where, "", detail), entry.source))
     return out
 
 

@@ -16,7 +16,7 @@ from refitwire.compat import JUnitCase as Case
 from refitwire.compat import JUnitStatus as Status
 from refitwire.compat import JUnitSuite as Suite
 from refitwire.compat import render_junit
-from refitwire.gate._gate import Finding, GateReport
+from refitwire.gate._findings import Finding, GateReport
 from refitwire.gate._locate import locate
 from refitwire.gate._rules import DIRECTION_TEXT, RULES, rule
 from refitwire.wire import show_pointer
