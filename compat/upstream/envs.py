@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -387,14 +388,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     cache = args.cache.resolve() if args.cache else None
-    failures = 0
-    for version in args.versions:
+
+    def ensure(version: str) -> EnvInfo | Exception:
         try:
             spec = _released_spec(_check_version(version))
-            info = _ensure(spec, cache, base_python=args.python, rebuild=args.rebuild, log=progress)
+            return _ensure(spec, cache, base_python=args.python, rebuild=args.rebuild, log=progress)
         except (EnvBuildError, ValueError) as exc:
+            return exc
+
+    # Built side by side: each is a venv and pip runs (downloads, unpacking) in its own folder,
+    # and the torch wheel they share is in pip's cache by then; one after the other took 21 + 24 s.
+    with ThreadPoolExecutor(max_workers=max(1, len(args.versions))) as pool:
+        built = list(pool.map(ensure, args.versions))
+    failures = 0
+    for version, info in zip(args.versions, built):
+        if isinstance(info, Exception):
             failures += 1
-            print(f"{version}\tfailed\t{exc}", flush=True)
+            print(f"{version}\tfailed\t{info}", flush=True)
             continue
         env = info.python.parent.parent
         if info.built:
