@@ -17,8 +17,9 @@ def _record() -> None:
         return
     roots = tuple(os.path.join(os.path.realpath(folder), "") for folder in folders.split(os.pathsep))
     files = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
-    mine = sorted({os.path.realpath(f) for f in files if isinstance(f, str)} - {""})
-    mine = [f for f in mine if f.startswith(roots)]
+    mine = sorted(
+        {real for f in files if isinstance(f, str) and (real := os.path.realpath(f)).startswith(roots)}
+    )
     if mine:
         path = os.path.join(out, f"{os.getpid()}-{os.urandom(4).hex()}.txt")
         with open(path, "w", encoding="utf-8") as stream:
