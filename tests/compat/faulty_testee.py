@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from refitwire import InvalidBlob
+from refitwire import InvalidBlob, wire
 from refitwire._validate import parse
 from refitwire.compat.testees.reference import answer
 from refitwire.engine import blob_limit
@@ -214,10 +214,10 @@ def _slow(request: Reply, reply: Reply) -> Reply | None:
 
 
 #: Passes over the earlier names per name, so that the n^2 term is the same part of the read at
-#: a sixteenth of any limit as one pass is at 64 MiB (where one was a fifth of that read: about
-#: the least size:growth catches, 4 x a linear growth to the limit). The term grows with the
-#: limit, so a lower limit needs more passes for the same fault.
-QUADRATIC_PASSES = max(1, (64 << 20) // blob_limit())
+#: a sixteenth of any limit as one pass is at the package's own limit (where one was a fifth of
+#: that read: about the least size:growth catches, 4 x a linear growth to the limit). The term
+#: grows with the limit, so a lower limit (a test's registry) needs more passes for the same fault.
+QUADRATIC_PASSES = max(1, blob_limit(registry=wire.registry_at(wire.package_root())) // blob_limit())
 
 
 @fault("quadratic-in-tensors")
