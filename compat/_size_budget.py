@@ -187,9 +187,8 @@ def _at_limit(
             break
         if not (isinstance(reply, Decoded) or _out_of_time(reply)):
             break  # it answered, and not with a table: growth is not what went wrong
-        now, _ = _time_small(
-            r, case.limit, timeout_s
-        )  # a machine slower now than at the small read is not growth
+        # a machine slower now than at the small read is not growth
+        now, _ = _time_small(r, case.limit, timeout_s)
         if now is None or now <= SLOWER_NOW * small_s:
             break
         small_s = now
