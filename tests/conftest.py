@@ -21,6 +21,7 @@ Run serially (no ``-n``), none of this changes anything.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 
@@ -90,6 +91,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item, group in zip(items, _groups(items)):
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection built (the golden vectors, the models, Hypothesis) lives as long as the
+    # session: moved out of the collector's reach, it is not scanned again by every full
+    # collection a test triggers, nor by pytest's own at the session's end.
+    gc.freeze()
 
 
 def _groups(items: list[pytest.Item]) -> list[str | None]:
