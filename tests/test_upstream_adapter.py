@@ -221,3 +221,15 @@ def test_it_maps_every_member_of_its_version(testee: AdapterProcess) -> None:
         "seq": 10,
         "payload": payload,
     }
+
+
+def test_a_value_json_cannot_carry_is_errored_with_where_it_sits(testee: AdapterProcess) -> None:
+    # Upstream's reader takes the NaN literal (Python's json) and keeps shape elements as they
+    # came: it accepted the blob, so the answer is errored, naming the value's place.
+    blob = EXAMPLE_BLOB.replace(b'"shape": [4, 4]', b'"shape": [4, NaN]')
+    answer = testee.ask({"cmd": "read", "seq": 9, "blob_b64": _b64(blob)})
+    assert answer == {
+        "seq": 9,
+        "errored": True,
+        "message": "tensors[0].shards[0].shape[1] is nan, which JSON cannot carry",
+    }

@@ -54,12 +54,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import gc
 import inspect
 import io
 import json
 import math
 import os
 import sys
+from collections.abc import Iterator
 from importlib import metadata
 from typing import Any
 
@@ -100,26 +103,45 @@ def _as_given(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _jsonable(value: object, where: str) -> object:
-    """A faithful JSON image of a value upstream returned."""
-    if value is None or isinstance(value, (bool, int, str)):
+#: The types JSON carries as they are: checked first, by exact type (a table at the limit holds
+#: about four million values).
+_PLAIN = frozenset({type(None), bool, int, str})
+
+
+def _jsonable(value: object, *at: str | int) -> object:
+    """A faithful JSON image of a value upstream returned, found at path ``at`` (a member's
+    name, an item's index), which is spelled out only when the value cannot be carried."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple or kind is list:
+        items: Any = value
+        if all(type(item) in _PLAIN for item in items):
+            return list(items)
+        return [_jsonable(item, *at, i) for i, item in enumerate(items)]
+    if isinstance(value, (bool, int, str)):  # a subclass (an enum): JSON writes its value
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise Unrepresentable(f"{where} is {value!r}, which JSON cannot carry")
+            raise Unrepresentable(f"{_where(at)} is {value!r}, which JSON cannot carry")
         return value
     if isinstance(value, (list, tuple)):
-        return [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [_jsonable(item, *at, i) for i, item in enumerate(value)]
     if isinstance(value, dict):
         out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise Unrepresentable(f"{where} has a non-string key {key!r}")
-            out[key] = _jsonable(item, f"{where}.{key}")
+                raise Unrepresentable(f"{_where(at)} has a non-string key {key!r}")
+            out[key] = _jsonable(item, *at, key)
         return out
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode("ascii")
-    raise Unrepresentable(f"{where} is a {type(value).__name__}: {value!r}")
+    raise Unrepresentable(f"{_where(at)} is a {type(value).__name__}: {value!r}")
+
+
+def _where(at: tuple[str | int, ...]) -> str:
+    """``("tensors", 3, "shards", 0, "addr")`` as ``tensors[3].shards[0].addr``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in at).lstrip(".")
 
 
 def _accepts(function: Any, name: str) -> bool:
@@ -156,11 +178,11 @@ class Adapter:
             if at == level and source.get(name) is not None and _accepts(function, name)
         }
 
-    def _read_back(self, record: Any, level: str, where: str) -> dict[str, Any]:
+    def _read_back(self, record: Any, level: str, *at: str | int) -> dict[str, Any]:
         return {
-            name: _jsonable(getattr(record, name, None), f"{where}{name}")
-            for at, name in self.members
-            if at == level
+            name: _jsonable(getattr(record, name, None), *at, name)
+            for on, name in self.members
+            if on == level
         }
 
     # -- commands --------------------------------------------------------------
@@ -197,8 +219,9 @@ class Adapter:
     def read(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
         blob = _b64decode(_field(request, "blob_b64", "request"), "blob_b64")
         try:
-            result = self.rendezvous.unwrap_rendezvous_blob(blob)
-            decoded = self._decoded(result)
+            result = self.rendezvous.unwrap_rendezvous_blob(blob)  # as upstream runs: collector on
+            with _collector_paused():
+                decoded = self._decoded(result)
         except Unrepresentable:
             raise
         except Exception as exc:
@@ -213,26 +236,29 @@ class Adapter:
             "metadata_endpoint": _jsonable(endpoint, "metadata_endpoint"),
             "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
             "publisher_step": _jsonable(getattr(result, "publisher_step", None), "publisher_step"),
-            **self._read_back(result, "", ""),
+            **self._read_back(result, ""),
             "tensors": [
                 {
-                    "name": _jsonable(t.name, f"tensors[{i}].name"),
-                    "dtype": _jsonable(t.dtype, f"tensors[{i}].dtype"),
-                    "elsize": _jsonable(t.elsize, f"tensors[{i}].elsize"),
-                    "full_shape": _jsonable(t.full_shape, f"tensors[{i}].full_shape"),
-                    **self._read_back(t, "tensors", f"tensors[{i}]."),
+                    "name": _jsonable(t.name, "tensors", i, "name"),
+                    "dtype": _jsonable(t.dtype, "tensors", i, "dtype"),
+                    "elsize": _jsonable(t.elsize, "tensors", i, "elsize"),
+                    "full_shape": _jsonable(t.full_shape, "tensors", i, "full_shape"),
+                    **self._read_back(t, "tensors", "tensors", i),
                     "shards": [
                         {
-                            "agent_name": _jsonable(s.agent_name, f"{w}.agent_name"),
-                            "device_id": _jsonable(s.device_id, f"{w}.device_id"),
-                            "addr": _jsonable(s.addr, f"{w}.addr"),
-                            "shard_offset": _jsonable(s.shard_offset, f"{w}.shard_offset"),
-                            "shape": _jsonable(s.shape, f"{w}.shape"),
-                            "digest": _jsonable(getattr(s, "digest", None), f"{w}.digest"),
-                            **self._read_back(s, "tensors.shards", f"{w}."),
+                            "agent_name": _jsonable(s.agent_name, "tensors", i, "shards", j, "agent_name"),
+                            "device_id": _jsonable(s.device_id, "tensors", i, "shards", j, "device_id"),
+                            "addr": _jsonable(s.addr, "tensors", i, "shards", j, "addr"),
+                            "shard_offset": _jsonable(
+                                s.shard_offset, "tensors", i, "shards", j, "shard_offset"
+                            ),
+                            "shape": _jsonable(s.shape, "tensors", i, "shards", j, "shape"),
+                            "digest": _jsonable(
+                                getattr(s, "digest", None), "tensors", i, "shards", j, "digest"
+                            ),
+                            **self._read_back(s, "tensors.shards", "tensors", i, "shards", j),
                         }
                         for j, s in enumerate(t.shards)
-                        for w in (f"tensors[{i}].shards[{j}]",)
                     ],
                 }
                 for i, t in enumerate(tensors)
@@ -334,6 +360,31 @@ def _options(argv: list[str]) -> dict[str, Any]:
     return found
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off while this file builds and writes its image of what upstream
+    returned (never while upstream's own code runs: its time is its own). At the limit that
+    image is millions of acyclic objects, and with upstream's result alive beside them the
+    collections they set off took 3.7 of a read's 7.6 s (1.4 s paused). The collector frees
+    cycles only, so no answer changes."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _answer_text(answer: dict[str, Any]) -> str:
+    try:
+        return json.dumps(answer, ensure_ascii=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - _jsonable guards this
+        return json.dumps(
+            {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     options = _options(sys.argv[1:] if argv is None else argv)
     source, version = options.get("--source"), options.get("--version")
@@ -355,12 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         answer, stop = adapter.handle(line)
         if answer is not None:
-            try:
-                text = json.dumps(answer, ensure_ascii=True, allow_nan=False)
-            except (TypeError, ValueError) as exc:  # pragma: no cover - _jsonable guards this
-                text = json.dumps(
-                    {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
-                )
+            with _collector_paused():
+                text = _answer_text(answer)
             try:
                 out.write(text + "\n")
                 out.flush()
