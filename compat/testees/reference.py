@@ -24,7 +24,7 @@ from refitwire import (
     wire,
     wrap_rendezvous_blob,
 )
-from refitwire.engine import dtype_sizes, latest
+from refitwire.engine import dtype_sizes, latest, no_gc
 
 
 def answer(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
@@ -133,12 +133,18 @@ def main() -> int:
         try:
             request = _loads(line)
         except ValueError as exc:
-            reply: dict[str, Any] = {"seq": None, "errored": True, "message": f"request is not JSON: {exc}"}
+            text = _dumps({"seq": None, "errored": True, "message": f"request is not JSON: {exc}"})
         else:
             if request.get("cmd") == "stop":
                 return 0
-            reply = answer(request, version, registry)
-        out.write(_dumps(reply) + b"\n")
+            # One pause for the whole answer (the reader and the decoded form pause the collector
+            # each, but between them a table's million objects set off full collections), ended
+            # once the reply is serialized and its objects freed by their counts.
+            with no_gc():
+                reply = answer(request, version, registry)
+                text = _dumps(reply)
+                del reply
+        out.write(text + b"\n")
         out.flush()
     return 0
 
