@@ -201,3 +201,23 @@ def test_a_candidate_is_read_and_written_by_the_library_with_its_registry() -> N
         unwrap_rendezvous_blob(blob.replace(b'"numa_node": 3', b'"numa_node": 256'), spec_version="1.9.0",
                                registry=registry)  # fmt: skip
     assert refused.value.pointer == "/tensors/0/shards/0/numa_node"
+
+
+def test_a_member_of_any_name_is_decoded_under_its_own_name() -> None:
+    """A keyword, a name that is not an identifier and one Python would read as another
+    (NFKC: the ligature "ﬁ" is "fi") each reach the decoded form from the reader's models."""
+    from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+
+    schema = schema_document("rendezvous", released_versions()[-1])
+    schema["x-spec-version"] = "1.9.0"
+    names = {"for": 1, "x-rank": 2, "\ufb01eld": 3}
+    for name in names:
+        schema["$defs"]["shard"]["properties"][name] = {"type": "integer", "x-added-in": "1.9.0"}
+    registry = wire.default_registry().with_resource("rendezvous", "1.9.0", schema)
+    shard = {"agent_name": "a", "device_id": 0, "addr": 4096, "shard_offset": [0], "shape": [2], **names}
+    decoded = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": 7,
+               "tensors": [{"name": "t", "dtype": "torch.float32", "elsize": 4, "full_shape": [2], "shards": [shard]}]}  # fmt: skip
+    p = from_decoded(decoded, registry)
+    blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version="1.9.0", registry=registry)
+    read = unwrap_rendezvous_blob(blob, spec_version="1.9.0", registry=registry)
+    assert to_decoded(read, "1.9.0", registry)["tensors"][0]["shards"][0] == {**shard, "digest": None}
