@@ -147,10 +147,13 @@ def read_sizes(
 def _read(
     r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
 ) -> list[Result]:
-    if case.id == AT_LIMIT:
-        return _at_limit(r, case, small_s, timeout_s, registry)
-    allowed = allowance(case, small_s, timeout_s)
-    return list(judge_size(r, case, _checks.ask_read(r, case.blob, allowed.seconds), allowed, registry))
+    # One collector pause for a read, its judgement and the reply's end: at the limit the reply is
+    # ~10^6 acyclic values, and a collector back while they are alive walks them all once.
+    with no_gc():
+        if case.id == AT_LIMIT:
+            return _at_limit(r, case, small_s, timeout_s, registry)
+        allowed = allowance(case, small_s, timeout_s)
+        return list(judge_size(r, case, _checks.ask_read(r, case.blob, allowed.seconds), allowed, registry))
 
 
 def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str | None]:
