@@ -59,7 +59,6 @@ import gc
 import inspect
 import io
 import json
-import math
 import os
 import sys
 from collections.abc import Iterator
@@ -67,10 +66,20 @@ from importlib import metadata
 from typing import Any
 
 if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
-    from refitwire.compat.upstream.upstream_objects import Malformed, published_tensors
+    from refitwire.compat.upstream.upstream_objects import (
+        Malformed,
+        Unrepresentable,
+        json_image,
+        published_tensors,
+    )
     from refitwire.compat.upstream.upstream_objects import member as _field
 else:  # run as a script inside an upstream environment: its own folder is on sys.path
-    from upstream_objects import Malformed, published_tensors  # type: ignore[import-not-found,no-redef]
+    from upstream_objects import (  # type: ignore[import-not-found,no-redef]
+        Malformed,
+        Unrepresentable,
+        json_image,
+        published_tensors,
+    )
     from upstream_objects import member as _field  # type: ignore[no-redef]
 
 PROTOCOL = 1
@@ -85,10 +94,6 @@ LEVELS = ("", "tensors", "tensors.shards")
 BadRequest = Malformed
 
 
-class Unrepresentable(Exception):
-    """Upstream returned a value the protocol cannot carry."""
-
-
 def _b64decode(value: object, field: str) -> bytes:
     if not isinstance(value, str):
         raise BadRequest(f"{field} must be a base64 string, got {type(value).__name__}")
@@ -101,47 +106,6 @@ def _b64decode(value: object, field: str) -> bytes:
 def _as_given(value: object) -> object:
     """What upstream's types say: sequences as tuples; anything else untouched."""
     return tuple(value) if isinstance(value, list) else value
-
-
-#: The types JSON carries as they are: checked first, by exact type (a table at the limit holds
-#: about four million values).
-_PLAIN = frozenset({type(None), bool, int, str})
-
-
-def _jsonable(value: object, *at: str | int) -> object:
-    """A faithful JSON image of a value upstream returned, found at path ``at`` (a member's
-    name, an item's index), which is spelled out only when the value cannot be carried."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is tuple or kind is list:
-        items: Any = value
-        if all(type(item) in _PLAIN for item in items):
-            return list(items)
-        return [_jsonable(item, *at, i) for i, item in enumerate(items)]
-    if isinstance(value, (bool, int, str)):  # a subclass (an enum): JSON writes its value
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise Unrepresentable(f"{_where(at)} is {value!r}, which JSON cannot carry")
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(item, *at, i) for i, item in enumerate(value)]
-    if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise Unrepresentable(f"{_where(at)} has a non-string key {key!r}")
-            out[key] = _jsonable(item, *at, key)
-        return out
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    raise Unrepresentable(f"{_where(at)} is a {type(value).__name__}: {value!r}")
-
-
-def _where(at: tuple[str | int, ...]) -> str:
-    """``("tensors", 3, "shards", 0, "addr")`` as ``tensors[3].shards[0].addr``."""
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in at).lstrip(".")
 
 
 def _accepts(function: Any, name: str) -> bool:
@@ -180,7 +144,7 @@ class Adapter:
 
     def _read_back(self, record: Any, level: str, *at: str | int) -> dict[str, Any]:
         return {
-            name: _jsonable(getattr(record, name, None), *at, name)
+            name: json_image(getattr(record, name, None), *at, name)
             for on, name in self.members
             if on == level
         }
@@ -232,37 +196,33 @@ class Adapter:
         # Positions 0-3 never moved; later fields are read by name where they exist.
         agent_metadata, agent_name, endpoint, tensors = tuple(result)[:4]
         return {
-            "agent_name": _jsonable(agent_name, "agent_name"),
-            "metadata_endpoint": _jsonable(endpoint, "metadata_endpoint"),
+            "agent_name": json_image(agent_name, "agent_name"),
+            "metadata_endpoint": json_image(endpoint, "metadata_endpoint"),
             "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-            "publisher_step": _jsonable(getattr(result, "publisher_step", None), "publisher_step"),
+            "publisher_step": json_image(getattr(result, "publisher_step", None), "publisher_step"),
             **self._read_back(result, ""),
             "tensors": [
                 {
-                    "name": _jsonable(t.name, "tensors", i, "name"),
-                    "dtype": _jsonable(t.dtype, "tensors", i, "dtype"),
-                    "elsize": _jsonable(t.elsize, "tensors", i, "elsize"),
-                    "full_shape": _jsonable(t.full_shape, "tensors", i, "full_shape"),
+                    "name": json_image(t.name, "tensors", i, "name"),
+                    "dtype": json_image(t.dtype, "tensors", i, "dtype"),
+                    "elsize": json_image(t.elsize, "tensors", i, "elsize"),
+                    "full_shape": json_image(t.full_shape, "tensors", i, "full_shape"),
                     **self._read_back(t, "tensors", "tensors", i),
-                    "shards": [
-                        {
-                            "agent_name": _jsonable(s.agent_name, "tensors", i, "shards", j, "agent_name"),
-                            "device_id": _jsonable(s.device_id, "tensors", i, "shards", j, "device_id"),
-                            "addr": _jsonable(s.addr, "tensors", i, "shards", j, "addr"),
-                            "shard_offset": _jsonable(
-                                s.shard_offset, "tensors", i, "shards", j, "shard_offset"
-                            ),
-                            "shape": _jsonable(s.shape, "tensors", i, "shards", j, "shape"),
-                            "digest": _jsonable(
-                                getattr(s, "digest", None), "tensors", i, "shards", j, "digest"
-                            ),
-                            **self._read_back(s, "tensors.shards", "tensors", i, "shards", j),
-                        }
-                        for j, s in enumerate(t.shards)
-                    ],
+                    "shards": [self._shard(s, "tensors", i, "shards", j) for j, s in enumerate(t.shards)],
                 }
                 for i, t in enumerate(tensors)
             ],
+        }
+
+    def _shard(self, s: Any, *at: str | int) -> dict[str, Any]:
+        return {
+            "agent_name": json_image(s.agent_name, *at, "agent_name"),
+            "device_id": json_image(s.device_id, *at, "device_id"),
+            "addr": json_image(s.addr, *at, "addr"),
+            "shard_offset": json_image(s.shard_offset, *at, "shard_offset"),
+            "shape": json_image(s.shape, *at, "shape"),
+            "digest": json_image(getattr(s, "digest", None), *at, "digest"),
+            **self._read_back(s, "tensors.shards", *at),
         }
 
     def digest(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:

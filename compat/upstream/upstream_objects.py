@@ -1,4 +1,5 @@
-"""A released ``modelexpress``'s shard table objects, built from the decoded form (SPEC.md section 6).
+"""A released ``modelexpress``'s shard table objects, built from the decoded form (SPEC.md section
+6), and the JSON image of the values it returns (:func:`json_image`).
 
 Standard library only: it runs inside the released upstream environments, where refitwire
 is not installed. The adapter testee beside it imports it from its own folder; the other
@@ -13,10 +14,12 @@ and one the release does not know is left out, as its writer would never see it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import math
 from typing import Any
 
-__all__ = ["Malformed", "member", "published_tensors"]
+__all__ = ["Malformed", "Unrepresentable", "json_image", "member", "published_tensors"]
 
 
 class Malformed(Exception):
@@ -66,3 +69,48 @@ def member(obj: object, key: str, where: str) -> object:
     if key not in obj:
         raise Malformed(f"{where} has no {key!r}")
     return obj[key]
+
+
+class Unrepresentable(Exception):
+    """Upstream returned a value the protocol cannot carry."""
+
+
+#: The types JSON carries as they are: checked first, by exact type (a table at the limit holds
+#: about four million values).
+_PLAIN = frozenset({type(None), bool, int, str})
+
+
+def json_image(value: object, *at: str | int) -> object:
+    """A faithful JSON image of a value upstream returned, found at path ``at`` (a member's
+    name, an item's index), which is spelled out only when the value cannot be carried."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple or kind is list:
+        items: Any = value
+        if all(type(item) in _PLAIN for item in items):
+            return list(items)
+        return [json_image(item, *at, i) for i, item in enumerate(items)]
+    if isinstance(value, (bool, int, str)):  # a subclass (an enum): JSON writes its value
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise Unrepresentable(f"{_where(at)} is {value!r}, which JSON cannot carry")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [json_image(item, *at, i) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise Unrepresentable(f"{_where(at)} has a non-string key {key!r}")
+            out[key] = json_image(item, *at, key)
+        return out
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise Unrepresentable(f"{_where(at)} is a {type(value).__name__}: {value!r}")
+
+
+def _where(at: tuple[str | int, ...]) -> str:
+    """``("tensors", 3, "shards", 0, "addr")`` as ``tensors[3].shards[0].addr``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in at).lstrip(".")
