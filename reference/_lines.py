@@ -23,6 +23,9 @@ __all__ = ["LineProcess", "LinesError", "NoReply", "ProcessExited", "REPLY_FD", 
 
 #: In a command line: the number of the reply pipe (a child that answers on a pipe of its own).
 REPLY_FD = "{reply_fd}"
+#: How long an ended child's stderr is waited for, to its end: its last lines (a traceback) are
+#: what a report shows of it; a process it left behind holding the pipe open is not waited out.
+STDERR_DRAIN_S = 2.0
 
 
 class LinesError(Exception):
@@ -77,9 +80,13 @@ class LineProcess:
             assert self.proc.stdout is not None
             replies = self.proc.stdout
         threading.Thread(target=self._pump_replies, args=(replies,), daemon=True).start()
+        self._stderr_pump: threading.Thread | None = None
         if stderr is not None:
             assert self.proc.stderr is not None
-            threading.Thread(target=_pump_text, args=(self.proc.stderr, stderr), daemon=True).start()
+            self._stderr_pump = threading.Thread(
+                target=_pump_text, args=(self.proc.stderr, stderr), daemon=True
+            )
+            self._stderr_pump.start()
 
     @property
     def pid(self) -> int:
@@ -104,6 +111,7 @@ class LineProcess:
             raise NoReply(f"no reply within {timeout_s:g} s") from None
         if got is None:
             self._replies.put(None)  # every later wait sees the end too
+            self._drain_stderr()
             raise ProcessExited("the child exited before replying")
         if isinstance(got, ReplyTooLong):
             raise got
@@ -117,15 +125,23 @@ class LineProcess:
                 self.send(line)
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-            return self.proc.wait(timeout=timeout_s)
+            status = self.proc.wait(timeout=timeout_s)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
-            return self.proc.wait()
+            status = self.proc.wait()
+        self._drain_stderr()
+        return status
 
     def kill(self) -> None:
         if self.alive():
             self.proc.kill()
         self.proc.wait()
+        self._drain_stderr()
+
+    def _drain_stderr(self) -> None:
+        """Let the stderr pump read what the ended child wrote last, up to ``STDERR_DRAIN_S``."""
+        if self._stderr_pump is not None:
+            self._stderr_pump.join(STDERR_DRAIN_S)
 
     def _pump_replies(self, stream: IO[bytes]) -> None:
         with stream:

@@ -42,3 +42,13 @@ def test_a_child_can_answer_on_a_pipe_of_its_own() -> None:
     child = LineProcess([sys.executable, "-c", code, REPLY_FD], stdout=subprocess.DEVNULL)
     assert child.reply(20) == b"hello\n"
     assert child.stop(None, 20) == 0
+
+
+def test_what_an_ended_child_wrote_last_on_stderr_is_kept_before_stop_returns() -> None:
+    """Its last lines (a traceback) are what a report shows: a line written after the child
+    exited, by a process it left holding the pipe, is read before ``stop`` returns."""
+    kept: collections.deque[str] = collections.deque(maxlen=10)
+    late = "import subprocess, sys\nsys.stdin.read()\nsubprocess.Popen(['sh', '-c', 'sleep 0.3; echo last >&2'])\n"
+    child = LineProcess([sys.executable, "-c", late], stderr=kept)
+    assert child.stop(None, 20) == 0
+    assert list(kept) == ["last"]
