@@ -175,17 +175,17 @@ class Adapter:
         endpoint = _field(payload, "metadata_endpoint", "payload")
         step = payload.get("publisher_step")
         wrap = self.rendezvous.wrap_rendezvous_blob
-        blob = wrap(
-            agent_meta, agent_name, endpoint, tensors, publisher_step=step, **self._given(wrap, "", payload)
-        )
+        given = self._given(wrap, "", payload)
+        with _collector(on=True):  # upstream's own code
+            blob = wrap(agent_meta, agent_name, endpoint, tensors, publisher_step=step, **given)
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
 
     def read(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
         blob = _b64decode(_field(request, "blob_b64", "request"), "blob_b64")
         try:
-            result = self.rendezvous.unwrap_rendezvous_blob(blob)  # as upstream runs: collector on
-            with _collector_paused():
-                decoded = self._decoded(result)
+            with _collector(on=True):  # upstream's own code
+                result = self.rendezvous.unwrap_rendezvous_blob(blob)
+            decoded = self._decoded(result)
         except Unrepresentable:
             raise
         except Exception as exc:
@@ -251,8 +251,11 @@ class Adapter:
             offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
             if shape is None:
                 raise BadRequest("a box needs the tensor's shape")
-            tensor = self.verify.shard_region(tensor, shape, offset, extent)
-        return {"seq": seq, "digest": self.verify.tensor_digest(tensor)}
+            with _collector(on=True):  # upstream's own code
+                tensor = self.verify.shard_region(tensor, shape, offset, extent)
+        with _collector(on=True):
+            digest = self.verify.tensor_digest(tensor)
+        return {"seq": seq, "digest": digest}
 
     # -- dispatch --------------------------------------------------------------
 
@@ -321,19 +324,26 @@ def _options(argv: list[str]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while this file builds and writes its image of what upstream
-    returned (never while upstream's own code runs: its time is its own). At the limit that
-    image is millions of acyclic objects, and with upstream's result alive beside them the
-    collections they set off took 3.7 of a read's 7.6 s (1.4 s paused). The collector frees
-    cycles only, so no answer changes."""
-    collecting = gc.isenabled()
-    gc.disable()
+def _collector(*, on: bool) -> Iterator[None]:
+    """The cyclic collector on or off for a block, and as it was after it.
+
+    ``main`` turns it off for each request: this file's own work (reading the request, the image
+    of what upstream returned, the reply) makes millions of acyclic objects at the limit, and
+    collections walking them and upstream's live result took 3.7 of a read's 7.6 s. Upstream's
+    own calls turn it back on, so upstream's time is its own. It frees cycles only, so no answer
+    changes."""
+    was = gc.isenabled()
+    if on:
+        gc.enable()
+    else:
+        gc.disable()
     try:
         yield
     finally:
-        if collecting:
+        if was:
             gc.enable()
+        else:
+            gc.disable()
 
 
 def _answer_text(answer: dict[str, Any]) -> str:
@@ -364,10 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        answer, stop = adapter.handle(line)
-        if answer is not None:
-            with _collector_paused():
-                text = _answer_text(answer)
+        with _collector(on=False):  # freed before it is back: nothing left to walk
+            answer, stop = adapter.handle(line)
+            text = None if answer is None else _answer_text(answer)
+            del answer
+        if text is not None:
             try:
                 out.write(text + "\n")
                 out.flush()

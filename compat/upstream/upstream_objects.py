@@ -83,22 +83,16 @@ _PLAIN = frozenset({type(None), bool, int, str})
 def json_image(value: object, *at: str | int) -> object:
     """A faithful JSON image of a value upstream returned, found at path ``at`` (a member's
     name, an item's index), which is spelled out only when the value cannot be carried."""
-    kind = type(value)
-    if kind in _PLAIN:
+    if type(value) in _PLAIN or isinstance(value, (bool, int, str)):  # a subclass (an enum) too
         return value
-    if kind is tuple or kind is list:
-        items: Any = value
-        if all(type(item) in _PLAIN for item in items):
-            return list(items)
-        return [json_image(item, *at, i) for i, item in enumerate(items)]
-    if isinstance(value, (bool, int, str)):  # a subclass (an enum): JSON writes its value
-        return value
+    if isinstance(value, (list, tuple)):
+        if all(type(item) in _PLAIN for item in value):  # most: a shape, an offset
+            return list(value)
+        return [json_image(item, *at, i) for i, item in enumerate(value)]
     if isinstance(value, float):
         if not math.isfinite(value):
             raise Unrepresentable(f"{_where(at)} is {value!r}, which JSON cannot carry")
         return value
-    if isinstance(value, (list, tuple)):
-        return [json_image(item, *at, i) for i, item in enumerate(value)]
     if isinstance(value, dict):
         out: dict[str, object] = {}
         for key, item in value.items():
