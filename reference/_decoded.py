@@ -52,7 +52,9 @@ def to_decoded(
     return decoded
 
 
-@functools.cache  # per model (immutable, one per registry and version): compiled once
+# per model (immutable, one per registry and version), compiled once; bounded, since every
+# candidate registry has models of its own
+@functools.lru_cache(maxsize=64)
 def _images(model: WireModel) -> dict[tuple[str, ...], Callable[[Any], dict[str, Any]]]:
     """For each level below the top, the function that makes one object's decoded form.
 
