@@ -17,7 +17,7 @@ from refitwire import (
 )
 
 VECTORS = load_vectors()
-WRITES = [(v, w) for v in load_vectors() for w in v.get("written_by", [])]
+WRITES = [(v, w) for v in VECTORS for w in v.get("written_by", [])]
 
 
 def read(vector: dict[str, Any], version: str) -> dict[str, Any]:
