@@ -17,6 +17,7 @@ from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replic
 from ._store import (
     DirectoryStore,
     RendezvousStore,
+    StampedStore,
     StoreCorrupt,
     StoreError,
     StoreUnavailable,
@@ -36,6 +37,7 @@ __all__ = [
     # rendezvous
     "DirectoryStore",
     "RendezvousStore",
+    "StampedStore",
     "open_store",
     "KnownTables",
     "StoreError",

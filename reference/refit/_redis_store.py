@@ -10,7 +10,13 @@
 * listing is ``HKEYS`` of that one hash: never ``KEYS`` or a scan of the
   whole database, and two namespaces never see each other's blobs;
 * values are bytes as sent (no decoding), up to Redis's ``proto-max-bulk-len``
-  (512 MB by default, far above the codec's 64 MiB limit).
+  (512 MB by default, far above the codec's 64 MiB limit);
+* stamps (``StampedStore``) come from a ``WATCH`` of the hash, held from one call to the next
+  on a connection of its own: the next call's ``EXEC`` fails if any client wrote, expired or
+  dropped the hash, or the connection dropped, in between. The stamp is one number per call
+  for every field, so one publish makes every blob read again (and fingerprinted: only a
+  changed one is decoded). Two watching connections take turns, the next ``WATCH`` sent before
+  the last ``EXEC``, so no write falls between them.
 
 Every call has a socket timeout (5 s; connect 2 s) and bounded retries
 (``?retries=``, default 5, exponential backoff from 0.1 s to 1 s, about 2.5 s
@@ -27,7 +33,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
@@ -192,6 +198,8 @@ class RedisStore:
             retry_on_error=[redis.ConnectionError, redis.TimeoutError],
             socket_read_size=1 << 20,  # blobs run to megabytes: fewer, larger reads
         )
+        self._watching: redis.client.Pipeline | None = None  # held between stamps() calls
+        self._generation = 0
 
     def __repr__(self) -> str:
         return f"RedisStore({self.spec.shown!r})"
@@ -214,7 +222,39 @@ class RedisStore:
         self._call("publish", publish_and_expire)
 
     def keys(self) -> list[str]:
-        fields = self._call("list", lambda: self.client.hkeys(self.hash_key))
+        return self._names(self._call("list", lambda: self.client.hkeys(self.hash_key)))
+
+    def stamps(self) -> dict[str, Hashable | None]:
+        names = self._call("list", self._watch_and_list)
+        return dict.fromkeys(names, self._generation)
+
+    def _watch_and_list(self) -> list[str]:
+        """Start a new ``WATCH``, then end the last one: if its ``EXEC`` fails, something
+        changed since, and the generation moves on. The fields are listed under the new one."""
+        last, self._watching = self._watching, None
+        watch = self.client.pipeline(transaction=True)
+        try:
+            watch.watch(self.hash_key)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+            if last is None:
+                self._generation += 1
+            else:
+                last.multi()
+                last.ping()
+                try:
+                    last.execute()
+                except redis.WatchError:  # written, expired or dropped, or the connection dropped
+                    self._generation += 1
+            names = self._names(watch.hkeys(self.hash_key))
+        except BaseException:
+            watch.reset()
+            raise
+        finally:
+            if last is not None:
+                last.reset()
+        self._watching = watch
+        return names
+
+    def _names(self, fields: list[Any]) -> list[str]:
         names = []
         for raw in fields:
             try:
@@ -237,6 +277,9 @@ class RedisStore:
         self._call("drop the namespace", lambda: self.client.delete(self.hash_key))
 
     def close(self) -> None:
+        if self._watching is not None:
+            self._watching.reset()
+            self._watching = None
         self.client.close()
 
     def _call(self, what: str, call: Callable[[], _T]) -> _T:

@@ -15,7 +15,8 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -26,6 +27,8 @@ __all__ = [
     "DirectoryStore",
     "RendezvousStore",
     "RunStore",
+    "SETTLE_NS",
+    "StampedStore",
     "StoreCorrupt",
     "StoreError",
     "StoreUnavailable",
@@ -53,7 +56,29 @@ class RendezvousStore(Protocol):
         """Drop ``key``; a missing key is fine."""
 
 
+@runtime_checkable
+class StampedStore(RendezvousStore, Protocol):
+    """A store that can vouch, from what it keeps itself, that a blob has not changed."""
+
+    def stamps(self) -> dict[str, Hashable | None]:
+        """Every key :meth:`keys` would list, sorted, each with a stamp or ``None``.
+
+        The stamp is taken before any read that follows the call, and a later call gives the
+        same stamp for a key only if its blob was not replaced or written in between, by any
+        writer. ``None``: the store cannot vouch for that blob now (read it)."""
+
+
 _SUFFIX = ".blob"
+
+#: A file is vouched for by its identity only once its last change is this much older than the
+#: clock. Two writes inside one tick of the file system's timestamps (a jiffy on Linux, 1-2 s on
+#: some others) can leave size and times as they were: git's "racy" entries. Until then it is read.
+SETTLE_NS = 2_000_000_000
+
+
+def _key_of(name: str) -> str | None:
+    """The key a directory entry holds, or ``None`` for a temporary or a stray file."""
+    return name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) and not name.startswith(".") else None
 
 
 class StoreError(RefitError):
@@ -85,11 +110,19 @@ def check_key(key: str) -> str:
 
 
 class DirectoryStore:
-    """One file per key in ``root``: ``<key>.blob``; temporaries are dot-files and never listed."""
+    """One file per key in ``root``: ``<key>.blob``; temporaries are dot-files and never listed.
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    A blob's stamp is its file's identity: device, inode, size, modification and change times
+    (nanoseconds). A publish renames a new file into place, which has another inode than the
+    one it replaces; a write in place moves both times. The stamp is ``None`` until the file's
+    last change is ``settle_ns`` old (:data:`SETTLE_NS`), so two writes inside one timestamp
+    tick are never taken for none. The times are the file system's and the clock is this
+    machine's: on a network file system, set ``settle_ns`` above the hosts' clock skew."""
+
+    def __init__(self, root: str | os.PathLike[str], *, settle_ns: int = SETTLE_NS) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.settle_ns = settle_ns
 
     def __repr__(self) -> str:
         return f"DirectoryStore({str(self.root)!r})"
@@ -113,11 +146,23 @@ class DirectoryStore:
             os.close(dir_fd)
 
     def keys(self) -> list[str]:
-        return sorted(
-            p.name[: -len(_SUFFIX)]
-            for p in self.root.iterdir()
-            if p.name.endswith(_SUFFIX) and not p.name.startswith(".")
-        )
+        return sorted(key for p in self.root.iterdir() if (key := _key_of(p.name)) is not None)
+
+    def stamps(self) -> dict[str, Hashable | None]:
+        settled_before = time.time_ns() - self.settle_ns
+        found: dict[str, Hashable | None] = {}
+        with os.scandir(self.root) as entries:
+            for entry in entries:
+                key = _key_of(entry.name)
+                if key is None:
+                    continue
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:  # removed since the listing
+                    continue
+                identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                found[key] = identity if max(st.st_mtime_ns, st.st_ctime_ns) <= settled_before else None
+        return dict(sorted(found.items()))
 
     def read(self, key: str) -> bytes | None:
         try:

@@ -1,22 +1,25 @@
 """What a receiver already knows of each publisher's table: reused while the table is unchanged.
 
-Every poll reads each blob from the store; a blob whose bytes hash as they did when the
-receiver last read it is the same table, so its entry count (the quorum read) and, once
-decoded, its payload are taken from here instead of being read again. Comparing costs one
-BLAKE2b pass over bytes already in memory (C, about a gigabyte a second), never a parse.
-A changed blob, a new key or a key gone drops what was known; a blob the codec refuses
-is never kept, so it is refused again on every read. Pure Python; no NIXL, no torch.
+Each poll first asks a :class:`StampedStore` which blobs it can vouch have not changed since
+they were read here (from what the store keeps: a file's identity, a Redis ``WATCH``); those
+are not fetched at all. Every other blob is read, and one whose bytes hash as they did when
+the receiver last read it is the same table: comparing costs one BLAKE2b pass over bytes
+already in memory (C, about a gigabyte a second), never a parse. Either way its entry count
+(the quorum read) and, once decoded, its payload are taken from here instead of being read
+again. A changed blob, a new key or a key gone drops what was known; a blob the codec
+refuses is never kept, so it is refused again on every read. Pure Python; no NIXL, no torch.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from refitwire import InvalidBlob, RendezvousPayload, unwrap_rendezvous_blob
 
 from ._errors import TableRejected
-from ._store import RendezvousStore
+from ._store import RendezvousStore, StampedStore
 
 __all__ = ["KnownTables", "Scan"]
 
@@ -26,17 +29,20 @@ class _Known:
     fingerprint: bytes
     entries: int
     blob: bytes | None  # kept until it is decoded
+    stamp: Hashable | None = None  # the store's, taken before the blob was read
     payload: RendezvousPayload | None = None  # decoded, once it was part of a quorum
 
 
 @dataclass
 class Scan:
-    """One poll of the store: the non-empty tables in key order, and what was counted."""
+    """One poll of the store: the non-empty tables in key order, and what was counted
+    (``vouched``: blobs the store's stamps said were unchanged, so not fetched)."""
 
     ready: list[str] = field(default_factory=list)
     keys: int = 0
     readable: int = 0
     empty: int = 0
+    vouched: int = 0
 
 
 @dataclass
@@ -53,22 +59,27 @@ class KnownTables:
         self.reused = self.decoded = 0
 
     def scan(self) -> Scan:
-        """Read every blob once; count the entries only of those that changed."""
-        keys = self.store.keys()
-        found = Scan(keys=len(keys))
-        for gone in set(self._known) - set(keys):
+        """Read every blob the store does not vouch for; count the entries only of those that changed."""
+        store = self.store
+        stamps = store.stamps() if isinstance(store, StampedStore) else dict.fromkeys(store.keys())
+        found = Scan(keys=len(stamps))
+        for gone in self._known.keys() - stamps.keys():
             del self._known[gone]
-        for key in keys:
-            blob = self.store.read(key)
-            if blob is None:  # replaced or removed between list and read
-                self._known.pop(key, None)
-                continue
-            found.readable += 1
-            fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
+        for key, stamp in stamps.items():
             known = self._known.get(key)
-            if known is None or known.fingerprint != fingerprint:
-                entries = self._unwrap(key, blob, with_tensors=False).entry_count()
-                known = self._known[key] = _Known(fingerprint, entries, blob)
+            if stamp is not None and known is not None and known.stamp == stamp:
+                found.vouched += 1
+            else:
+                blob = self.store.read(key)
+                if blob is None:  # replaced or removed between list and read
+                    self._known.pop(key, None)
+                    continue
+                fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
+                if known is None or known.fingerprint != fingerprint:
+                    entries = self._unwrap(key, blob, with_tensors=False).entry_count()
+                    known = self._known[key] = _Known(fingerprint, entries, blob)
+                known.stamp = stamp
+            found.readable += 1
             if known.entries == 0:
                 found.empty += 1
             else:

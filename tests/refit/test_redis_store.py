@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 redis = pytest.importorskip("redis")
 
 from _redis import RedisServer, free_port  # noqa: E402
-from refitwire.refit import RedisStore, StoreCorrupt, StoreUnavailable  # noqa: E402
+from refitwire.refit import KnownTables, RedisStore, StoreCorrupt, StoreUnavailable  # noqa: E402
 from refitwire.refit._redis_store import KEY_PREFIX, PASSWORD_ENV, parse_redis_spec, run_redis_store  # noqa: E402
 
 pytestmark = pytest.mark.redis  # most start a server; the URL tests at the top need none
@@ -205,6 +206,79 @@ def test_it_never_scans_the_database_and_reuses_one_connection(redis_server: Red
     assert {"cmdstat_keys", "cmdstat_scan", "cmdstat_hgetall"}.isdisjoint(stats), sorted(stats)
     assert {"cmdstat_hset", "cmdstat_hkeys", "cmdstat_hget", "cmdstat_hdel"} <= set(stats)
     assert store.client.info("stats")["total_connections_received"] == connections  # the pool's one
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a plain client's HSET", "the watching connection killed", "the server restarted", "the hash expired"],
+)
+def test_stamps_move_on_whatever_changes_the_namespace_or_ends_the_watch(
+    redis_server: RedisServer, change: str
+) -> None:
+    """The stamp comes from the server (a WATCH), so a writer that knows nothing of stamps, a
+    dropped connection and a lost dataset all count as changes; none leaves a stamp standing."""
+    store = RedisStore(redis_server.url("job"))
+    store.publish("rank-00000", b"zero")
+    before = store.stamps()
+    assert store.stamps() == before  # nothing happened
+    plain = redis.Redis(host="127.0.0.1", port=redis_server.port)
+    if change == "a plain client's HSET":
+        plain.hset(KEY_PREFIX + "job", "rank-00000", b"ZERO")
+    elif change == "the watching connection killed":
+        assert plain.client_kill_filter(_type="normal", skipme=True) >= 1  # every other client
+    elif change == "the server restarted":
+        redis_server.restart()
+        store.publish("rank-00000", b"zero")  # the same bytes again, on a new server
+    else:
+        plain.pexpire(KEY_PREFIX + "job", 1)
+        time.sleep(0.05)
+        store.publish("rank-00000", b"zero")
+    after = store.stamps()
+    assert list(after) == ["rank-00000"] and after != before
+    assert store.stamps() == after  # and a new watch holds from there
+    plain.close()
+
+
+def test_a_write_landing_just_as_one_watch_ends_is_seen_by_the_next(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next WATCH starts before the last one's EXEC: a write right after that EXEC is inside it."""
+    store = RedisStore(redis_server.url("job"))
+    store.publish("rank-00000", b"zero")
+    store.stamps()
+    plain = redis.Redis(host="127.0.0.1", port=redis_server.port)
+    execute = redis.client.Pipeline.execute
+
+    def execute_then_write(self: redis.client.Pipeline, raise_on_error: bool = True) -> list[object]:
+        result = execute(self, raise_on_error)
+        plain.hset(KEY_PREFIX + "job", "rank-00000", b"ZERO")
+        return result
+
+    monkeypatch.setattr(redis.client.Pipeline, "execute", execute_then_write)
+    unchanged = store.stamps()  # the last watch ends unchanged; the write lands just after
+    monkeypatch.undo()
+    assert store.stamps() != unchanged
+    plain.close()
+
+
+def test_a_receiver_fetches_no_blob_while_the_namespace_is_unchanged(redis_server: RedisServer) -> None:
+    from test_known_tables import blob  # the same tables as the directory's tests
+
+    store = RedisStore(redis_server.url("job"))
+    for rank in range(3):
+        store.publish(f"rank-{rank}", blob(1, f"pub-{rank}"))
+    tables = KnownTables(store)
+    tables.scan()
+    first = tables.payload("rank-1")
+    store.client.config_resetstat()
+    scan = tables.scan()
+    assert scan.vouched == 3 and "cmdstat_hget" not in store.client.info("commandstats")
+    assert tables.payload("rank-1") is first
+    store.client.hset(KEY_PREFIX + "job", "rank-1", blob(2, "pub-1"))  # same size; no store involved
+    tables.reset_counts()
+    scan = tables.scan()
+    assert scan.vouched == 0 and store.client.info("commandstats")["cmdstat_hget"]["calls"] == 3
+    assert tables.payload("rank-1").publisher_step == 2 and tables.decoded == 1
 
 
 def test_a_run_drops_the_namespace_it_made_and_keeps_one_it_was_given(redis_server: RedisServer) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from refitwire.refit import DirectoryStore, RendezvousStore, open_store
+from refitwire.refit import DirectoryStore, RendezvousStore, StampedStore, open_store
 
 #: ``open(namespace)``: a store of the kind under test; stores opened with one namespace share blobs.
 Opener = Callable[[str], RendezvousStore]
@@ -110,6 +111,59 @@ def test_keys_are_plain_names(opener: Opener, key: str) -> None:
             call()
 
 
+# -- stamps: what the store vouches has not changed ------------------------------------------
+
+
+@pytest.fixture
+def stamped(opener: Opener, tmp_path: Path) -> Callable[[str], StampedStore]:
+    """Stores that vouch at once: the directory's guard against writes inside one timestamp tick
+    (``settle_ns``) is its own detail, tested below."""
+
+    def open_stamped(namespace: str) -> StampedStore:
+        store = opener(namespace)
+        if isinstance(store, DirectoryStore):
+            store = DirectoryStore(store.root, settle_ns=0)
+        assert isinstance(store, StampedStore)
+        return store
+
+    return open_stamped
+
+
+def test_stamps_list_the_keys_and_hold_while_nothing_is_written(
+    stamped: Callable[[str], StampedStore],
+) -> None:
+    store = stamped("run-1")
+    assert store.stamps() == {}
+    store.publish("rank-00001", b"one")
+    store.publish("rank-00000", b"zero")
+    first = store.stamps()
+    assert list(first) == store.keys() == ["rank-00000", "rank-00001"]
+    assert None not in first.values()
+    assert store.stamps() == first == store.stamps()
+
+
+@pytest.mark.parametrize("write", ["replace, same size", "remove", "publish another key"])
+def test_a_write_by_another_writer_moves_the_stamp(
+    stamped: Callable[[str], StampedStore], write: str
+) -> None:
+    store, other = stamped("run-1"), stamped("run-1")  # two clients of one namespace
+    store.publish("rank-00000", b"zero")
+    before = store.stamps()
+    if write == "replace, same size":
+        other.publish("rank-00000", b"ZERO")
+    elif write == "remove":
+        other.remove("rank-00000")
+    else:
+        other.publish("rank-00001", b"one")
+    after = store.stamps()
+    if write == "remove":
+        assert after == {}
+    elif write == "replace, same size":
+        assert after["rank-00000"] != before["rank-00000"]
+    else:
+        assert list(after) == ["rank-00000", "rank-00001"] and None not in after.values()
+
+
 def test_a_spec_names_its_store(tmp_path: Path) -> None:
     assert isinstance(open_store(str(tmp_path / "rv")), DirectoryStore)
     with pytest.raises(ValueError, match="unknown store scheme 'etcd://'"):
@@ -130,6 +184,25 @@ def test_partial_and_foreign_files_are_not_listed(tmp_path: Path) -> None:
         "notes.txt",
         "rank-00000.blob",
     ]
+
+
+def test_a_file_is_vouched_for_only_once_it_has_settled(tmp_path: Path) -> None:
+    """Two writes inside one timestamp tick can leave a file's size and times as they were;
+    until its last change is ``settle_ns`` old, a file has no stamp and is read."""
+    store = DirectoryStore(tmp_path)  # the default: two seconds
+    store.publish("rank-00000", b"zero")
+    assert store.stamps() == {"rank-00000": None}
+    assert DirectoryStore(tmp_path, settle_ns=0).stamps()["rank-00000"] is not None
+
+
+def test_a_blob_rewritten_in_place_by_a_foreign_writer_moves_the_stamp(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path, settle_ns=0)
+    store.publish("rank-00000", b"zero")
+    before = store.stamps()["rank-00000"]
+    time.sleep(0.05)  # past a timestamp tick (inside one, only settle_ns keeps the stamp off)
+    with open(tmp_path / "rank-00000.blob", "r+b") as fh:  # same inode, same size
+        fh.write(b"ZERO")
+    assert store.stamps()["rank-00000"] != before
 
 
 def test_a_failed_write_leaves_the_old_blob_and_no_temporary(
