@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     # every subpackage, the CLI first) reads no schema folder until a name is used, so a bad
     # folder is reported by whoever uses it, never a traceback at import.
     from refitwire._codec import (
-        LazyTable,
         decode_shard_table,
         encode_shard_table,
         merge_shard_tables,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from refitwire._decoded import from_decoded, to_decoded
     from refitwire._digest import tensor_digest
     from refitwire._errors import InvalidBlob, Violation
+    from refitwire._lazy_table import LazyTable
     from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
     from refitwire._registry import schema as schema_document
     from refitwire._spec import latest, wire_schema_id

@@ -11,17 +11,18 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import orjson
 from refitwire import wire
 from refitwire._errors import InvalidBlob
+from refitwire._lazy_table import LazyTable
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
 from refitwire._quorum import quorum_envelope
 from refitwire._spec import resolved
 from refitwire._table import table_shape
-from refitwire._validate import check, no_gc, read, table_models
+from refitwire._validate import check, no_gc, read
 from refitwire.wire import NO_CONST, Registry, WireModel, pointer
 
 __all__ = [
@@ -337,62 +338,6 @@ def decode_shard_table(
     spec_version, registry = resolved(spec_version, registry)
     with no_gc():
         return read(blob, "shard-table", spec_version, build=True, registry=registry).tensors
-
-
-class LazyTable(Sequence[PublishedTensor]):
-    """A checked table whose models are built on first read (``unwrap(..., lazy=True)``).
-
-    Every rule has already been checked; reading an entry only fills its models. Supports
-    what a receiver does with a table: ``len``, indexing, slicing, iteration and ``==``
-    against a list, a tuple or another table. It is read-only, and pickles as the list of
-    its models.
-    """
-
-    __slots__ = ("_built", "_entries", "_registry", "_typed", "_version")
-
-    def __init__(
-        self, entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
-    ) -> None:
-        self._entries = entries
-        self._version = version
-        self._typed = typed
-        self._registry = registry
-        self._built: list[PublishedTensor | None] = [None] * len(entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @overload
-    def __getitem__(self, index: int) -> PublishedTensor: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[PublishedTensor]: ...
-    def __getitem__(self, index: int | slice) -> PublishedTensor | list[PublishedTensor]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        model = self._built[index]
-        if model is None:
-            model = self._built[index] = table_models(
-                [self._entries[index]], self._version, typed=self._typed, registry=self._registry
-            )[0]
-        return model
-
-    def __iter__(self) -> Iterator[PublishedTensor]:
-        for i in range(len(self._entries)):
-            yield self[i]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, (list, tuple, LazyTable)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple[type[list[PublishedTensor]], tuple[list[PublishedTensor]]]:
-        # Pickled (to a worker process, say) as the plain list of its models.
-        return list, (list(self),)
-
-    def __repr__(self) -> str:
-        return f"LazyTable({len(self)} entries)"
 
 
 # -- merging -------------------------------------------------------------------------------

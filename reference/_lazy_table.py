@@ -1,0 +1,68 @@
+"""The table ``unwrap_rendezvous_blob(..., lazy=True)`` hands back: checked whole, built on read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from refitwire._models import PublishedTensor
+from refitwire._validate import table_models
+from refitwire.wire import Registry
+
+__all__ = ["LazyTable"]
+
+
+class LazyTable(Sequence[PublishedTensor]):
+    """A checked table whose models are built on first read (``unwrap(..., lazy=True)``).
+
+    Every rule has already been checked; reading an entry only fills its models. Supports
+    what a receiver does with a table: ``len``, indexing, slicing, iteration and ``==``
+    against a list, a tuple or another table. It is read-only, and pickles as the list of
+    its models.
+    """
+
+    __slots__ = ("_built", "_entries", "_registry", "_typed", "_version")
+
+    def __init__(
+        self, entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
+    ) -> None:
+        self._entries = entries
+        self._version = version
+        self._typed = typed
+        self._registry = registry
+        self._built: list[PublishedTensor | None] = [None] * len(entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> PublishedTensor: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PublishedTensor]: ...
+    def __getitem__(self, index: int | slice) -> PublishedTensor | list[PublishedTensor]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        model = self._built[index]
+        if model is None:
+            model = self._built[index] = table_models(
+                [self._entries[index]], self._version, typed=self._typed, registry=self._registry
+            )[0]
+        return model
+
+    def __iter__(self) -> Iterator[PublishedTensor]:
+        for i in range(len(self._entries)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, tuple, LazyTable)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[list[PublishedTensor]], tuple[list[PublishedTensor]]]:
+        # Pickled (to a worker process, say) as the plain list of its models.
+        return list, (list(self),)
+
+    def __repr__(self) -> str:
+        return f"LazyTable({len(self)} entries)"
