@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire.engine import no_gc
 from refitwire.refit import (
     DirectoryStore,
     KnownTables,
@@ -103,14 +104,16 @@ def discover_once(store: RendezvousStore) -> dict[str, float]:
 def receiver_discovery(tables: KnownTables) -> dict[str, float]:
     """One step's discovery as the receiver does it (``KnownTables``): every blob the store does
     not vouch for read and fingerprinted, the changed ones counted, the quorum (every non-empty
-    table) decoded unless it is the table decoded before. Seconds by part, and how many tables
-    the store vouched for (not fetched) and were reused."""
+    table) decoded unless it is the table decoded before, with the collector paused as the
+    receiver pauses it for a step. Seconds by part, and how many tables the store vouched for
+    (not fetched) and were reused."""
     tables.reset_counts()
-    t0 = time.perf_counter()
-    scan = tables.scan()
-    t1 = time.perf_counter()
-    entries = sum(len(tables.payload(key).tensors) for key in scan.ready)
-    t2 = time.perf_counter()
+    with no_gc():
+        t0 = time.perf_counter()
+        scan = tables.scan()
+        t1 = time.perf_counter()
+        entries = sum(len(tables.payload(key).tensors) for key in scan.ready)
+        t2 = time.perf_counter()
     return {"scan_s": t1 - t0, "decode_s": t2 - t1, "total_s": t2 - t0, "entries": entries,
             "vouched": scan.vouched, "reused": tables.reused, "decoded": tables.decoded}  # fmt: skip
 

@@ -2,17 +2,18 @@
 
 Each poll first asks a :class:`StampedStore` which blobs it can vouch have not changed since
 they were read here (from what the store keeps: a file's identity, a Redis ``WATCH``); those
-are not fetched at all. Every other blob is read, and one whose bytes hash as they did when
-the receiver last read it is the same table: comparing costs one BLAKE2b pass over bytes
-already in memory (C, about a gigabyte a second), never a parse. Either way its entry count
-(the quorum read) and, once decoded, its payload are taken from here instead of being read
-again. A changed blob, a new key or a key gone drops what was known; a blob the codec
-refuses is never kept, so it is refused again on every read. Pure Python; no NIXL, no torch.
+are not fetched at all. Every other blob is read and compared with the bytes kept from its
+last read: one ``memcmp``, about 13x faster here than hashing them (BLAKE2b: 36 ms against
+2.7 ms for 34 MB), never a parse. Either way an unchanged table's entry count (the quorum
+read) and, once decoded, its payload are taken from here instead of being read again. The
+bytes kept cost about a quarter of the decoded table's memory (2.6 MB beside 10 MB for
+4,922 entries). A changed blob, a new key or a key gone drops what was known; a blob the
+codec refuses is never kept, so it is refused again on every read. Pure Python; no NIXL, no
+torch.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
@@ -26,9 +27,8 @@ __all__ = ["KnownTables", "Scan"]
 
 @dataclass
 class _Known:
-    fingerprint: bytes
+    blob: bytes  # as last read: the next read of the key is compared with it
     entries: int
-    blob: bytes | None  # kept until it is decoded
     stamp: Hashable | None = None  # the store's, taken before the blob was read
     payload: RendezvousPayload | None = None  # decoded, once it was part of a quorum
 
@@ -74,10 +74,9 @@ class KnownTables:
                 if blob is None:  # replaced or removed between list and read
                     self._known.pop(key, None)
                     continue
-                fingerprint = hashlib.blake2b(blob, digest_size=16).digest()
-                if known is None or known.fingerprint != fingerprint:
+                if known is None or known.blob != blob:
                     entries = self._unwrap(key, blob, with_tensors=False).entry_count()
-                    known = self._known[key] = _Known(fingerprint, entries, blob)
+                    known = self._known[key] = _Known(blob, entries)
                 known.stamp = stamp
             found.readable += 1
             if known.entries == 0:
@@ -92,8 +91,7 @@ class KnownTables:
         if known.payload is not None:
             self.reused += 1
             return known.payload
-        assert known.blob is not None
-        known.payload, known.blob = self._unwrap(key, known.blob, with_tensors=True), None
+        known.payload = self._unwrap(key, known.blob, with_tensors=True)
         self.decoded += 1
         return known.payload
 
