@@ -239,6 +239,19 @@ def test_stamps_move_on_whatever_changes_the_namespace_or_ends_the_watch(
     plain.close()
 
 
+def test_stamps_of_a_server_down_are_unavailable_and_move_on_once_it_is_back(redis_server: RedisServer) -> None:
+    store = RedisStore(redis_server.url("job") + "&retries=1")
+    store.publish("rank-00000", b"zero")
+    before = store.stamps()
+    redis_server.stop()
+    with pytest.raises(StoreUnavailable, match=r"cannot list after 2 tries: .*Connection refused"):
+        store.stamps()
+    redis_server.start()  # empty: nothing was saved
+    store.publish("rank-00000", b"zero")
+    after = store.stamps()
+    assert list(after) == ["rank-00000"] and after != before
+
+
 def test_a_write_landing_just_as_one_watch_ends_is_seen_by_the_next(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
