@@ -239,7 +239,9 @@ def test_stamps_move_on_whatever_changes_the_namespace_or_ends_the_watch(
     plain.close()
 
 
-def test_stamps_of_a_server_down_are_unavailable_and_move_on_once_it_is_back(redis_server: RedisServer) -> None:
+def test_stamps_of_a_server_down_are_unavailable_and_move_on_once_it_is_back(
+    redis_server: RedisServer,
+) -> None:
     store = RedisStore(redis_server.url("job") + "&retries=1")
     store.publish("rank-00000", b"zero")
     before = store.stamps()
