@@ -138,7 +138,7 @@ class Receiver:
         try:
             payloads = self.discover()
             result.polls, result.decode_s = self._discovery
-            result.tables_reused = self._tables.reused
+            result.tables_reused, result.blobs_fetched = self._tables.reused, self._tables.fetched
             checked = time.monotonic()
             result.discover_s = checked - started
             plan, result.plan_reused = self._plan_for(payloads)

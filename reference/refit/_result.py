@@ -39,6 +39,7 @@ class StepResult:
     check_s: float = 0.0
     plan_reused: bool = False
     tables_reused: int = 0  # tables of the quorum this receiver had decoded before, unchanged
+    blobs_fetched: int = 0  # blobs read from the store in this step's polls (the rest were vouched for)
     verify_s: float = 0.0
     install_s: float = 0.0
 
@@ -83,4 +84,5 @@ class StepResult:
             "polls": self.polls,
             "plan_reused": self.plan_reused,
             "tables_reused": self.tables_reused,
+            "blobs_fetched": self.blobs_fetched,
         }

@@ -48,15 +48,17 @@ class Scan:
 @dataclass
 class KnownTables:
     """The tables one receiver has read, by store key. ``reused`` and ``decoded`` count, since
-    :meth:`reset_counts`, the tables taken from here and the ones decoded anew."""
+    :meth:`reset_counts`, the tables taken from here and the ones decoded anew; ``fetched``,
+    the blobs read from the store."""
 
     store: RendezvousStore
     _known: dict[str, _Known] = field(default_factory=dict)
     reused: int = 0
     decoded: int = 0
+    fetched: int = 0
 
     def reset_counts(self) -> None:
-        self.reused = self.decoded = 0
+        self.reused = self.decoded = self.fetched = 0
 
     def scan(self) -> Scan:
         """Read every blob the store does not vouch for; count the entries only of those that changed."""
@@ -74,6 +76,7 @@ class KnownTables:
                 if blob is None:  # replaced or removed between list and read
                     self._known.pop(key, None)
                     continue
+                self.fetched += 1
                 if known is None or known.blob != blob:
                     entries = self._unwrap(key, blob, with_tensors=False).entry_count()
                     known = self._known[key] = _Known(blob, entries)

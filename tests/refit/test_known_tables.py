@@ -85,10 +85,12 @@ def test_a_blob_the_store_vouches_for_is_not_fetched_and_a_replaced_one_is(tmp_p
     first = tables.payload("rank-0")
     scan = tables.scan()
     assert (scan.ready, scan.readable, scan.vouched, store.reads) == (["rank-0", "rank-1", "rank-2"], 3, 3, 3)
+    assert tables.fetched == 3  # all in the first scan
     assert tables.payload("rank-0") is first
     store.publish("rank-0", blob(2))  # renamed into place: another inode, same size
+    tables.reset_counts()
     scan = tables.scan()
-    assert (scan.vouched, store.reads) == (2, 4)
+    assert (scan.vouched, store.reads, tables.fetched) == (2, 4, 1)
     assert tables.payload("rank-0").publisher_step == 2
 
 

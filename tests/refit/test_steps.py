@@ -98,6 +98,7 @@ def test_discovery_polls_counts_only_and_decodes_each_blob_once(
         full = [args[0] for args, kw in decodes if kw == {"with_tensors": True}]
         assert sorted(full) == sorted([blob0, blob1])  # each blob decoded whole exactly once
         assert result.polls == 1 and 0 < result.decode_s <= result.discover_s
+        assert result.blobs_fetched == 2 and result.to_json()["blobs_fetched"] == 2  # written just now
     finally:
         r.close()
 
