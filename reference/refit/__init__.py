@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
 from ._store import (
+    BatchReadStore,
     DirectoryStore,
     RendezvousStore,
     StampedStore,
@@ -35,6 +36,7 @@ __all__ = [
     "dedup_replicas",
     "plan_reads",
     # rendezvous
+    "BatchReadStore",
     "DirectoryStore",
     "RendezvousStore",
     "StampedStore",

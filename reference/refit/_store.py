@@ -16,7 +16,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -24,11 +24,13 @@ from typing import Protocol, runtime_checkable
 from ._errors import RefitError
 
 __all__ = [
+    "BatchReadStore",
     "DirectoryStore",
     "RendezvousStore",
     "RunStore",
     "SETTLE_NS",
     "StampedStore",
+    "read_many",
     "StoreCorrupt",
     "StoreError",
     "StoreUnavailable",
@@ -66,6 +68,21 @@ class StampedStore(RendezvousStore, Protocol):
         The stamp is taken before any read that follows the call, and a later call gives the
         same stamp for a key only if its blob was not replaced or written in between, by any
         writer. ``None``: the store cannot vouch for that blob now (read it)."""
+
+
+@runtime_checkable
+class BatchReadStore(RendezvousStore, Protocol):
+    """A store that reads several blobs in fewer round trips than one each."""
+
+    def read_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """The blobs under ``keys``, in order (``None`` for one gone)."""
+
+
+def read_many(store: RendezvousStore, keys: Sequence[str]) -> list[bytes | None]:
+    """The blobs under ``keys``, in order: in batches where the store offers them, else one by one."""
+    if isinstance(store, BatchReadStore):
+        return store.read_many(keys)
+    return [store.read(key) for key in keys]
 
 
 _SUFFIX = ".blob"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from refitwire import InvalidBlob, RendezvousPayload, unwrap_rendezvous_blob
 
 from ._errors import TableRejected
-from ._store import RendezvousStore, StampedStore
+from ._store import RendezvousStore, StampedStore, read_many
 
 __all__ = ["KnownTables", "Scan"]
 
@@ -67,26 +67,34 @@ class KnownTables:
         found = Scan(keys=len(stamps))
         for gone in self._known.keys() - stamps.keys():
             del self._known[gone]
+        unread = [key for key, stamp in stamps.items() if not self._vouched(key, stamp)]
+        fetched = dict(zip(unread, read_many(store, unread)))
         for key, stamp in stamps.items():
-            known = self._known.get(key)
-            if stamp is not None and known is not None and known.stamp == stamp:
+            if key not in fetched:
+                known = self._known[key]
                 found.vouched += 1
             else:
-                blob = self.store.read(key)
+                blob = fetched[key]
                 if blob is None:  # replaced or removed between list and read
                     self._known.pop(key, None)
                     continue
                 self.fetched += 1
-                if known is None or known.blob != blob:
+                last = self._known.get(key)
+                if last is None or last.blob != blob:
                     entries = self._unwrap(key, blob, with_tensors=False).entry_count()
-                    known = self._known[key] = _Known(blob, entries)
-                known.stamp = stamp
+                    last = self._known[key] = _Known(blob, entries)
+                last.stamp = stamp
+                known = last
             found.readable += 1
             if known.entries == 0:
                 found.empty += 1
             else:
                 found.ready.append(key)
         return found
+
+    def _vouched(self, key: str, stamp: Hashable | None) -> bool:
+        known = self._known.get(key)
+        return stamp is not None and known is not None and known.stamp == stamp
 
     def payload(self, key: str) -> RendezvousPayload:
         """The decoded table of ``key`` as the last :meth:`scan` read it."""

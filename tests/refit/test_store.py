@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from refitwire.refit import DirectoryStore, RendezvousStore, StampedStore, open_store
+from refitwire.refit._store import read_many
 
 #: ``open(namespace)``: a store of the kind under test; stores opened with one namespace share blobs.
 Opener = Callable[[str], RendezvousStore]
@@ -109,6 +110,17 @@ def test_keys_are_plain_names(opener: Opener, key: str) -> None:
     for call in (lambda: store.publish(key, b"x"), lambda: store.read(key), lambda: store.remove(key)):
         with pytest.raises(ValueError, match="not a store key"):
             call()
+
+
+def test_many_blobs_are_read_in_order_with_none_for_one_gone(opener: Opener) -> None:
+    store = opener("run-1")
+    keys = [f"rank-{r:05d}" for r in range(40)]  # more than one Redis batch (READ_BATCH)
+    for r, key in enumerate(keys):
+        store.publish(key, bytes([r]) * (r + 1))
+    store.remove("rank-00033")
+    got = read_many(store, [*reversed(keys), "rank-99999"])
+    assert got == [None if r == 33 else bytes([r]) * (r + 1) for r in reversed(range(40))] + [None]
+    assert read_many(store, []) == []
 
 
 # -- stamps: what the store vouches has not changed ------------------------------------------
