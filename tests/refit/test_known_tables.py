@@ -95,7 +95,7 @@ def test_a_blob_the_store_vouches_for_is_not_fetched_and_a_replaced_one_is(tmp_p
 
 
 @pytest.mark.parametrize("kind", ["a store without stamps", "a directory blob not yet settled"])
-def test_a_blob_the_store_cannot_vouch_for_is_fetched_every_time_and_fingerprinted(
+def test_a_blob_the_store_cannot_vouch_for_is_fetched_every_time_and_compared(
     tmp_path: Path, kind: str
 ) -> None:
     counting = CountingStore(tmp_path)  # the default settle_ns: blobs written now are not vouched for
