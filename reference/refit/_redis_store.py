@@ -282,7 +282,7 @@ class RedisStore:
         value = self._call("read", lambda: self.client.hget(self.hash_key, field))
         return value.encode() if isinstance(value, str) else value  # str only if decoding were on
 
-    def read_many(self, keys: Sequence[str]) -> list[bytes | None]:
+    def read_blobs(self, keys: Sequence[str]) -> list[bytes | None]:
         fields = [check_key(key) for key in keys]
         found: list[bytes | None] = []
         for start in range(0, len(fields), READ_BATCH):

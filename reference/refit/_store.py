@@ -30,7 +30,7 @@ __all__ = [
     "RunStore",
     "SETTLE_NS",
     "StampedStore",
-    "read_many",
+    "fetch_blobs",
     "StoreCorrupt",
     "StoreError",
     "StoreUnavailable",
@@ -74,14 +74,14 @@ class StampedStore(RendezvousStore, Protocol):
 class BatchReadStore(RendezvousStore, Protocol):
     """A store that reads several blobs in fewer round trips than one each."""
 
-    def read_many(self, keys: Sequence[str]) -> list[bytes | None]:
+    def read_blobs(self, keys: Sequence[str]) -> list[bytes | None]:
         """The blobs under ``keys``, in order (``None`` for one gone)."""
 
 
-def read_many(store: RendezvousStore, keys: Sequence[str]) -> list[bytes | None]:
+def fetch_blobs(store: RendezvousStore, keys: Sequence[str]) -> list[bytes | None]:
     """The blobs under ``keys``, in order: in batches where the store offers them, else one by one."""
     if isinstance(store, BatchReadStore):
-        return store.read_many(keys)
+        return store.read_blobs(keys)
     return [store.read(key) for key in keys]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from refitwire import InvalidBlob, RendezvousPayload, unwrap_rendezvous_blob
 
 from ._errors import TableRejected
-from ._store import RendezvousStore, StampedStore, read_many
+from ._store import RendezvousStore, StampedStore, fetch_blobs
 
 __all__ = ["KnownTables", "Scan"]
 
@@ -68,7 +68,7 @@ class KnownTables:
         for gone in self._known.keys() - stamps.keys():
             del self._known[gone]
         unread = [key for key, stamp in stamps.items() if not self._vouched(key, stamp)]
-        fetched = dict(zip(unread, read_many(store, unread)))
+        fetched = dict(zip(unread, fetch_blobs(store, unread)))
         for key, stamp in stamps.items():
             if key not in fetched:
                 known = self._known[key]

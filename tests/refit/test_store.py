@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from refitwire.refit import DirectoryStore, RendezvousStore, StampedStore, open_store
-from refitwire.refit._store import read_many
+from refitwire.refit._store import fetch_blobs
 
 #: ``open(namespace)``: a store of the kind under test; stores opened with one namespace share blobs.
 Opener = Callable[[str], RendezvousStore]
@@ -118,9 +118,9 @@ def test_many_blobs_are_read_in_order_with_none_for_one_gone(opener: Opener) -> 
     for r, key in enumerate(keys):
         store.publish(key, bytes([r]) * (r + 1))
     store.remove("rank-00033")
-    got = read_many(store, [*reversed(keys), "rank-99999"])
+    got = fetch_blobs(store, [*reversed(keys), "rank-99999"])
     assert got == [None if r == 33 else bytes([r]) * (r + 1) for r in reversed(range(40))] + [None]
-    assert read_many(store, []) == []
+    assert fetch_blobs(store, []) == []
 
 
 # -- stamps: what the store vouches has not changed ------------------------------------------
