@@ -133,6 +133,20 @@ def render_table(report: dict[str, Any]) -> str:
             f"warm steps over max(raw READ, bytes / digest): "
             + (", ".join(f"{f:.2f}x" for f in floors) if floors else "-")
         )
+        shared = [
+            r
+            for s in report["steps"]
+            for r in s["receivers"]
+            if r.get("over_cpu_floor") and r.get("plan_reused")
+        ]
+        if shared:
+            raw = shared[0]["raw_nixl"]
+            lines.append(
+                f"cpu: the raw READ took {raw['cpu_s'] * 1e3:.0f} ms of this receiver's CPU and the digests "
+                f"{raw['digest_cpu_s'] * 1e3:.0f} ms, on {raw['cores']} cores; warm steps over the floor where they "
+                f"share the cores, max(that, (READ CPU + digest CPU) / cores): "
+                + ", ".join(f"{r['over_cpu_floor']:.2f}x" for r in shared)
+            )
     lines += _phases(report)
     if "aborted" in report["config"]:
         lines.append(f"aborted: {report['config']['aborted']}")

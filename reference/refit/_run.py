@@ -122,6 +122,12 @@ class RunReport:
                 if rate and digest_rate and row.get("wire_bytes") and row.get("total_s"):
                     floor_s = max(row["wire_bytes"] / rate, row["wire_bytes"] / digest_rate)
                     row["over_floor"] = row["total_s"] / floor_s
+                    # Where the READ's copies are CPU work too (UCX's shared memory), the copies and
+                    # the digests share the cores: the step needs at least their CPU over the cores.
+                    cpu, digest_cpu, cores = raw.get("cpu_s"), raw.get("digest_cpu_s"), raw.get("cores")
+                    if cpu is not None and digest_cpu is not None and cores:
+                        row["cpu_floor_s"] = max(floor_s, (cpu + digest_cpu) / cores)
+                        row["over_cpu_floor"] = row["total_s"] / row["cpu_floor_s"]
                 big = raw.get("contiguous_bytes_per_s") if raw.get("ok") else None
                 row["over_contiguous"] = (
                     row.get("bytes_per_s", 0.0) / big if big and row.get("bytes_per_s") else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,9 +64,18 @@ def test_a_clean_run_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert row["over_raw"] == pytest.approx(row["bytes_per_s"] / raw["bytes_per_s"])
         assert row["wall_over_transfer"] == pytest.approx(row["total_s"] / row["transfer_s"])
         assert set(row["phases_s"]) == {"discover", "decode", "check", "transfer", "verify", "install"}
+        # The floors: the READ or the digests, whichever is slower; and, where they share the
+        # cores, the CPU both took (this process, every thread) over the cores.
+        floor = max(raw["best_s"], raw["digest_best_s"])
+        assert row["over_floor"] == pytest.approx(row["total_s"] / floor)
+        assert raw["cpu_s"] > 0 and raw["digest_cpu_s"] > 0 and raw["cores"] == len(os.sched_getaffinity(0))
+        shared = max(floor, (raw["cpu_s"] + raw["digest_cpu_s"]) / raw["cores"])
+        assert row["cpu_floor_s"] == pytest.approx(shared)
+        assert row["over_cpu_floor"] == pytest.approx(row["total_s"] / shared)
     assert [row["plan_reused"] for row in rows] == [False, True]
     assert out.splitlines()[0].split()[-2:] == ["raw", "wall/xfer"]
     assert "of raw: each row's MiB/s over a plain NIXL READ of the same bytes" in out
+    assert "cpu: the raw READ took" in out and f"on {len(os.sched_getaffinity(0))} cores" in out
 
 
 def test_a_model_of_a_given_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
