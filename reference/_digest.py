@@ -76,53 +76,79 @@ class RowDigest:
         """The digest, given the bytes after the last whole row."""
         if self._fed != self.rows or rest.size != self.nbytes - self.rows * ROW_BYTES:
             raise ValueError(f"{self._fed} of {self.rows} rows and {rest.size} trailing bytes fed")
-        scalars = [self.nbytes]
-        if self.rows:
-            scalars += [self._sum, self._weighted]
         whole = rest.size - rest.size % 4
         tail = rest[:whole].view("<i4").astype(np.int64)
-        if tail.size:
-            scalars += [int(tail.sum()), int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail))]
-        if rest.size % 4:
-            scalars += [int(rest[whole:].sum(dtype=np.int64)), rest.size % 4]
-        h = hashlib.blake2b(digest_size=16)
-        for value in scalars:
-            h.update((value & _MASK).to_bytes(8, "little"))
-        return h.hexdigest()
+        tail_sums = (int(tail.sum()), int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail)))
+        return _hashed(self.nbytes, self.rows, self._sum, self._weighted, tail.size, *tail_sums, rest[whole:])
+
+
+def _hashed(
+    nbytes: int, rows: int, row_sum: int, row_weighted: int, words: int, word_sum: int, word_weighted: int,
+    ragged: np.ndarray[Any, np.dtype[np.uint8]],
+) -> str:  # fmt: skip
+    """BLAKE2b-128 of the digest's int64 scalars (SPEC.md, "Digest"): the byte count; the row
+    sums and weighted row sums when there are whole rows; the sum and position-weighted sum of
+    the ``words`` int32 words after them, when there are any; the sum and count of the 1-3
+    ragged bytes after those, when there are any."""
+    scalars = [nbytes]
+    if rows:
+        scalars += [row_sum, row_weighted]
+    if words:
+        scalars += [word_sum, word_weighted]
+    if ragged.size:
+        scalars += [int(ragged.sum(dtype=np.int64)), ragged.size]
+    h = hashlib.blake2b(digest_size=16)
+    for value in scalars:
+        h.update((value & _MASK).to_bytes(8, "little"))
+    return h.hexdigest()
 
 
 def tensor_digests(pieces: Sequence[np.ndarray[Any, np.dtype[np.uint8]]]) -> list[str]:
     """:func:`tensor_digest` of each of many contiguous uint8 arrays, in a few numpy calls for all.
 
     A refit step verifies thousands of small shards; digesting them one by one costs a dozen
-    numpy calls each, under the GIL, more than their bytes. Here the whole rows of every
-    piece are summed into one array (one numpy call per piece, no copy), the per-piece sums and weighted sums
-    taken with ``np.add.reduceat``, and only the tail after the last whole row and the final
-    BLAKE2b are per piece. The sums wrap mod 2**64 exactly as :class:`RowDigest`'s do.
+    numpy calls each, under the GIL, more than their bytes (and, on two verifier threads, more
+    again in handing the GIL back and forth). Here the whole rows of every piece are summed
+    into one array (one numpy call per piece, no copy), and the words after the last whole
+    row of every piece are gathered into one array (one call for all: a few KiB each); the
+    per-piece sums and weighted sums of both come from ``np.add.reduceat``. Only the 1-3
+    ragged bytes of a piece and the final BLAKE2b are per piece. The sums wrap mod 2**64
+    exactly as :class:`RowDigest`'s do.
     """
     rows = [p.size // ROW_BYTES for p in pieces]
-    counts = np.array([n for n in rows if n], dtype=np.int64)
-    sums = weighted = np.zeros(0, dtype=np.int64)
-    if counts.size:
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        row_sums = np.empty(int(counts.sum()), dtype=np.int64)
-        at = 0
-        for piece, n in zip(pieces, rows):  # one numpy call per piece, summed in place: no copy
-            if n:
-                np.sum(piece[: n * ROW_BYTES].view("<i4").reshape(n, ROW_WORDS), axis=1, dtype=np.int64,
-                       out=row_sums[at : at + n])  # fmt: skip
-                at += n
-        weights = np.arange(1, row_sums.size + 1, dtype=np.int64) - np.repeat(starts, counts)
-        sums = np.add.reduceat(row_sums, starts)
-        weighted = np.add.reduceat(row_sums * weights, starts)
-    out, k = [], 0
-    for piece, n in zip(pieces, rows):
-        digest = RowDigest(piece.size)
+    row_counts = [n for n in rows if n]
+    row_values = np.empty(sum(row_counts), dtype=np.int64)
+    at = 0
+    for piece, n in zip(pieces, rows):  # one numpy call per piece, summed in place: no copy
         if n:
-            digest._sum, digest._weighted, digest._fed = int(sums[k]), int(weighted[k]), n
-            k += 1
-        out.append(digest.finish(piece[n * ROW_BYTES :]))
+            block = piece[: n * ROW_BYTES].view("<i4").reshape(n, ROW_WORDS)
+            block.sum(axis=1, dtype=np.int64, out=row_values[at : at + n])
+            at += n
+    tails = [piece[n * ROW_BYTES : piece.size - piece.size % 4].view("<i4") for piece, n in zip(pieces, rows)]
+    words = [t.size for t in tails]
+    word_values = np.concatenate([t for t in tails if t.size] or [np.zeros(0, "<i4")]).astype(np.int64)
+    row_sums, row_weighted = _sums_and_weighted(row_values, row_counts)
+    word_sums, word_weighted = _sums_and_weighted(word_values, [m for m in words if m])
+    out, r, w = [], 0, 0
+    for piece, n, m in zip(pieces, rows, words):
+        sums = (int(row_sums[r]), int(row_weighted[r])) if n else (0, 0)
+        tail = (int(word_sums[w]), int(word_weighted[w])) if m else (0, 0)
+        r, w = r + (n > 0), w + (m > 0)
+        out.append(_hashed(piece.size, n, *sums, m, *tail, piece[piece.size - piece.size % 4 :]))
     return out
+
+
+def _sums_and_weighted(
+    values: np.ndarray[Any, np.dtype[np.int64]], counts: list[int]
+) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """For each run of ``counts[i]`` consecutive ``values``: their sum and their position-weighted
+    sum (1, 2, ... from the run's start), wrapping mod 2**64."""
+    if not counts:
+        return values[:0], values[:0]
+    lengths = np.array(counts, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    weights = np.arange(1, values.size + 1, dtype=np.int64) - np.repeat(starts, lengths)
+    return np.add.reduceat(values, starts), np.add.reduceat(values * weights, starts)
 
 
 def _row_sums(block: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -40,7 +40,8 @@ def test_a_missing_row_or_a_partial_row_is_refused() -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_many_pieces_digested_together_equal_each_digested_alone(seed: int) -> None:
     """The verifier's batch (tensor_digests) is tensor_digest per piece: empty, ragged, one row,
-    exact rows, words of all ones (negative int32) and pieces of a shared buffer."""
+    exact rows, words of all ones (negative int32) and pieces of a shared buffer, one of them
+    at an odd address."""
     from refitwire import tensor_digest
     from refitwire.engine import tensor_digests
 
@@ -62,6 +63,8 @@ def test_many_pieces_digested_together_equal_each_digested_alone(seed: int) -> N
     pieces = [rng.integers(0, 256, size=int(n), dtype=np.uint8) for n in sizes]
     pieces.append(np.full(4096 * 50 + 6, 255, dtype=np.uint8))
     shared = rng.integers(0, 256, size=1 << 20, dtype=np.uint8)
-    pieces += [shared[a : a + n] for a, n in ((0, 8192), (8192, 4096 * 3 + 2), (40_000, 70_000))]
+    pieces += [
+        shared[a : a + n] for a, n in ((0, 8192), (8192, 4096 * 3 + 2), (40_000, 70_000), (40_001, 9_003))
+    ]
     assert tensor_digests(pieces) == [tensor_digest(p) for p in pieces]
     assert tensor_digests([]) == []
