@@ -59,7 +59,7 @@ from ._slots import Slot
 from ._store import RendezvousStore, open_store
 from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, may_install
-from ._verifier import StepVerifier
+from ._verifier import StepVerifier, owners
 
 __all__ = ["Progress", "Receiver", "StepResult", "main", "same_bytes"]
 
@@ -233,9 +233,10 @@ class Receiver:
         if self._plan is None or self._live is None:
             return None
         reads, slot, workers = self._plan.reads, self._live, self._verifiers
+        owner = owners(self._plan, len(workers))
 
         def digest_share(k: int) -> None:  # as the verifier does: shards in batches of one piece's worth
-            mine = reads[k :: len(workers)]
+            mine = [r for r, o in zip(reads, owner) if o == k]
             for lo in range(0, len(mine), 4096):
                 tensor_digests([slot.host_bytes(r, 0, r.nbytes) for r in mine[lo : lo + 4096]])
 

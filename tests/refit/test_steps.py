@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ pytest.importorskip("torch")
 
 import refitwire.refit._receiver as receiver_module
 import refitwire.refit._tables as tables_module
+import refitwire.refit._verifier as verifier_module
 from _fleet import Publishers, make_receiver
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
@@ -149,6 +151,31 @@ def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch:
         assert min(finished) < result.wire_bytes  # a whole shard was judged while others still moved
         assert len(digests) > len(result.verdicts)  # shards are digested piece by piece, not whole
         assert result.verify_s >= 0 and result.total_s >= result.transfer_s > 0
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize(("shared_min_bytes", "threads"), [(0, 2), (1 << 40, 1)])
+def test_large_shards_are_dealt_out_to_every_verifier_thread_and_small_ones_kept_on_one(
+    pubs: Publishers, monkeypatch: pytest.MonkeyPatch, shared_min_bytes: int, threads: int
+) -> None:
+    monkeypatch.setattr(verifier_module, "SHARED_MIN_BYTES", shared_min_bytes)  # every shard large, or none
+    used: set[str] = set()
+    real = StepVerifier._segments
+
+    def segments(self: StepVerifier, segs: Any) -> None:
+        used.add(threading.current_thread().name)
+        real(self, segs)
+
+    monkeypatch.setattr(StepVerifier, "_segments", segments)
+    r = make_receiver(pubs.store, 0, verify_threads=2)
+    try:
+        step = next(_steps)
+        pubs.publish(step)
+        result = r.refit(step)
+        assert result.installed, result.error
+        assert {v.verdict.value for v in result.verdicts} == {"verified"}
+        assert len(used) == threads, used
     finally:
         r.close()
 
