@@ -247,13 +247,12 @@ class Adapter:
         if shape is not None:
             tensor = tensor.reshape(shape)
         box = request.get("box")
-        if box is not None:
-            offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
-            if shape is None:
-                raise BadRequest("a box needs the tensor's shape")
-            with _collector(on=True):  # upstream's own code
+        if box is not None and shape is None:
+            raise BadRequest("a box needs the tensor's shape")
+        with _collector(on=True):  # upstream's own code
+            if box is not None:
+                offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
                 tensor = self.verify.shard_region(tensor, shape, offset, extent)
-        with _collector(on=True):
             digest = self.verify.tensor_digest(tensor)
         return {"seq": seq, "digest": digest}
 
@@ -349,7 +348,7 @@ def _collector(*, on: bool) -> Iterator[None]:
 def _answer_text(answer: dict[str, Any]) -> str:
     try:
         return json.dumps(answer, ensure_ascii=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - _jsonable guards this
+    except (TypeError, ValueError) as exc:  # pragma: no cover - json_image guards this
         return json.dumps(
             {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
         )
