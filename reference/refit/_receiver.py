@@ -115,7 +115,7 @@ class Receiver:
         ]
         self._discovery = (0, 0.0)  # polls, decode seconds of the last discover()
         self._tables = KnownTables(store)
-        self._cut: tuple[ReadPlan, list[Piece], list[int]] | None = None
+        self._cut: tuple[ReadPlan, list[Piece], list[int], list[int]] | None = None
 
     def close(self) -> None:
         for worker in self._verifiers:
@@ -233,7 +233,7 @@ class Receiver:
         if self._plan is None or self._live is None:
             return None
         reads, slot, workers = self._plan.reads, self._live, self._verifiers
-        owner = owners(self._plan, len(workers))
+        owner = self._pieces_of(self._plan)[2]
 
         def digest_share(k: int) -> None:  # as the verifier does: shards in batches of one piece's worth
             mine = [r for r, o in zip(reads, owner) if o == k]
@@ -272,9 +272,9 @@ class Receiver:
         progress: Progress | None,
     ) -> tuple[list[ShardVerdict], float, float]:
         """Read, and verify and place each shard on the verifier thread as its bytes land."""
-        pieces, per_read = self._pieces_of(plan)
+        pieces, per_read, owner = self._pieces_of(plan)
         requests = slot.requests(plan, pieces)
-        verifier = StepVerifier(self._verifiers, step, plan, slot, plan.shards(payloads), per_read)
+        verifier = StepVerifier(self._verifiers, step, plan, slot, plan.shards(payloads), per_read, owner)
         try:
             transfer_s = pull(
                 self.agent, pieces, requests, window=self.window, timeout_s=self.read_timeout_s,
@@ -289,16 +289,17 @@ class Receiver:
         tail = time.monotonic()
         return verifier.verdicts(), transfer_s, time.monotonic() - tail
 
-    def _pieces_of(self, plan: ReadPlan) -> tuple[list[Piece], list[int]]:
-        """The plan's requests (cut once per plan) and how many segments each read has."""
+    def _pieces_of(self, plan: ReadPlan) -> tuple[list[Piece], list[int], list[int]]:
+        """The plan's requests (cut once per plan), how many segments each read has, and the
+        verifier thread of each read (``owners``)."""
         if self._cut is None or self._cut[0] is not plan:
             pieces = cut(plan, self.chunk_bytes)
             per_read = [0] * len(plan.reads)
             for piece in pieces:
                 for seg in piece.segments:
                     per_read[seg.read] += 1
-            self._cut = (plan, pieces, per_read)
-        return self._cut[1], self._cut[2]
+            self._cut = (plan, pieces, per_read, owners(plan, len(self._verifiers)))
+        return self._cut[1:]
 
     def matches_truth(self) -> bool:
         """True when the installed weights are exactly the model's values at the installed step."""

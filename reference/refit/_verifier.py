@@ -68,6 +68,7 @@ class StepVerifier:
         slot: Slot,
         shards: list[tuple[PublishedShard, int | None]],
         segments_per_read: list[int],
+        owner: list[int],  # the worker of each read (``owners``), kept with the plan
     ) -> None:
         self.workers, self.step, self.plan, self.slot, self.shards = workers, step, plan, slot, shards
         # State only for shards that land in several segments; one that lands whole (most of
@@ -77,7 +78,7 @@ class StepVerifier:
             for i, (r, n) in enumerate(zip(plan.reads, segments_per_read, strict=True))
             if n > 1
         }
-        self.owner = owners(plan, len(workers))
+        self.owner = owner
         self.jobs: list[Future[None]] = []
         self.final: list[ShardVerdict | None] = [None] * len(plan.reads)
 
