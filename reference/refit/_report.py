@@ -140,11 +140,11 @@ def render_table(report: dict[str, Any]) -> str:
             if r.get("over_cpu_floor") and r.get("plan_reused")
         ]
         if shared:
-            raw = shared[0]["raw_nixl"]
+            read_ms, digest_ms = ([r["raw_nixl"][k] * 1e3 for r in shared] for k in ("cpu_s", "digest_cpu_s"))
             lines.append(
-                f"cpu: the raw READ took {raw['cpu_s'] * 1e3:.0f} ms of this receiver's CPU and the digests "
-                f"{raw['digest_cpu_s'] * 1e3:.0f} ms, on {raw['cores']} cores; warm steps over the floor where they "
-                f"share the cores, max(that, (READ CPU + digest CPU) / cores): "
+                f"cpu: the raw READ took {min(read_ms):.1f}-{max(read_ms):.1f} ms of its receiver's CPU and the "
+                f"digests {min(digest_ms):.1f}-{max(digest_ms):.1f} ms, on {shared[0]['raw_nixl']['cores']} cores; "
+                f"warm steps over the floor where they share the cores, max(that, (READ CPU + digest CPU) / cores): "
                 + ", ".join(f"{r['over_cpu_floor']:.2f}x" for r in shared)
             )
     lines += _phases(report)
