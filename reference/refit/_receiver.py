@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 from refitwire import RendezvousPayload
-from refitwire.engine import tensor_digests
+from refitwire.engine import no_gc, tensor_digests
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type
@@ -133,34 +133,33 @@ class Receiver:
         """Refit to ``step``; never raises for a refusal, it is in the result."""
         started = time.monotonic()
         result = StepResult(step, installed=False, weights_step=self.step)
-        collecting = gc.isenabled()
-        gc.disable()  # a real table is ~20,000 objects a step: no collector passes over them mid-step
-        try:
-            payloads = self.discover()
-            result.polls, result.decode_s = self._discovery
-            result.tables_reused, result.blobs_fetched = self._tables.reused, self._tables.fetched
-            checked = time.monotonic()
-            result.discover_s = checked - started
-            plan, result.plan_reused = self._plan_for(payloads)
-            slot = self._spare
-            result.check_s = time.monotonic() - checked
-            verdicts, result.transfer_s, result.verify_s = self._pull(step, plan, payloads, slot, progress)
-            result.verdicts = verdicts
-            result.wire_bytes, result.exact_runs, result.exact_bytes = (
-                plan.wire_bytes,
-                plan.exact_runs,
-                plan.exact_bytes,
-            )
-            switch = time.monotonic()
-            if may_install(result.verdicts, self.policy):
-                self.weights, self.step, self._live = slot.weights(plan), step, slot  # the one switch
-                result.installed = True
-            result.install_s = time.monotonic() - switch
-        except RefitError as exc:
-            result.error = exc
-        finally:
-            if collecting:
-                gc.enable()
+        # a real table is ~20,000 objects a step: no collector passes over them mid-step
+        with no_gc():
+            try:
+                payloads = self.discover()
+                result.polls, result.decode_s = self._discovery
+                result.tables_reused, result.blobs_fetched = self._tables.reused, self._tables.fetched
+                checked = time.monotonic()
+                result.discover_s = checked - started
+                plan, result.plan_reused = self._plan_for(payloads)
+                slot = self._spare
+                result.check_s = time.monotonic() - checked
+                verdicts, result.transfer_s, result.verify_s = self._pull(
+                    step, plan, payloads, slot, progress
+                )
+                result.verdicts = verdicts
+                result.wire_bytes, result.exact_runs, result.exact_bytes = (
+                    plan.wire_bytes,
+                    plan.exact_runs,
+                    plan.exact_bytes,
+                )
+                switch = time.monotonic()
+                if may_install(result.verdicts, self.policy):
+                    self.weights, self.step, self._live = slot.weights(plan), step, slot  # the one switch
+                    result.installed = True
+                result.install_s = time.monotonic() - switch
+            except RefitError as exc:
+                result.error = exc
         result.weights_step = self.step
         result.total_s = time.monotonic() - started
         return result
