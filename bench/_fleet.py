@@ -10,7 +10,8 @@ length) are written with the codec to a real ``redis-server`` (started here, on 
 free loopback port, nothing saved) and to a directory store. Then, per store, what
 one receiver's discovery costs in one step: listing the keys, the count-only quorum
 read of every blob (read and ``with_tensors=False``), the decode of every blob of
-the quorum (the receiver decodes all of them) and the bytes read from the store;
+the quorum (the receiver decodes all of them, as it does: checked whole, no models
+built, ``lazy=True``) and the bytes read from the store;
 first alone, then while ``--loaders`` other processes run the same discovery in a
 loop against the same store (the other receivers). Then a receiver's own discovery
 (``KnownTables``): its first step, and its steady state, the tables unchanged for longer
@@ -95,7 +96,7 @@ def discover_once(store: RendezvousStore) -> dict[str, float]:
             blobs.append(blob)
         quorum_s += time.perf_counter() - q
     t2 = time.perf_counter()
-    entries = sum(len(unwrap_rendezvous_blob(blob).tensors) for blob in blobs)
+    entries = sum(len(unwrap_rendezvous_blob(blob, lazy=True).tensors) for blob in blobs)
     t3 = time.perf_counter()
     return {"list_s": t1 - t0, "read_s": t2 - t1 - quorum_s, "quorum_s": quorum_s, "decode_s": t3 - t2,
             "total_s": t3 - t0, "bytes": nbytes, "tables": len(blobs), "entries": entries}  # fmt: skip
@@ -103,7 +104,7 @@ def discover_once(store: RendezvousStore) -> dict[str, float]:
 
 def receiver_discovery(tables: KnownTables) -> dict[str, float]:
     """One step's discovery as the receiver does it (``KnownTables``): every blob the store does
-    not vouch for read and fingerprinted, the changed ones counted, the quorum (every non-empty
+    not vouch for read and compared with the bytes kept, the changed ones counted, the quorum (every non-empty
     table) decoded unless it is the table decoded before, with the collector paused as the
     receiver pauses it for a step. Seconds by part, and how many tables the store vouched for
     (not fetched) and were reused."""

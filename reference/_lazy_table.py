@@ -53,6 +53,18 @@ class LazyTable(Sequence[PublishedTensor]):
         for i in range(len(self._entries)):
             yield self[i]
 
+    def entries_as_read(self) -> Sequence[Any]:
+        """Every entry as the checked read holds it, no model built: for a reader that only
+        looks (compares geometry, collects digests) and does not keep what it looks at.
+
+        Each entry reads by attribute as its model does, for every member the version read
+        declares (``name``, ``full_shape``, ``shards``, and each shard's ``addr``, ``digest``,
+        ...; arrays as tuples, an absent optional member as ``None``), and cannot be changed.
+        A blob the fast typed read could not vouch for (see ``refitwire._typed``) was read as
+        plain dicts: then this builds the models.
+        """
+        return self._entries if self._typed else list(self)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, (list, tuple, LazyTable)):
             return NotImplemented

@@ -114,7 +114,10 @@ class _Compiled:
             fields.append((member, kind) if member in required else (member, kind, None))
         if required - set(node.get("properties", {})):
             raise _Unsupported("a required member without a schema")
-        struct = msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=True, gc=False)
+        # frozen: a lazy table hands these out (``entries_as_read``) and builds its models from them
+        struct = msgspec.defstruct(
+            name, fields, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True
+        )
         self.structs[name] = struct
         return struct
 

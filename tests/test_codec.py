@@ -145,6 +145,29 @@ def test_a_lazy_read_still_checks_the_whole_table_up_front() -> None:
     assert (caught.value.rule, caught.value.pointer) == ("BOX_IN_BOUNDS", "/tensors/2/shards/0/shape/0")
 
 
+def _members(entry: object, names: tuple[str, ...]) -> tuple[object, ...]:
+    return tuple(getattr(entry, name) for name in names)
+
+
+def test_the_lazy_table_shows_its_entries_as_read_without_building_models() -> None:
+    tensors = [tensor(shard((0, 0), digest="0" * 32), shard((4, 0)), name=f"w{i}") for i in range(3)]
+    lazy, eager = _lazy_and_eager(wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 3))
+    seen = lazy.entries_as_read()
+    assert len(seen) == 3 and lazy._built == [None] * 3  # nothing built
+    top = tuple(name for name in PublishedTensor.model_fields if name != "shards")
+    below = tuple(PublishedShard.model_fields)
+    for got, want in zip(seen, eager, strict=True):
+        assert _members(got, top) == _members(want, top)
+        assert [_members(s, below) for s in got.shards] == [_members(s, below) for s in want.shards]
+    with pytest.raises(AttributeError):
+        seen[0].shards[0].digest = "1" * 32  # type: ignore[misc]
+    # A blob the typed read does not vouch for (an unknown member) was read as dicts: models instead.
+    document = json.loads(wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 3))
+    document["tensors"][1]["shards"][0]["future_member"] = 1
+    exact = unwrap_rendezvous_blob(json.dumps(document).encode(), lazy=True).tensors
+    assert isinstance(exact, LazyTable) and list(exact.entries_as_read()) == eager
+
+
 @pytest.mark.parametrize("lazy", [False, True])
 def test_decoded_models_behave_like_constructed_ones(lazy: bool) -> None:
     """The reader fills models without pydantic's validation; they must still act as models

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire import InvalidBlob, PublishedShard, RendezvousPayload, merge_shard_tables
+from refitwire import InvalidBlob, LazyTable, RendezvousPayload, merge_shard_tables
 
 from ._errors import TableRejected, TransferFailed
 from ._model import Box, Model
@@ -64,13 +64,21 @@ class ReadPlan:
     def wire_bytes(self) -> int:
         return sum(r.nbytes for r in self.reads)
 
-    def shards(self, payloads: Payloads) -> list[tuple[PublishedShard, int | None]]:
-        """This step's shard (for its digest) and stamp for each read, in plan order."""
+    def digests(self, payloads: Payloads) -> list[tuple[str | None, int | None]]:
+        """This step's digest and stamp for each read, in plan order."""
+        tables = [(entries_of(payload), payload.publisher_step) for _, payload in payloads]
         out = []
         for p, t, s in self.where:
-            payload = payloads[p][1]
-            out.append((payload.tensors[t].shards[s], payload.publisher_step))
+            entries, stamp = tables[p]
+            out.append((entries[t].shards[s].digest, stamp))
         return out
+
+
+def entries_of(payload: RendezvousPayload) -> Sequence[Any]:
+    """The payload's entries to look at, without building models where the codec left them unbuilt
+    (``LazyTable.entries_as_read``): a warm step reads only geometry and digests."""
+    tensors = payload.tensors
+    return tensors.entries_as_read() if isinstance(tensors, LazyTable) else tensors
 
 
 def table_signature(payloads: Payloads) -> Hashable:
@@ -80,7 +88,7 @@ def table_signature(payloads: Payloads) -> Hashable:
             (t.name, t.dtype, t.elsize, tuple(t.full_shape), tuple(
                 (s.agent_name, s.device_id, s.addr, tuple(s.shard_offset), tuple(s.shape)) for s in t.shards
             ))
-            for t in p.tensors
+            for t in entries_of(p)
         ))
         for key, p in payloads
     )  # fmt: skip

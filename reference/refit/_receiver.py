@@ -273,7 +273,7 @@ class Receiver:
         """Read, and verify and place each shard on the verifier thread as its bytes land."""
         pieces, per_read, owner = self._pieces_of(plan)
         requests = slot.requests(plan, pieces)
-        verifier = StepVerifier(self._verifiers, step, plan, slot, plan.shards(payloads), per_read, owner)
+        verifier = StepVerifier(self._verifiers, step, plan, slot, plan.digests(payloads), per_read, owner)
         try:
             transfer_s = pull(
                 self.agent, pieces, requests, window=self.window, timeout_s=self.read_timeout_s,

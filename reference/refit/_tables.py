@@ -107,8 +107,8 @@ class KnownTables:
         return known.payload
 
     def _unwrap(self, key: str, blob: bytes, *, with_tensors: bool) -> RendezvousPayload:
-        try:
-            return unwrap_rendezvous_blob(blob, with_tensors=with_tensors)
+        try:  # lazy: a warm step looks only at geometry and digests, and builds no model
+            return unwrap_rendezvous_blob(blob, with_tensors=with_tensors, lazy=True)
         except InvalidBlob as exc:  # the key is the source; the store is named too, as a timeout names it
             self._known.pop(key, None)
             raise TableRejected(exc.rule, key, f"in {self.store}: {exc}") from None

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from refitwire import PublishedShard
 from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, tensor_digests
 
 from ._check import PlannedRead, ReadPlan
@@ -66,11 +65,11 @@ class StepVerifier:
         step: int,
         plan: ReadPlan,
         slot: Slot,
-        shards: list[tuple[PublishedShard, int | None]],
+        digests: list[tuple[str | None, int | None]],  # each read's published digest and step stamp
         segments_per_read: list[int],
         owner: list[int],  # the worker of each read (``owners``), kept with the plan
     ) -> None:
-        self.workers, self.step, self.plan, self.slot, self.shards = workers, step, plan, slot, shards
+        self.workers, self.step, self.plan, self.slot, self.digests = workers, step, plan, slot, digests
         # State only for shards that land in several segments; one that lands whole (most of
         # a real model's thousands) is digested, placed and judged in one go.
         self.state = {
@@ -146,6 +145,6 @@ class StepVerifier:
             s.digest.add_rows(lo, self.slot.host_bytes(s.read, lo * ROW_BYTES, hi * ROW_BYTES))
 
     def _judge(self, i: int, actual: str) -> ShardVerdict:
-        r, (shard, stamp) = self.plan.reads[i], self.shards[i]
-        verdict = judge(self.step, stamp, shard.digest, actual)
-        return ShardVerdict(r.tensor, r.shard_offset, r.shape, r.agent, stamp, shard.digest, actual, verdict)
+        r, (expected, stamp) = self.plan.reads[i], self.digests[i]
+        verdict = judge(self.step, stamp, expected, actual)
+        return ShardVerdict(r.tensor, r.shard_offset, r.shape, r.agent, stamp, expected, actual, verdict)

@@ -19,6 +19,7 @@ from refitwire.refit._errors import NixlMissing
 pytest.importorskip("refitwire.refit._nixl", reason="needs NIXL (the refit extra)", exc_type=NixlMissing)
 pytest.importorskip("torch")
 
+import refitwire._lazy_table as lazy_table_module
 import refitwire.refit._receiver as receiver_module
 import refitwire.refit._tables as tables_module
 import refitwire.refit._verifier as verifier_module
@@ -52,14 +53,19 @@ def test_the_plan_and_the_staging_are_made_once_per_table_geometry(
     try:
         plans = _count(monkeypatch, receiver_module, "make_plan")
         registered = _count(monkeypatch, r.agent, "register")
-        results = []
+        built = _count(monkeypatch, lazy_table_module, "table_models")  # models built from a lazy table
+        results, built_per_step = [], []
         for _ in range(3):
             step = next(_steps)
             pubs.publish(step)
             results.append(r.refit(step))
+            built_per_step.append(len(built))
+            built.clear()
         assert all(res.installed for res in results), [res.error for res in results]
         assert [res.plan_reused for res in results] == [False, True, True]
         assert len(plans) == 1
+        # Only the planning step builds models; a warm step reads geometry and digests as checked.
+        assert built_per_step[0] > 0 and built_per_step[1:] == [0, 0], built_per_step
         # One staging buffer per slot, registered when first used: never again for the same plan.
         assert len(registered) == 2
         assert len({(res.exact_runs, res.exact_bytes, res.wire_bytes) for res in results}) == 1
@@ -92,12 +98,12 @@ def test_discovery_polls_counts_only_and_decodes_each_blob_once(
         waiting = r.refit(step)
         assert isinstance(waiting.error, DiscoveryTimeout)
         # counted once: a table whose bytes did not change is not counted again (KnownTables)
-        assert len(decodes) >= 1 and all(kw == {"with_tensors": False} for _, kw in decodes)
+        assert len(decodes) >= 1 and all(kw["with_tensors"] is False for _, kw in decodes)
         decodes.clear()
         store.publish("rank-00001", blob1)
         result = r.refit(step)
         assert result.installed, result.error
-        full = [args[0] for args, kw in decodes if kw == {"with_tensors": True}]
+        full = [args[0] for args, kw in decodes if kw == {"with_tensors": True, "lazy": True}]
         assert sorted(full) == sorted([blob0, blob1])  # each blob decoded whole exactly once
         assert result.polls == 1 and 0 < result.decode_s <= result.discover_s
         assert result.blobs_fetched == 2 and result.to_json()["blobs_fetched"] == 2  # written just now
