@@ -37,6 +37,7 @@ from _vector_kit import (
 )
 from _vector_model import literal_vectors, type_vectors
 from _vector_stages import stage_pair_vectors
+from _vector_structure import structure_vectors
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -284,7 +285,8 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     span_valid, span_invalid = arithmetic_vectors()
     keyword_valid, keyword_invalid = keyword_vectors()
     alias_valid, alias_invalid = alias_vectors()
-    valid = literal_valid + dtype_valid + span_valid + keyword_valid + alias_valid
+    structure_valid, structure_invalid = structure_vectors()
+    valid = literal_valid + dtype_valid + span_valid + keyword_valid + alias_valid + structure_valid
     invalid = (
         literal_invalid
         + type_vectors()
@@ -295,8 +297,8 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + alias_invalid
     )
     invalid += (
-        grammar_vectors() + stage_pair_vectors() + double_judged_vectors()
-    )  # the JSON text; two breaks in one object
+        grammar_vectors() + structure_invalid + stage_pair_vectors() + double_judged_vectors()
+    )  # the JSON text's tokens and structure; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
         unique.setdefault(v["id"], v)

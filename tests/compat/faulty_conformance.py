@@ -93,6 +93,38 @@ def _lenient_utf8(request: Reply, reply: Reply) -> Reply | None:
     return _read_instead(request, repaired.removeprefix("\ufeff".encode()))
 
 
+#: A value-separator right before an end token: what a JSON5-style parser lets through.
+_TRAILING_SEPARATOR = re.compile(rb",([ \t\n\r]*[}\]])")
+
+
+@fault("accepts-trailing-separators")
+def _trailing_separators(request: Reply, reply: Reply) -> Reply | None:
+    """A value-separator before ``}`` or ``]`` skipped, as JSON5 and many hand-written parsers do."""
+    if request.get("cmd") != "read" or reply.get("rule") != "JSON":
+        return reply
+    trimmed = _TRAILING_SEPARATOR.sub(rb"\1", _blob(request))
+    return _read_instead(request, trimmed) if trimmed != _blob(request) else reply
+
+
+#: Characters Unicode calls spaces that RFC 8259's ``ws`` is not (a parser built on ``isspace``).
+_UNICODE_SPACE = re.compile(
+    "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
+
+
+@fault("skips-unicode-spaces")
+def _unicode_spaces(request: Reply, reply: Reply) -> Reply | None:
+    """Whitespace between tokens taken from the host language's ``isspace``, not RFC 8259's four."""
+    if request.get("cmd") != "read" or reply.get("rule") != "JSON":
+        return reply
+    try:
+        text = _blob(request).decode("utf-8")
+    except UnicodeDecodeError:
+        return reply
+    spaced = _UNICODE_SPACE.sub("", text).encode()
+    return _read_instead(request, spaced) if spaced != _blob(request) else reply
+
+
 #: The C type each integer member is kept in: the value wraps modulo 2^bits.
 _NARROW = {"elsize": 8, "device_id": 16, "addr": 64, "publisher_step": 64}
 _SIZE_BITS = 32  # full_shape, shard_offset and shape entries in an int32 array

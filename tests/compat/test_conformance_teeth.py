@@ -102,6 +102,8 @@ CATCHES = {
             "omits-empty-endpoint": f"write:{vid('every writer: empty agent metadata')}@1.2.0",
             "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
             "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
+            "accepts-trailing-separators": f"read:{vid('a value-separator after the last item in the array /tensors/0/shards/0/shape')}",
+            "skips-unicode-spaces": f"read:{vid('U+00A0 (no-break space) after')}",
         }
     ),
 }
