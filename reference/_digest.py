@@ -78,29 +78,38 @@ class RowDigest:
             raise ValueError(f"{self._fed} of {self.rows} rows and {rest.size} trailing bytes fed")
         whole = rest.size - rest.size % 4
         tail = rest[:whole].view("<i4").astype(np.int64)
-        tail_sums = (int(tail.sum()), int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail)))
-        return _hashed(self.nbytes, self.rows, self._sum, self._weighted, tail.size, *tail_sums, rest[whole:])
+        scalars = (
+            self.nbytes, self._sum, self._weighted, int(tail.sum()),
+            int(np.dot(np.arange(1, tail.size + 1, dtype=np.int64), tail)),
+            int(rest[whole:].sum(dtype=np.int64)), rest.size - whole,
+        )  # fmt: skip
+        return _hashed(np.array([[v & _MASK for v in scalars]], dtype=np.uint64))[0]
 
 
-def _hashed(
-    nbytes: int, rows: int, row_sum: int, row_weighted: int, words: int, word_sum: int, word_weighted: int,
-    ragged: np.ndarray[Any, np.dtype[np.uint8]],
-) -> str:  # fmt: skip
-    """BLAKE2b-128 of the digest's int64 scalars (SPEC.md, "Digest"): the byte count; the row
-    sums and weighted row sums when there are whole rows; the sum and position-weighted sum of
-    the ``words`` int32 words after them, when there are any; the sum and count of the 1-3
-    ragged bytes after those, when there are any."""
-    scalars = [nbytes]
-    if rows:
-        scalars += [row_sum, row_weighted]
-    if words:
-        scalars += [word_sum, word_weighted]
-    if ragged.size:
-        scalars += [int(ragged.sum(dtype=np.int64)), ragged.size]
-    h = hashlib.blake2b(digest_size=16)
-    for value in scalars:
-        h.update((value & _MASK).to_bytes(8, "little"))
-    return h.hexdigest()
+def _hashed(table: np.ndarray[Any, np.dtype[np.uint64]]) -> list[str]:
+    """The digest of each row of ``table``: BLAKE2b-128 of the digest's int64 scalars (SPEC.md,
+    "Digest"), mod 2**64, little-endian. A row holds, in the order they are hashed: the byte
+    count; the sum and weighted sum of the whole rows, hashed when there are any; the sum and
+    position-weighted sum of the int32 words after them, when there are any; the sum and count
+    of the 1-3 ragged bytes after those, when there are any. Which are hashed follows from the
+    byte count, so the rows are hashed in groups of the same columns."""
+    nbytes = table[:, 0]
+    kinds = (nbytes >= ROW_BYTES) + 2 * (nbytes % ROW_BYTES >= 4) + 4 * (nbytes % 4 > 0)
+    out: list[str] = [""] * len(table)
+    blake2b = hashlib.blake2b
+    for kind in np.unique(kinds).tolist():
+        which = np.flatnonzero(kinds == kind)
+        columns = [
+            0,
+            *((1, 2) if kind & 1 else ()),
+            *((3, 4) if kind & 2 else ()),
+            *((5, 6) if kind & 4 else ()),
+        ]
+        scalars = memoryview(table[np.ix_(which, columns)].astype("<u8").tobytes())
+        width = 8 * len(columns)
+        for j, i in enumerate(which.tolist()):
+            out[i] = blake2b(scalars[j * width : (j + 1) * width], digest_size=16).hexdigest()
+    return out
 
 
 def tensor_digests(pieces: Sequence[np.ndarray[Any, np.dtype[np.uint8]]]) -> list[str]:
@@ -111,44 +120,53 @@ def tensor_digests(pieces: Sequence[np.ndarray[Any, np.dtype[np.uint8]]]) -> lis
     again in handing the GIL back and forth). Here the whole rows of every piece are summed
     into one array (one numpy call per piece, no copy), and the words after the last whole
     row of every piece are gathered into one array (one call for all: a few KiB each); the
-    per-piece sums and weighted sums of both come from ``np.add.reduceat``. Only the 1-3
-    ragged bytes of a piece and the final BLAKE2b are per piece. The sums wrap mod 2**64
-    exactly as :class:`RowDigest`'s do.
+    per-piece sums and weighted sums of both come from ``np.add.reduceat``. The scalars of
+    every piece are laid out as one table, so that each piece costs one BLAKE2b of a slice of
+    its bytes. The sums wrap mod 2**64 exactly as :class:`RowDigest`'s do.
     """
-    rows = [p.size // ROW_BYTES for p in pieces]
-    row_counts = [n for n in rows if n]
-    row_values = np.empty(sum(row_counts), dtype=np.int64)
+    count = len(pieces)
+    if not count:
+        return []
+    sizes = np.fromiter((p.size for p in pieces), dtype=np.int64, count=count)
+    rows, words, ragged = sizes // ROW_BYTES, sizes % ROW_BYTES // 4, sizes % 4
+    row_counts = rows[rows > 0].tolist()
+    row_values = np.empty(int(rows.sum()), dtype=np.int64)
     at = 0
-    for piece, n in zip(pieces, rows):  # one numpy call per piece, summed in place: no copy
+    for piece, n in zip(pieces, rows.tolist()):  # one numpy call per piece, summed in place: no copy
         if n:
             block = piece[: n * ROW_BYTES].view("<i4").reshape(n, ROW_WORDS)
             block.sum(axis=1, dtype=np.int64, out=row_values[at : at + n])
             at += n
-    tails = [piece[n * ROW_BYTES : piece.size - piece.size % 4].view("<i4") for piece, n in zip(pieces, rows)]
-    words = [t.size for t in tails]
-    word_values = np.concatenate([t for t in tails if t.size] or [np.zeros(0, "<i4")]).astype(np.int64)
-    row_sums, row_weighted = _sums_and_weighted(row_values, row_counts)
-    word_sums, word_weighted = _sums_and_weighted(word_values, [m for m in words if m])
-    out, r, w = [], 0, 0
-    for piece, n, m in zip(pieces, rows, words):
-        sums = (int(row_sums[r]), int(row_weighted[r])) if n else (0, 0)
-        tail = (int(word_sums[w]), int(word_weighted[w])) if m else (0, 0)
-        r, w = r + (n > 0), w + (m > 0)
-        out.append(_hashed(piece.size, n, *sums, m, *tail, piece[piece.size - piece.size % 4 :]))
-    return out
+    tails = [
+        piece[n * ROW_BYTES : n * ROW_BYTES + m * 4].view("<i4")
+        for piece, n, m in zip(pieces, rows.tolist(), words.tolist())
+        if m
+    ]
+    word_values = np.concatenate(tails) if tails else np.zeros(0, "<i4")  # summed into int64
+    table = np.zeros((count, 7), dtype=np.int64)  # each piece's scalars, as _hashed takes them
+    table[:, 0] = sizes
+    table[rows > 0, 1], table[rows > 0, 2] = _sums_and_weighted(row_values, row_counts)
+    table[words > 0, 3], table[words > 0, 4] = _sums_and_weighted(word_values, words[words > 0].tolist())
+    for i in np.flatnonzero(ragged).tolist():
+        table[i, 5], table[i, 6] = int(pieces[i][sizes[i] - ragged[i] :].sum(dtype=np.int64)), ragged[i]
+    return _hashed(table.view(np.uint64))  # the same bits: two's complement is mod 2**64
 
 
 def _sums_and_weighted(
-    values: np.ndarray[Any, np.dtype[np.int64]], counts: list[int]
+    values: np.ndarray[Any, Any], counts: list[int]
 ) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
     """For each run of ``counts[i]`` consecutive ``values``: their sum and their position-weighted
     sum (1, 2, ... from the run's start), wrapping mod 2**64."""
     if not counts:
-        return values[:0], values[:0]
-    lengths = np.array(counts, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    weights = np.arange(1, values.size + 1, dtype=np.int64) - np.repeat(starts, lengths)
-    return np.add.reduceat(values, starts), np.add.reduceat(values * weights, starts)
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    sums = np.add.reduceat(values, starts, dtype=np.int64)
+    # A run's weights are the positions 1, 2, ... of the whole array less the run's start:
+    # one product with the positions, no weights array per run (equal mod 2**64).
+    positioned = np.add.reduceat(values * np.arange(1, values.size + 1, dtype=np.int64), starts)
+    return sums, positioned - starts * sums
 
 
 def _row_sums(block: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:
