@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -145,6 +145,25 @@ def _candidates(change: Change, writer: Document, reader: Document, open_writer:
         for value in interesting(_sub(writer, steps), _sub(reader, steps), writer):
             for pick in range(_picks(base, steps)):  # each entry: its siblings differ (an unknown dtype, ...)
                 yield _with(base, steps, writer, None, value, pick)
+        for edit in _member_edits(_sub(writer, steps), writer):
+            yield _with(base, steps, writer, edit)
+
+
+def _member_edits(schema: dict[str, Any], writer: Document) -> Iterator[Callable[[Any], None]]:
+    """Edits of the changed object for the keywords about which members it has
+    (``dependentRequired``, ``dependentSchemas``, ``if``/``then``, ``minProperties``, ...): each
+    member it declares dropped, added, and dropped after every other one was added."""
+    members = {name: minimal_instance(sub, writer) for name, sub in schema.get("properties", {}).items()}
+    for name in members:
+        for added, dropped in (((), name), ((name,), None), (tuple(members), name)):
+            yield functools.partial(_set_members, {n: members[n] for n in added}, dropped)
+
+
+def _set_members(added: dict[str, Any], dropped: str | None, node: Any) -> None:
+    if isinstance(node, dict):
+        for name, value in added.items():
+            node.setdefault(name, copy.deepcopy(value))
+        node.pop(dropped, None)
 
 
 def _picks(base: Any, steps: list[str]) -> int:

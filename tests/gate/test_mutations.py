@@ -83,6 +83,13 @@ MUTANTS: list[tuple[str, str, Mutation, str, str, tuple[str, ...]]] = [
      "ADDITIONAL_PROPERTIES_CLOSED", "/$defs/tensor/additionalProperties", ("BACKWARD",)),
     ("table-tensors-required-gone", "shard-table", lambda s: s["required"].remove("tensors"),
      "REQUIRED_REMOVED", "/required", ("FORWARD",)),
+    # keywords about which members an object has, which the gate does not model: a witness
+    # still comes from the object's members dropped and added (``_member_edits``)
+    ("step-needs-endpoint", "rendezvous",
+     lambda s: s.__setitem__("dependentRequired", {"publisher_step": ["metadata_endpoint"]}),
+     "UNCLASSIFIED_CHANGE", "/dependentRequired", ("BACKWARD",)),
+    ("shard-needs-digest", "rendezvous", lambda s: s["$defs"]["shard"].__setitem__("minProperties", 6),
+     "LENGTH_BOUND_TIGHTENED", "/$defs/shard/minProperties", ("BACKWARD",)),
 ]  # fmt: skip
 
 
