@@ -197,8 +197,8 @@ _CATALOGUE = (
         "POLICY",
         "error",
         _B,
-        "An object no longer accepts unknown members: readers must ignore them (READ_IGNORE_UNKNOWN), "
-        "so blobs of later writers break.",
+        "An object no longer accepts every unknown member (false, or a schema they must match): readers "
+        "must ignore them (READ_IGNORE_UNKNOWN), so blobs of later writers break.",
     ),
     Rule(
         "ADDITIONAL_PROPERTIES_OPENED",

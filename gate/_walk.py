@@ -193,14 +193,16 @@ class _Walker:
             if before == after:  # an empty schema and true accept the same members
                 continue
             where = join(new_at, keyword)
-            if before in (True, {}) and after is False:
+            if before is True:  # false, or a schema that unknown members must match
                 yield Change(
                     "ADDITIONAL_PROPERTIES_CLOSED",
                     where,
                     path,
-                    f"{keyword}: false added",
+                    f"{keyword}: false added"
+                    if after is False
+                    else f"{keyword}: unknown members must match {after}",
                     old.get(keyword),
-                    False,
+                    new.get(keyword),
                 )
             elif before is False and after in (True, {}):
                 yield Change(

@@ -37,6 +37,7 @@ from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
+_UNKNOWN_VALUES = (1, "s", None, True, 0.5, [], {})
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_ONE = (
     "items",
@@ -138,7 +139,8 @@ def _candidates(change: Change, writer: Document, reader: Document, open_writer:
     steps = _steps(change)
     for base in _bases(writer):
         if open_writer:
-            yield _with(base, steps, writer, lambda node: _add_unknown(node))
+            for value in _UNKNOWN_VALUES:  # one of each JSON type: at least one breaks a restriction
+                yield _with(base, steps, writer, functools.partial(_add_unknown, value))
             continue
         if steps:
             yield _with(base, steps[:-1], writer, lambda node, name=steps[-1]: _drop(node, name))
@@ -278,9 +280,9 @@ def _drop(node: Any, name: str) -> None:
         node.clear()
 
 
-def _add_unknown(node: Any) -> None:
+def _add_unknown(value: Any, node: Any) -> None:
     if isinstance(node, dict):
-        node[_UNKNOWN_MEMBER] = 1
+        node[_UNKNOWN_MEMBER] = copy.deepcopy(value)
 
 
 def _search(change: Change, writer: Document, witness: Any) -> Witness | None:

@@ -88,6 +88,9 @@ MUTANTS: list[tuple[str, str, Mutation, str, str, tuple[str, ...]]] = [
     ("step-needs-endpoint", "rendezvous",
      lambda s: s.__setitem__("dependentRequired", {"publisher_step": ["metadata_endpoint"]}),
      "UNCLASSIFIED_CHANGE", "/dependentRequired", ("BACKWARD",)),
+    ("shard-unknown-integers", "rendezvous",
+     lambda s: s["$defs"]["shard"].__setitem__("additionalProperties", {"type": "integer"}),
+     "ADDITIONAL_PROPERTIES_CLOSED", "/$defs/shard/additionalProperties", ("BACKWARD",)),
     ("shard-needs-digest", "rendezvous", lambda s: s["$defs"]["shard"].__setitem__("minProperties", 6),
      "LENGTH_BOUND_TIGHTENED", "/$defs/shard/minProperties", ("BACKWARD",)),
 ]  # fmt: skip
