@@ -10,7 +10,8 @@ checkout's own packages (``tools/_clone.py``), never an installed kit's. In orde
    ``$REFITWIRE_ENVS``), then built again so the verdicts set each vector's tier, and the
    expected-failure entries of the released upstream follow them;
 3. the testee protocol's decoded schema from the newest release (``build_protocol.py``);
-4. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector.
+4. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector;
+5. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``).
 
 ``--check`` writes nothing and exits 1 when any step would change a file (or a rule has no row).
 Run it again after ``refitwire schema release``: the protocol then includes the new version.
@@ -33,11 +34,13 @@ STEPS = (
     ("the golden vectors, their tiers and the upstream expected failures", ["build_vectors.py"]),
     ("the testee protocol's decoded schema", ["build_protocol.py"]),
     ("the coverage table", ["build_coverage.py"]),
+    ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py"]),
 )  # fmt: skip
 CHECKS = (
     ("the golden vectors and their upstream verdicts", ["build_vectors.py", "--check"]),
     ("the testee protocol's decoded schema", ["build_protocol.py", "--check"]),
     ("the coverage table", ["build_coverage.py", "--check"]),
+    ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py", "--check"]),
 )
 
 
