@@ -37,7 +37,7 @@ from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
-_UNKNOWN_VALUES = (1, "s", None, True, 0.5, [], {})
+_UNKNOWN_VALUES: tuple[Any, ...] = (1, "s", None, True, 0.5, [], {})
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_ONE = (
     "items",
