@@ -112,7 +112,7 @@ def escape_breaks() -> Iterator[tuple[str, str]]:
 # -- positions ----------------------------------------------------------------------------
 
 
-def _raw_blob(doc: dict[str, Any], raw: bytes) -> bytes:
+def raw_blob(doc: dict[str, Any], raw: bytes) -> bytes:
     """The blob of ``doc`` with the one string ``RAW`` (a value or a name) written as ``raw``."""
     written = py_dumps(doc)
     marker = json.dumps(RAW).encode()
@@ -120,7 +120,7 @@ def _raw_blob(doc: dict[str, Any], raw: bytes) -> bytes:
     return written.replace(marker, raw)
 
 
-def _level_paths() -> Iterator[tuple[str, tuple[str | int, ...], str]]:
+def level_paths() -> Iterator[tuple[str, tuple[str | int, ...], str]]:
     """(level as a pointer, the path of its first object, a member name no version declares
     there) for every object level of the model."""
     for level, declared in model().levels.items():
@@ -136,7 +136,7 @@ def number_positions() -> Iterator[tuple[str, dict[str, Any]]]:
         doc = base()
         put(doc, path, RAW)
         yield f"at {wire.pointer(*path)}", doc
-    for level, path, unknown in _level_paths():
+    for level, path, unknown in level_paths():
         doc = base()
         put(doc, (*path, unknown), RAW)
         yield f"in an unknown member of the {level}", doc
@@ -152,7 +152,7 @@ def string_positions() -> Iterator[tuple[str, dict[str, Any], bool]]:
             doc = base()
             put(doc, place(member), RAW)
             yield f"in {wire.pointer(*place(member))}", doc, False
-    for level, path, unknown in _level_paths():
+    for level, path, unknown in level_paths():
         doc = base()
         put(doc, (*path, unknown), RAW)
         yield f"in an unknown member of the {level}", doc, False
@@ -173,7 +173,7 @@ def grammar_vectors() -> list[dict[str, Any]]:
         assert not RFC8259_NUMBER.fullmatch(miss), miss
     for where, doc in number_positions():
         for what, miss in misses:
-            found.append(bad(f"a number with {what} ({miss}) {where}", _raw_blob(doc, miss.encode()), "JSON", "",
+            found.append(bad(f"a number with {what} ({miss}) {where}", raw_blob(doc, miss.encode()), "JSON", "",
                              VERSIONS, ["grammar", "number-grammar"]))  # fmt: skip
     breaks = list(utf8_breaks())
     for what, raw in breaks:
@@ -185,9 +185,9 @@ def grammar_vectors() -> list[dict[str, Any]]:
     escapes = list(escape_breaks())
     for where, doc, _name in string_positions():
         for what, raw in breaks:
-            blob = _raw_blob(doc, b'"a' + raw + b'z"')
+            blob = raw_blob(doc, b'"a' + raw + b'z"')
             found.append(bad(f"{what} {where}", blob, "UTF8", "", VERSIONS, ["grammar", "utf-8"]))
         for what, text in escapes:
-            blob = _raw_blob(doc, ('"a' + text + 'z"').encode())
+            blob = raw_blob(doc, ('"a' + text + 'z"').encode())
             found.append(bad(f"{what} {where}", blob, "JSON", "", VERSIONS, ["grammar", "escape"]))
     return found

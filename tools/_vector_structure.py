@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from _vector_grammar import _level_paths, _raw_blob, string_positions
+from _vector_grammar import level_paths, raw_blob, string_positions
 from _vector_kit import VERSIONS, py_dumps
 from _vector_model import RAW, bad, base, get, good, model, place, put
 from refitwire import wire
@@ -138,7 +138,7 @@ def write(
 
 def containers() -> Iterator[tuple[str, Path, bool]]:
     """(where, path, is an object) for every object level and every array member of the model."""
-    for level, path, _ in _level_paths():
+    for level, path, _ in level_paths():
         yield f"the object at {level}", path, True
     for member in model().members():
         if "array" in member.types:
@@ -176,7 +176,7 @@ def literal_places() -> Iterator[tuple[str, Path]]:
     for member in model().members():
         if member.nullable:
             yield f"at {wire.pointer(*place(member))}", place(member)
-    for level, path, unknown in _level_paths():
+    for level, path, unknown in level_paths():
         yield f"in an unknown member of {level}", (*path, unknown)
 
 
@@ -212,11 +212,11 @@ def structure_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             marked = base()
             put(marked, path, RAW)
             invalid.append(
-                _broken(f"{word} for a literal {where}", _raw_blob(marked, word.encode()), "literal")
+                _broken(f"{word} for a literal {where}", raw_blob(marked, word.encode()), "literal")
             )
     for where, marked, _name in string_positions():
         invalid.append(
-            _broken(f"a string in single quotes {where}", _raw_blob(marked, b"'a'"), "quotation-mark")
+            _broken(f"a string in single quotes {where}", raw_blob(marked, b"'a'"), "quotation-mark")
         )
 
     legal = []
