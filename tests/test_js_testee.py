@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,16 @@ def test_it_knows_every_member_of_its_version(testee: ProtocolClient) -> None:
     assert members_in_order(written, model)
     answer = testee.read(json.dumps(written).encode(), "rendezvous")
     assert answer.get("payload") == payload, answer
+
+
+def test_blank_lines_between_requests_get_no_answer() -> None:
+    """Lines of spaces, tabs or carriage returns are skipped; the next request is answered as
+    the first line out (a blank line answered would shift every answer after it)."""
+    assert NODE is not None
+    lines = b'\n  \t\r\n{"cmd": "start", "protocol": 1}\n \n{"cmd": "digest", "seq": 1, "data_b64": "", "dtype": "uint8", "shape": [0]}\n'
+    done = subprocess.run(
+        [NODE, str(TESTEE)], input=lines + b'{"cmd": "stop"}\n', capture_output=True, timeout=60
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and len(answers) == 2, done
+    assert answers[0]["spec_version"] == VERSION and answers[1]["seq"] == 1 and "digest" in answers[1]
