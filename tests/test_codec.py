@@ -125,6 +125,24 @@ def test_the_lazy_table_reads_like_the_eager_list() -> None:
     assert pickle.loads(pickle.dumps(lazy)) == tensors
 
 
+def test_reading_a_lazy_table_whole_builds_its_models_in_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import refitwire._lazy_table as lazy_table_module
+
+    calls: list[int] = []
+    real = lazy_table_module.table_models
+
+    def counted(entries: list[object], *args: object, **kwargs: object) -> list[PublishedTensor]:
+        calls.append(len(entries))
+        return real(entries, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lazy_table_module, "table_models", counted)
+    tensors = [tensor(shard((0, 0)), name=f"w{i}") for i in range(12)]
+    lazy, _ = _lazy_and_eager(wrap_rendezvous_blob(b"m", "r0", "h:1", tensors, 3))
+    assert lazy[3] == tensors[3] and calls == [1]
+    assert list(lazy) == tensors and calls == [1, 11]  # the eleven not built yet, together
+    assert lazy[2:6] == tensors[2:6] and list(lazy) == tensors and calls == [1, 11]  # nothing built again
+
+
 def test_a_lazy_payload_survives_pickling() -> None:
     blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0), digest="a" * 32))], 3)
     payload = unwrap_rendezvous_blob(blob, lazy=True)
