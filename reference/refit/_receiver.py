@@ -234,7 +234,9 @@ class Receiver:
         reads, slot, workers = self._plan.reads, self._live, self._verifiers
         owner = self._pieces_of(self._plan)[2]
 
-        def digest_share(k: int) -> None:  # as the verifier does: shards in batches of one piece's worth
+        # Each thread its own shards (``owners``), 4,096 a batch: a step's pieces hold fewer
+        # (about 290 of the MoE's 55 kB shards), which digested at the same rate here.
+        def digest_share(k: int) -> None:
             mine = [r for r, o in zip(reads, owner) if o == k]
             for lo in range(0, len(mine), 4096):
                 tensor_digests([slot.host_bytes(r, 0, r.nbytes) for r in mine[lo : lo + 4096]])

@@ -18,8 +18,8 @@
   on a connection of its own: the next call's ``EXEC`` fails if any client wrote, expired or
   dropped the hash, or the connection dropped, in between. The stamp is one number per call
   for every field, so one publish makes every blob read again (and compared with the bytes
-  read last time: only a changed one is decoded). Two watching connections take turns, the next ``WATCH`` sent before
-  the last ``EXEC``, so no write falls between them.
+  read last time: only a changed one is decoded). Two watching connections take turns, the
+  next ``WATCH`` sent before the last ``EXEC``, so no write falls between them.
 
 Every call has a socket timeout (5 s; connect 2 s) and bounded retries
 (``?retries=``, default 5, exponential backoff from 0.1 s to 1 s, about 2.5 s
@@ -104,6 +104,11 @@ def _netloc(user: str | None, password: str | None, host: str) -> str:
         return host
     cred = quote(user or "", safe="") + (":" + password if password is not None else "")
     return f"{cred}@{host}"
+
+
+def _as_bytes(value: Any) -> bytes | None:
+    """A blob as Redis returned it: bytes, or str only if the URL turned decoding on."""
+    return value.encode() if isinstance(value, str) else value
 
 
 def parse_redis_spec(url: str, *, namespace: str | None = None) -> RedisSpec:
@@ -279,8 +284,7 @@ class RedisStore:
 
     def read(self, key: str) -> bytes | None:
         field = check_key(key)
-        value = self._call("read", lambda: self.client.hget(self.hash_key, field))
-        return value.encode() if isinstance(value, str) else value  # str only if decoding were on
+        return _as_bytes(self._call("read", lambda: self.client.hget(self.hash_key, field)))
 
     def read_blobs(self, keys: Sequence[str]) -> list[bytes | None]:
         fields = [check_key(key) for key in keys]
@@ -288,7 +292,7 @@ class RedisStore:
         for start in range(0, len(fields), READ_BATCH):
             batch = fields[start : start + READ_BATCH]
             values = self._call("read", functools.partial(self.client.hmget, self.hash_key, batch))
-            found += [v.encode() if isinstance(v, str) else v for v in values]
+            found += map(_as_bytes, values)
         return found
 
     def remove(self, key: str) -> None:
