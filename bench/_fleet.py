@@ -104,10 +104,10 @@ def discover_once(store: RendezvousStore) -> dict[str, float]:
 
 def receiver_discovery(tables: KnownTables) -> dict[str, float]:
     """One step's discovery as the receiver does it (``KnownTables``): every blob the store does
-    not vouch for read and compared with the bytes kept, the changed ones counted, the quorum (every non-empty
-    table) decoded unless it is the table decoded before, with the collector paused as the
-    receiver pauses it for a step. Seconds by part, and how many tables the store vouched for
-    (not fetched) and were reused."""
+    not vouch for read and compared with the bytes kept, the changed ones counted, the quorum
+    (every non-empty table) decoded unless it is the table decoded before, with the collector
+    paused as the receiver pauses it for a step. Seconds by part, and how many tables the store
+    vouched for (not fetched) and were reused."""
     tables.reset_counts()
     with no_gc():
         t0 = time.perf_counter()
