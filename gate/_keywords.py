@@ -45,7 +45,7 @@ def types(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Itera
         rule_id = "TYPE_NARROWED"
     else:
         rule_id = "TYPE_CHANGED"
-    detail = f"type {_show(old.get('type'))} -> {_show(new.get('type'))}"
+    detail = f"type {show_value(old.get('type'))} -> {show_value(new.get('type'))}"
     yield Change(rule_id, where, here, detail, old.get("type"), new.get("type"))
 
 
@@ -88,7 +88,7 @@ def values(
             rule_id,
             where,
             here,
-            f"const {_show(old['const'])} -> {_show(new['const'])}",
+            f"const {show_value(old['const'])} -> {show_value(new['const'])}",
             old["const"],
             new["const"],
         )
@@ -201,7 +201,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
             "EQUIVALENT_REWRITE",
             join(at, "pattern"),
             here,
-            f"pattern {_show(old_pattern)} -> {_show(new_pattern)} matches the same strings",
+            f"pattern {show_value(old_pattern)} -> {show_value(new_pattern)} matches the same strings",
             old_pattern,
             new_pattern,
         )
@@ -216,7 +216,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
             rule_id,
             join(at, "pattern"),
             here,
-            f"pattern {_show(old_pattern)} -> {_show(new_pattern)}",
+            f"pattern {show_value(old_pattern)} -> {show_value(new_pattern)}",
             old_pattern,
             new_pattern,
         )
@@ -308,7 +308,8 @@ def _show_values(values: frozenset[str] | None) -> str:
     return "nothing" if values is None else ", ".join(sorted(values))
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """A schema value as the findings print it: JSON."""
     return json.dumps(value)
 
 

@@ -200,7 +200,7 @@ class _Walker:
                     path,
                     f"{keyword}: false added"
                     if after is False
-                    else f"{keyword}: unknown members must match {after}",
+                    else f"{keyword}: unknown members must match {kw.show_value(after)}",
                     old.get(keyword),
                     new.get(keyword),
                 )
