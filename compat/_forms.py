@@ -23,8 +23,8 @@ def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = 
         out: dict[str, Any] = {}
         for member in members[at]:
             value = obj.get(member.name)
-            if member.child is not None:
-                out[member.name] = [one(item, member.child) for item in value or []]
+            if member.child is not None and value is not None:  # absent (optional) stays None
+                out[member.name] = [one(item, member.child) for item in value]
             else:
                 out[member.name] = value
         return out

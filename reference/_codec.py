@@ -9,13 +9,13 @@ semantic rules) before they hand anything back.
 from __future__ import annotations
 
 import base64
-import functools
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
+import msgspec
+from pydantic import BaseModel
 from refitwire import wire
+from refitwire._dumps import dumps
 from refitwire._errors import InvalidBlob
 from refitwire._lazy_table import LazyTable
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
@@ -108,10 +108,12 @@ def _document(
         "publisher_step": publisher_step,
     }
     document: dict[str, Any] = {}
-    for member in wire.wire_model("rendezvous", spec_version, registry).top.members:  # the writer's order
+    model = wire.wire_model("rendezvous", spec_version, registry)
+    table_level, _ = table_levels(model)
+    for member in model.top.members:  # the writer's order
         if member.const is not NO_CONST:
             document[member.name] = member.const
-        elif member.child is not None:
+        elif member.child == table_level:
             document[member.name] = _entries(tensors, spec_version, mutable, registry)
         elif values.get(member.name) is not None:
             document[member.name] = values[member.name]
@@ -138,7 +140,7 @@ def encode_shard_table(
 def _written(document: dict[str, Any], kind: str, version: str, registry: Registry | None) -> bytes:
     """The bytes of ``document`` once the engine has checked it: never write what a reader would refuse."""
     check(document, kind, version, registry)
-    return _dump(document, registry)
+    return dumps(document, registry)
 
 
 def _entries(
@@ -157,6 +159,10 @@ def _entries(
     tensor_class, shard_class = classes.tensor, classes.shard
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
+    model = wire.wire_model("rendezvous", version, registry)
+    nested_tensor, nested_shard = (
+        _nested(model, level) for level in (classes.tensor_level, classes.shard_level)
+    )
     # The first optional member is tested inline (most versions have one: this is the hot loop).
     first = optional_shard[0] if optional_shard else None
     more = optional_shard[1:]
@@ -179,15 +185,47 @@ def _entries(
                 entry = _omitted(entry, drop_shard, optional_shard)
                 if mutable:
                     entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
+            if nested_shard:
+                entry = _with_items(
+                    entry if entry is not shard.__dict__ else dict(entry), nested_shard, model
+                )
             shards.append(entry)
         entry = (
             _omitted(fields, drop_tensor, optional_tensor) if drop_tensor or optional_tensor else dict(fields)
         )
         entry["shards"] = shards
+        if nested_tensor:
+            entry = _with_items(entry, nested_tensor, model)
         if mutable:
             entry["full_shape"] = list(entry["full_shape"])
         entries.append(entry)
     return entries
+
+
+def _nested(model: WireModel, level: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The members of ``level`` that hold a level of their own (an array of objects a later schema
+    adds), the shards aside: written generically, where the table's two levels have fast paths."""
+    _, shard_level = table_levels(model)
+    return tuple((m.name, m.child) for m in model.level(*level).members if m.child not in (None, shard_level))
+
+
+def _with_items(
+    entry: dict[str, Any], nested: tuple[tuple[str, tuple[str, ...]], ...], model: WireModel
+) -> dict[str, Any]:
+    """``entry`` (a copy) with each member holding a level written as JSON-ready dicts."""
+    for name, level in nested:
+        if entry.get(name) is not None:
+            entry[name] = [_item(item, level, model) for item in entry[name]]
+    return entry
+
+
+def _item(item: Any, level: tuple[str, ...], model: WireModel) -> dict[str, Any]:
+    """One object of ``level`` (a model) as the writer of ``model`` writes it: the members it
+    declares, absent ones left out, in the order of the model's fields, nested levels alike."""
+    declared = model.level(*level)
+    fields = item.__dict__ if isinstance(item, BaseModel) else dict(item)
+    entry = {name: value for name, value in fields.items() if name in declared and value is not None}
+    return _with_items(entry, _nested(model, level), model)
 
 
 def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:
@@ -199,71 +237,6 @@ def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[s
         if entry[name] is None:
             del entry[name]
     return entry
-
-
-def _dump(document: dict[str, Any], registry: Registry | None = None) -> bytes:
-    # Python's defaults on purpose: ", " and ": " separators, ASCII escapes, insertion order.
-    tensors = document.get("tensors")
-    table = (
-        _compact_table(tensors, _free_text(wire.newest_model(registry=registry)))
-        if isinstance(tensors, list)
-        else None
-    )
-    if table is None:
-        return json.dumps(document).encode("ascii")
-    # The envelope through json.dumps, the table through orjson, spliced at "tensors".
-    keys = list(document)
-    at = keys.index("tensors")
-    head = json.dumps({k: document[k] for k in keys[:at]})[:-1]
-    tail = json.dumps({k: document[k] for k in keys[at + 1 :]})[1:]
-    return b"".join((
-        head.encode("ascii"), b', "tensors": ' if at else b'"tensors": ', table,
-        b", " + tail.encode("ascii") if len(tail) > 1 else b"}",
-    ))  # fmt: skip
-
-
-_UNSAFE = (",", ":", '"', "\\")
-
-
-@functools.cache
-def _free_text(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The string members of a tensor and of a shard that no pattern or constant pins down
-    (in a registry's newest model: every member its models have), kept per model."""
-    tensor, shard = (model.level(*level) for level in table_levels(model))
-    return tuple(
-        tuple(
-            m.name for m in level.members if "string" in m.types and m.pattern is None and m.const is NO_CONST
-        )
-        for level in (tensor, shard)
-    )  # type: ignore[return-value]
-
-
-def _compact_table(entries: list[Any], free_text: tuple[tuple[str, ...], tuple[str, ...]]) -> bytes | None:
-    """The ``tensors`` array in exactly ``json.dumps``'s bytes, or None when that is not sure.
-
-    orjson writes compact JSON (",", ":") in insertion order with the same integer text.
-    Widening every "," and ":" gives ``json.dumps``'s default separators exactly when no
-    string holds a "," or ":", and the escaping agrees when every string is printable
-    ASCII without '"' or a backslash. That is checked on the free-form strings, tensor
-    and agent names; ``dtype`` and ``digest`` are pinned to safe characters by the schema,
-    which the writer has already checked. Anything else takes the plain ``json.dumps`` path.
-    """
-    try:
-        tensor_text, shard_text = free_text
-        joined_texts = [
-            *("".join([entry.get(m) or "" for entry in entries]) for m in tensor_text),
-            *(
-                "".join({shard.get(m) or "" for entry in entries for shard in entry["shards"]})
-                for m in shard_text
-            ),
-        ]
-        for joined in joined_texts:
-            if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in _UNSAFE):
-                return None
-        compact = orjson.dumps(entries)
-    except (KeyError, TypeError, orjson.JSONEncodeError):
-        return None
-    return compact.replace(b",", b", ").replace(b":", b": ")
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -314,8 +287,9 @@ def _payload(
     registry: Registry | None,
 ) -> RendezvousPayload:
     """The payload of a checked blob's top-level ``members``: what ``version`` declares, absent as None."""
-    top = wire.wire_model("rendezvous", version, registry).top
-    declared = {m.name: members.get(m.name) for m in top.members if m.child is None}
+    model = wire.wire_model("rendezvous", version, registry)
+    top, (table_level, _) = model.top, table_levels(model)
+    declared = {m.name: members.get(m.name) for m in top.members if m.child != table_level}
     return RendezvousPayload(
         agent_metadata=base64.b64decode(declared["agent_meta_b64"]),
         agent_name=declared["agent_name"],
@@ -323,8 +297,8 @@ def _payload(
         tensors=tensors,
         publisher_step=declared.get("publisher_step"),
         tensor_count=count,
-        optional_members={
-            name: value
+        optional_members={  # plain JSON values, lists and dicts, however the blob was read (typed: structs, tuples)
+            name: msgspec.json.decode(msgspec.json.encode(value))
             for name, value in declared.items()
             if value is not None and name not in RendezvousPayload._fields and not top[name].required
         },

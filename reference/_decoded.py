@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from refitwire._errors import InvalidBlob
-from refitwire._models import RendezvousPayload, as_model, classes_of
+from refitwire._models import RendezvousPayload, as_model, classes_of, table_levels
 from refitwire._spec import resolved
 from refitwire._validate import canonical_base64, no_gc
 from refitwire.wire import NO_CONST, Level, Member, Registry, WireModel
@@ -35,7 +35,7 @@ def to_decoded(
 ) -> dict[str, Any]:
     spec_version, registry = resolved(spec_version, registry)
     model = registry.wire_model("rendezvous", spec_version)
-    images = _images(model)
+    images, (table_level, _) = _images(model), table_levels(model)
     decoded: dict[str, Any] = {}
     # The collector is paused while the (acyclic) form is built, as the reader does (``no_gc``).
     with no_gc():
@@ -43,7 +43,7 @@ def to_decoded(
             name = member.name
             if name == "agent_meta_b64":
                 decoded[name] = base64.b64encode(payload.agent_metadata).decode("ascii")
-            elif member.child is not None:
+            elif member.child == table_level:
                 decoded[name] = list(map(images[member.child], payload.tensors))
             elif name in RendezvousPayload._fields:
                 decoded[name] = getattr(payload, name)
@@ -121,7 +121,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
     more = {
         m.name: decoded[m.name]
         for m in top.optional
-        if m.name not in named and m.child is None and decoded.get(m.name) is not None
+        if m.name not in named and m.child != tensor_level and decoded.get(m.name) is not None
     }
     return RendezvousPayload(
         agent_metadata=base64.b64decode(encoded),

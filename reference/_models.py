@@ -32,10 +32,16 @@ class _Wire(BaseModel):
 
 
 def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The levels of a table entry and of its shards: the top's array of objects, and the entry's."""
-    tensor = next(m.child for m in model.top.members if m.child is not None)
-    shard = next(m.child for m in model.level(*tensor).members if m.child is not None)
-    return tensor, shard
+    """The levels of a table entry and of its shards: the top's required array of objects, and
+    the entry's (any other array of objects, optional as every later member is, is a level of
+    its own; with none required, the first)."""
+
+    def table(level: tuple[str, ...]) -> tuple[str, ...]:
+        held = [(m.child, m.required) for m in model.level(*level).members if m.child is not None]
+        return next((child for child, required in held if required), held[0][0])
+
+    tensor = table(())
+    return tensor, table(tensor)
 
 
 _NEWEST = wire.newest_model()
@@ -104,27 +110,36 @@ if TYPE_CHECKING:  # what static checkers see; tests/test_models.py holds it to 
 
 @dataclass(frozen=True)
 class TableClasses:
-    """The model classes of a table entry and of its shard, built from one newest model."""
+    """The model classes of a table entry and of its shard (and of any other level), built from
+    one newest model."""
 
     model: WireModel
     tensor: type[PublishedTensor]
     shard: type[PublishedShard]
     tensor_level: tuple[str, ...]
     shard_level: tuple[str, ...]
+    #: every level's class, the two above included: a level a later schema adds has its own
+    levels: Mapping[tuple[str, ...], type[BaseModel]]
+
+
+#: The class names and docstrings of the table's two levels; any other level (an array of objects
+#: a later schema adds) is named after its member.
+_TENSOR_DOC = "One source tensor and the shards of it that a publisher holds."
+_SHARD_DOC = "One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``."
 
 
 @functools.cache
 def table_classes(newest: WireModel) -> TableClasses:
-    """The classes whose fields are the members of ``newest``'s table levels (one pair per model)."""
+    """The classes whose fields are the members of ``newest``'s levels below the top (one set per
+    model), built deepest first so that each level's class exists before the level holding it."""
     tensor_level, shard_level = table_levels(newest)
+    named = {tensor_level: ("PublishedTensor", _TENSOR_DOC), shard_level: ("PublishedShard", _SHARD_DOC)}
     models: dict[tuple[str, ...], type[BaseModel]] = {}
-    shard = _build(newest, shard_level, "PublishedShard",
-                   "One box of a tensor: ``shape`` elements from ``shard_offset``, row-major at ``addr``.", models)  # fmt: skip
-    tensor = _build(
-        newest, tensor_level, "PublishedTensor", "One source tensor and the shards of it that a publisher holds.",
-        models,
-    )  # fmt: skip
-    return TableClasses(newest, tensor, shard, tensor_level, shard_level)
+    for level in sorted((path for path in newest.levels if path), key=len, reverse=True):
+        title = "".join(part.title() for part in level[-1].split("_"))
+        name, doc = named.get(level, (f"Published{title}", f"One item of ``{wire.pointer(*level)}``."))
+        _build(newest, level, name, doc, models)
+    return TableClasses(newest, models[tensor_level], models[shard_level], tensor_level, shard_level, models)  # type: ignore[arg-type]
 
 
 def classes_of(registry: Registry | None = None) -> TableClasses:

@@ -13,10 +13,18 @@ from typing import Any
 from refitwire import wire
 from refitwire._errors import Violation
 from refitwire._models import PublishedShard, PublishedTensor, TableClasses, classes_of, table_levels
+from refitwire._nested import (
+    as_builtins,
+    as_models,
+    deep_integers,
+    holds_objects,
+    member_literals,
+    not_integer_literal,
+)
 from refitwire._spec import dtype_sizes
-from refitwire.wire import Registry, WireModel, pointer
+from refitwire.wire import Member, Registry, WireModel, pointer
 
-__all__ = ["TableShape", "not_integer_literal", "table_rules", "table_shape"]
+__all__ = ["TableShape", "table_rules", "table_shape"]
 
 _U64_LIMIT = 2**64
 
@@ -71,6 +79,16 @@ class TableShape:
     ruled: bool
     #: Element sizes of the dtype labels the registry's SPEC.md knows (ELSIZE_DTYPE).
     dtype_sizes: Mapping[str, int]
+    #: Known members of a tensor and of a shard holding a level of their own (an array of
+    #: objects a later schema adds), with its class: read as models of it, as the shards are.
+    nested: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
+    #: Members of a tensor and of a shard with integers deeper than the summed ``integers``
+    #: reach (inside an object, an array of arrays, a level of their own): looked at one by one.
+    deep: tuple[tuple[Member, ...], tuple[Member, ...]] = ((), ())
+    model: WireModel | None = None
+    #: Members of a tensor and of a shard holding objects that are not a level (an object
+    #: member): the typed read holds them as structs, the models as plain dicts, as JSON has them.
+    objects: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 #: The members the rules of section 2.3 read, per level (the rest are carried generically).
@@ -126,10 +144,22 @@ def shape_of(model: WireModel, classes: TableClasses, sizes: Mapping[str, int]) 
         for level in (tensor_level, shard_level)
     )
     (tensor_known, tensor_unknown), (shard_known, shard_unknown) = shapes
+    nested = tuple(
+        tuple((m.name, classes.levels[m.child]) for m in model.level(*level).members if m.child not in (None, shard_level))
+        for level in (tensor_level, shard_level)
+    )  # fmt: skip
+    deep = tuple(
+        tuple(m for m in model.level(*level).members if m.child != shard_level and deep_integers(m))
+        for level in (tensor_level, shard_level)
+    )
+    objects = tuple(
+        tuple(m.name for m in model.level(*level).members if m.child is None and holds_objects(m.schema))
+        for level in (tensor_level, shard_level)
+    )
     return TableShape(
         shard_known, shard_unknown, tensor_known, tensor_unknown, integers,  # type: ignore[arg-type]
         classes, _SharedFields(classes.shard.model_fields), _SharedFields(classes.tensor.model_fields),
-        _reads_as_ruled(model, tensor_level, shard_level), sizes,
+        _reads_as_ruled(model, tensor_level, shard_level), sizes, nested, deep, model, objects,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -173,6 +203,9 @@ def table_rules(
     tensor_counted = [m for m in shape.integers[0] if m not in _TENSOR_RULED]
     shard_counted = [m for m in shape.integers[1] if m not in _SHARD_RULED]
     shard_rest, tensor_rest = bool(more_known or shard_absent), bool(tensor_known or tensor_absent)
+    tensor_nested, shard_nested = shape.nested
+    tensor_deep, shard_deep = shape.deep if literals else ((), ())
+    tensor_objects, shard_objects = shape.objects if typed else ((), ())
     sized: dict[tuple[str, int], int] = {}  # (dtype, elsize) -> the size it should be, 0 if right
     t = -1
     for entry in entries:
@@ -201,6 +234,8 @@ def table_rules(
                 if shard_counted:
                     for member in shard_counted:
                         total += _number(shard.get(member))
+                if shard_deep:
+                    yield from member_literals(shard, shard_deep, shape.model, ("tensors", t, "shards", s))
             if len(offset) != rank or len(shape_) != rank:
                 yield Violation(
                     "RANK_AGREEMENT", pointer("tensors", t, "shards", s), [len(offset), len(shape_), rank],
@@ -229,6 +264,10 @@ def table_rules(
                     for member in more_known:
                         fields[member] = getattr(shard, member) if typed else shard.get(member)
                     fields.update(shard_absent)
+                if shard_nested:  # (the first optional member may be one)
+                    as_models(fields, shard_nested)
+                if shard_objects:
+                    as_builtins(fields, shard_objects)
                 set_dict(model, fields)
                 set_fields_set(model, shard_set)
                 set_extra(model, None)
@@ -236,6 +275,8 @@ def table_rules(
                 shards.append(model)
         if type(total) is float:
             yield from _integer_literals(entry, t, shape.integers)
+        if tensor_deep:
+            yield from member_literals(entry, tensor_deep, shape.model, ("tensors", t))
         if out is not None:
             tensor = new(tensor_class)
             fields = {
@@ -246,6 +287,10 @@ def table_rules(
                 for member in tensor_known:
                     fields[member] = getattr(entry, member) if typed else entry.get(member)
                 fields.update(tensor_absent)
+                if tensor_nested:
+                    as_models(fields, tensor_nested)
+                if tensor_objects:
+                    as_builtins(fields, tensor_objects)
             set_dict(tensor, fields)
             set_fields_set(tensor, tensor_set)
             set_extra(tensor, None)
@@ -295,9 +340,3 @@ def _integer_literals(
                 for d, item in enumerate(value):
                     if type(item) is float:
                         yield not_integer_literal(item, *at, member, d)
-
-
-def not_integer_literal(value: float, *path: str | int) -> Violation:
-    return Violation(
-        "INTEGER_LITERAL", pointer(*path), value, "integers are written without a fraction or exponent"
-    )

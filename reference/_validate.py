@@ -25,10 +25,11 @@ from typing import Any, NamedTuple
 import orjson
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
-from refitwire._models import PublishedTensor, as_model
+from refitwire._models import PublishedTensor, as_model, table_levels
+from refitwire._nested import member_literals
 from refitwire._registry import model_validator
 from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit
-from refitwire._table import TableShape, not_integer_literal, table_rules, table_shape
+from refitwire._table import TableShape, table_rules, table_shape
 from refitwire._typed import typed_read
 from refitwire.wire import Registry, WireModel, pointer
 
@@ -234,7 +235,7 @@ def _semantic_violations(
 ) -> Iterator[Violation]:
     yield from top_level_violations(document, kind, version, registry)
     shape = table_shape(kind, version, registry)
-    table = next(m.name for m in wire.wire_model(kind, version, registry).top.members if m.child is not None)
+    table = table_levels(wire.wire_model(kind, version, registry))[0][0]
     yield from _table_rules(document[table] if shape.ruled else document.get(table) or [], shape, out)
 
 
@@ -268,15 +269,9 @@ def top_level_violations(
     encoded = members.get("agent_meta_b64")
     if "agent_meta_b64" in top and isinstance(encoded, str) and not canonical_base64(encoded):
         yield Violation("AGENT_META_BASE64", "/agent_meta_b64", encoded, "pad bits are not zero")
-    for member in top.members:
-        if member.child is None and member.holds_integers:
-            value = members.get(member.name)
-            if type(value) is float:
-                yield not_integer_literal(value, member.name)
-            elif type(value) is list or type(value) is tuple:
-                for i, item in enumerate(value):
-                    if type(item) is float:
-                        yield not_integer_literal(item, member.name, i)
+    model = wire.wire_model(kind, version, registry)
+    table = table_levels(model)[0]
+    yield from member_literals(members, [m for m in top.members if m.child != table], model, ())
 
 
 def canonical_base64(encoded: str) -> bool:

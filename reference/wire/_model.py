@@ -9,6 +9,7 @@ model is the same however the file is laid out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,14 @@ class Member:
         if self.types == ("integer",):
             return True
         return self.items is not None and self.items.types == ("integer",)
+
+    @functools.cached_property
+    def integer_places(self) -> tuple[tuple[str, ...], ...]:
+        """Where integers sit inside a value of this member, as paths of member names, item
+        indices (``"0"``) and ``*`` for every item: ``()`` for an integer, ``("*",)`` for an array
+        of them, ``("rank",)`` in an object; those of a level's objects are its own members'
+        (INTEGER_LITERAL applies at each)."""
+        return () if self.child is not None else _integer_paths(self.schema)
 
     @property
     def place(self) -> str:
@@ -173,6 +182,20 @@ def compile_model(schema: Mapping[str, Any], document: str, first_version: str =
     )
 
 
+def _integer_paths(node: Any) -> tuple[tuple[str, ...], ...]:
+    if not isinstance(node, Mapping):
+        return ()
+    types = _types(node)
+    found: list[tuple[str, ...]] = [()] if "integer" in types else []
+    if isinstance(node.get("items"), Mapping):
+        found += [("*", *path) for path in _integer_paths(node["items"])]
+    for index, sub in enumerate(node.get("prefixItems") or ()):
+        found += [(str(index), *path) for path in _integer_paths(sub)]
+    for name, sub in (node.get("properties") or {}).items():
+        found += [(name, *path) for path in _integer_paths(sub)]
+    return tuple(found)
+
+
 def _types(node: Mapping[str, Any]) -> tuple[str, ...]:
     declared = node.get("type")
     if isinstance(declared, str):
@@ -222,7 +245,7 @@ def _member(
         item_types = _types(item_schema)
         if "object" in item_types:
             child = (*level, name)
-            _walk(item_schema, child, levels, first)
+            _walk(item_schema, child, levels, added)  # its objects' members came with it
         items = Member("*", level, True, tuple(t for t in item_types if t != "null"), "null" in item_types,
                        item_schema.get("x-rule"), added, item_schema)  # fmt: skip
     version_key(added)  # a malformed x-added-in is an authoring error, reported here

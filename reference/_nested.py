@@ -1,0 +1,92 @@
+"""Members the table pass has no fast path for, read generically: objects (an object member, an
+array of arrays), and arrays of objects other than the shards (a level of its own, which a
+later schema may add). None of the released versions has one; a candidate's may."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import msgspec
+from pydantic import ValidationError
+from refitwire._errors import Violation
+from refitwire.wire import Member, WireModel, pointer
+
+__all__ = [
+    "as_builtins",
+    "as_models",
+    "deep_integers",
+    "holds_objects",
+    "member_literals",
+    "not_integer_literal",
+]
+
+
+def deep_integers(member: Member) -> bool:
+    """Whether ``member`` holds integers the table pass's sums do not reach."""
+    return member.child is not None or not set(member.integer_places) <= {(), ("*",)}
+
+
+def holds_objects(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    types = schema.get("type")
+    return "object" in (types if isinstance(types, list) else [types]) or holds_objects(schema.get("items"))
+
+
+def as_models(fields: dict[str, Any], nested: tuple[tuple[str, Any], ...]) -> None:
+    """The checked items of each member holding a level, as that level's models (validated:
+    rare, and no rule of section 2.3 reads them). Items that do not convert are left as read:
+    they broke a rule, reported (INTEGER_LITERAL), and the table is refused."""
+    for name, level_class in nested:
+        items = fields.get(name)
+        if items is not None:
+            with contextlib.suppress(ValidationError):
+                fields[name] = tuple(level_class.model_validate(item, from_attributes=True) for item in items)
+
+
+def as_builtins(fields: dict[str, Any], names: tuple[str, ...]) -> None:
+    for name in names:
+        if fields.get(name) is not None:
+            fields[name] = msgspec.to_builtins(fields[name])
+
+
+def member_literals(
+    obj: Any, members: Sequence[Member], model: WireModel | None, at: tuple[str | int, ...]
+) -> Iterator[Violation]:
+    """INTEGER_LITERAL wherever ``members`` of ``obj`` (a parsed object) hold integers, at any
+    depth: inside objects and arrays (``Member.integer_places``) and in the objects of a level
+    of their own, whose members are looked at the same way (``model``: the version's)."""
+    if not isinstance(obj, Mapping):
+        return
+    for member in members:
+        value = obj.get(member.name)
+        if member.child is not None and model is not None:
+            inner = model.level(*member.child).members
+            for i, item in enumerate(value if isinstance(value, (list, tuple)) else ()):
+                yield from member_literals(item, inner, model, (*at, member.name, i))
+        else:
+            for place in member.integer_places:
+                yield from _literals_at(value, place, (*at, member.name))
+
+
+def _literals_at(value: Any, place: tuple[str, ...], at: tuple[str | int, ...]) -> Iterator[Violation]:
+    if not place:
+        if type(value) is float:
+            yield not_integer_literal(value, *at)
+        return
+    step, rest = place[0], place[1:]
+    if step == "*" and isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _literals_at(item, rest, (*at, i))
+    elif step.isdigit() and isinstance(value, (list, tuple)) and int(step) < len(value):
+        yield from _literals_at(value[int(step)], rest, (*at, int(step)))
+    elif isinstance(value, Mapping) and step in value:
+        yield from _literals_at(value[step], rest, (*at, step))
+
+
+def not_integer_literal(value: float, *path: str | int) -> Violation:
+    return Violation(
+        "INTEGER_LITERAL", pointer(*path), value, "integers are written without a fraction or exponent"
+    )
