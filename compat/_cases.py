@@ -213,8 +213,8 @@ def conform(
     out: dict[str, Any] | None = None
     for path, level in model.levels.items():
         for member in level.members:
-            if member.const is not _forms.NO_CONST or member.child is not None:
-                continue
+            if member.const is not _forms.NO_CONST:
+                continue  # (a member holding a level is drawn whole, its objects by its schema)
             for n, obj in enumerate(_forms.objects_at(out or payload, model, path)):
                 missing = member.name not in obj or (member.required and obj[member.name] is None)
                 if not missing:

@@ -49,7 +49,7 @@ from refitwire.compat._values import (
     domain,
 )
 
-__all__ = ["Break", "UnhandledKeyword", "breaks", "domain", "unbreakable"]
+__all__ = ["Break", "UnhandledKeyword", "breaks", "domain", "level_breaks", "level_domain", "unbreakable"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,33 @@ def _breaks(schema_json: str) -> tuple[Break, ...]:
                        for b in found):  # fmt: skip
                 found.append(candidate)
     return tuple(found)
+
+
+def level_domain(schema: Schema, items: list[Any]) -> Iterator[tuple[int | None, Any]]:
+    """Valid values of an array-of-objects ``schema`` (a member holding a level) and of its
+    level's object, its items pinned to ``items`` (valid ones, at least one; see
+    :func:`level_breaks`): ``(None, array)`` or ``(0, the first item)``."""
+    for index, pinned in _pinned(schema, items):
+        for value in domain(pinned):
+            yield index, value
+
+
+def level_breaks(schema: Schema, items: list[Any]) -> Iterator[tuple[int | None, Break]]:
+    """The breaks of the keywords of an array-of-objects ``schema`` (its length, uniqueness, type)
+    and of its level's object (its required, unknown and counted members), with the items pinned
+    to ``items``: valid items of that place, whose own members are broken as members of their
+    level, and which keep what JSON Schema cannot say (a shard's box inside its tensor, say).
+    ``(None, break of the array)`` or ``(0, break of the first item)``."""
+    for index, pinned in _pinned(schema, items):
+        for broken in breaks(pinned):
+            if not broken.at and broken.keyword not in ("const", "enum"):  # not off the pinned items
+                yield index, broken
+
+
+def _pinned(schema: Schema, items: list[Any]) -> Iterator[tuple[int | None, Schema]]:
+    level_object = {**schema["items"], "properties": {name: {"const": v} for name, v in items[0].items()}}
+    yield None, {**schema, "items": {"type": "object", "enum": items}}
+    yield 0, level_object
 
 
 def _valid_of(schema: Schema) -> Any:

@@ -5,8 +5,10 @@ length, a pattern, an enum or a constant, an inner required or unknown member, o
 item, the JSON type) is put into an otherwise valid payload, and a writer must refuse it with
 the rule the model names for that place (``WireModel.rule_at``). Released members and a
 candidate's new ones alike, so a member keeps its refusals after ``refitwire schema release``.
-Members that hold a level (the table's arrays of objects) are broken through that level's
-members; constants are not in a payload at all; a break the testee protocol cannot carry (a
+Members that hold a level (arrays of objects) are broken through that level's members, and
+in their own keywords and the level object's (``_domain.level_breaks``: the length, an inner
+required or unknown member), the items pinned to the payload's own; constants are not in a
+payload at all; a break the testee protocol cannot carry (a
 value of a type the decoded form does not allow) is left to the read vectors."""
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.compat import _forms
-from refitwire.compat._domain import breaks
+from refitwire.compat._domain import Break, breaks, level_breaks
 from refitwire.compat._protocol import write
 from refitwire.engine import protocol_validator
-from refitwire.wire import WireModel, pointer
+from refitwire.wire import Member, WireModel, pointer
 
 __all__ = ["mutations"]
 
@@ -30,18 +32,38 @@ def mutations(model: WireModel, base: dict[str, Any]) -> Iterator[tuple[str, str
     carried = protocol_validator("request").is_valid
     for path, level in model.levels.items():
         for member in level.members:
-            if member.const is not _forms.NO_CONST or member.child is not None:
+            if member.const is not _forms.NO_CONST:
                 continue
-            for broken in breaks(member.schema):
-                if broken.value is None and not broken.at:
+            for value, at, broken in _member_breaks(model, path, member, base):
+                if value is None:
                     continue  # a payload's null is an absent member, not a value to refuse
                 payload = copy.deepcopy(base)
                 objects = _forms.objects_at(payload, model, path)
                 if not objects:
                     continue
-                objects[0][member.name] = broken.value
+                objects[0][member.name] = value
                 if not carried(write(0, payload)):
                     continue
-                place = [*(step for name in path for step in (name, 0)), member.name, *broken.at]
+                place = [*(step for name in path for step in (name, 0)), member.name, *at]
                 rule = model.rule_at(broken.keyword, place)
                 yield rule, f"{pointer(*place)}: {broken.what}", payload
+
+
+def _member_breaks(
+    model: WireModel, path: tuple[str, ...], member: Member, base: dict[str, Any]
+) -> Iterator[tuple[Any, tuple[str | int, ...], Break]]:
+    """``(the member's value, the place of the break in it, the break)`` for each break of
+    ``member`` in the first object of its level in ``base``."""
+    if member.child is None:
+        for broken in breaks(member.schema):
+            yield broken.value, broken.at, broken
+        return
+    objects = _forms.objects_at(base, model, path)
+    items = objects[0].get(member.name) if objects else None
+    if not items:
+        return  # no item in the payload to pin the level's items to
+    for index, broken in level_breaks(member.schema, items):
+        if index is None:
+            yield broken.value, (), broken
+        else:
+            yield [*items[:index], broken.value, *items[index + 1 :]], (index,), broken

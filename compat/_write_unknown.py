@@ -1,8 +1,9 @@
 """Write payloads that carry members the writer's version does not know (WRITE_KNOWN_MEMBERS).
 
-Each golden writer payload again, with one member no version of the writer's model declares
-added to every object of every level (the top, each tensor, each shard): what a newer reader's
-decoded form looks like to an older writer. The writer must write exactly what it writes without
+Each golden writer payload again, with every member a later version declares at a level (a
+1.0.0 writer is handed each shard's ``digest`` and the ``publisher_step``), and one member no
+version declares, added to every object of every level (the top, each tensor, each shard):
+what a newer reader's decoded form looks like to an older writer. The writer must write exactly what it writes without
 them (the same rules, the same payload carried, the same bytes) or refuse the payload naming
 ``WRITE_KNOWN_MEMBERS``; a writer that copies payload members into the blob fails
 ``WRITE_KNOWN_MEMBERS`` on the written-blob check, whatever the seed.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 from typing import Any
 
 from refitwire import wire
@@ -36,12 +38,34 @@ def with_unknown_members(
     payload: dict[str, Any], version: str, registry: wire.Registry | None = None
 ) -> dict[str, Any]:
     model = _cases.model_of(version, registry)
+    later = _later_members(version, registry)
     out = copy.deepcopy(payload)
     for path, level in model.levels.items():
         name = _unknown_name({m.name for m in level.members}, path)
         for obj in _forms.objects_at(out, model, path):
+            for member, value in later.get(path, {}).items():
+                if obj.get(member) is None:  # absent, or null as the writer's own decoded form has it
+                    obj[member] = copy.deepcopy(value)
             obj[name] = copy.deepcopy(_VALUE)
     return out
+
+
+def _later_members(version: str, registry: wire.Registry | None) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Per level ``version`` has, each member a later version of ``registry`` declares there and
+    ``version`` does not, with a value it allows (the first of its domain, null aside)."""
+    model = _cases.model_of(version, registry)
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for newer in wire.known_versions(registry=registry):
+        if wire.version_key(newer) <= wire.version_key(version):
+            continue
+        for path, level in _cases.model_of(newer, registry).levels.items():
+            if path not in model.levels:
+                continue  # inside a member the writer does not know: carried with that member
+            for member in level.members:
+                if member.name not in model.levels[path] and member.const is _forms.NO_CONST:
+                    values = _cases.member_values(json.dumps(dict(member.schema), sort_keys=True))
+                    found.setdefault(path, {}).setdefault(member.name, values[0])
+    return found
 
 
 def unknown_member_cases(version: str) -> tuple[_cases.WriteCase, ...]:
@@ -55,7 +79,7 @@ def _unknown_member_cases(version: str, registry: wire.Registry) -> tuple[_cases
         dataclasses.replace(
             case,
             id=f"{case.id}+unknown",
-            description=f"{case.description}, with a member {version} does not know in every object",
+            description=f"{case.description}, with members {version} does not know in every object",
             payload=with_unknown_members(case.payload, version, registry),
             may_refuse="WRITE_KNOWN_MEMBERS",  # refusing what it cannot write is as good as dropping it
         )

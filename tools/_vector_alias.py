@@ -49,7 +49,7 @@ def alias_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for member, path, bounds_of in integer_places():
         low, high = bounds_of.bounds
         at = wire.pointer(*path)
-        rule = bounds_of.rule or member.item_rule() or "SCHEMA"
+        rule = bounds_of.rule
         tags = ["integer-alias", f"member:{wire.pointer(*member.level, member.name)}"]
         value = get(doc, path)
         for what, alias in aliases(value):
@@ -75,7 +75,7 @@ def double_judged_vectors() -> list[dict[str, Any]]:
     for member, path, bounds_of in integer_places():
         at = wire.pointer(*path)
         tags = ["integer-literal", "double-judged", f"member:{wire.pointer(*member.level, member.name)}"]
-        rule = bounds_of.rule or member.item_rule() or "SCHEMA"
+        rule = bounds_of.rule
         value = get(doc, path)
 
         def blob(raw: str, path: tuple[str | int, ...] = path) -> bytes:

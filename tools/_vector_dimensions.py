@@ -247,7 +247,7 @@ def _elsize(doc: dict[str, Any]) -> None:
     first["elsize"] = 3 if dtype_sizes()[first["dtype"].removeprefix("torch.")] != 3 else 5
 
 
-def _integers() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:
+def _integers() -> Iterator[tuple[Member, tuple[str | int, ...], Any]]:
     from _vector_model import integer_places
 
     return integer_places()

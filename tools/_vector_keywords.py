@@ -6,7 +6,11 @@ keyword of its schema too. The expectation of every version is that version's ow
 a version that declares the member and whose schema rejects the value names the rule
 ``WireModel.rule_at`` gives the error's keyword and place, at its JSON pointer; any other
 version decodes the blob (an unknown member is ignored). Nothing here names a member or a
-version. A valid value that breaks a rule JSON Schema cannot say when put into the blob (a
+version. A member holding a level (an array of objects: ``tensors``, ``shards``, or one a
+later version adds) is broken in its own keywords and in those of the level's object (the
+array's length and uniqueness, the object's required, unknown and counted members): its
+items are pinned to the base blob's own, whose members have vectors of their own as members
+of that level, and which keep the rules JSON Schema cannot say. A valid value that breaks a rule JSON Schema cannot say when put into the blob (a
 box or a span outside its tensor, a rank that disagrees) is left out: the geometry has its
 own vectors.
 """
@@ -14,15 +18,16 @@ own vectors.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 import jsonschema_rs
 from _vector_kit import VERSIONS, vector
-from _vector_model import DOCUMENT, base, place, put, text
+from _vector_model import DOCUMENT, base, get, place, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import wire
-from refitwire.compat._domain import breaks, domain
+from refitwire.compat._domain import breaks, domain, level_breaks, level_domain
 from refitwire.engine import EMPTY_WHEN_ABSENT, semantic_violations
 from refitwire.wire import NO_CONST, Member
 
@@ -37,13 +42,19 @@ def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     seen: set[str] = set()
     for version in VERSIONS:
         for member in wire.wire_model(DOCUMENT, version).members():
-            if member.child is not None or (member.const is not NO_CONST and member.level):
+            if member.const is not NO_CONST and member.level:
                 continue
             key = json.dumps([member.level, member.name, dict(member.schema)], sort_keys=True, default=str)
             if key in seen:
                 continue
             seen.add(key)
             tags = ["keyword", f"member:{wire.pointer(*member.level, member.name)}"]
+            if member.child is not None:
+                for found in _container_vectors(doc, member, tags):
+                    (invalid if any(not e["valid"] for e in found["expect"].values()) else valid).append(
+                        found
+                    )
+                continue
             for value in domain(member.schema):
                 # the released readers report a null endpoint as null, not "" (READ_ENDPOINT_DEFAULT)
                 diverges = ["upstream-diverges"] if value is None and member.name == EMPTY_WHEN_ABSENT else []
@@ -62,8 +73,33 @@ def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return valid, invalid
 
 
+def _container_vectors(doc: dict[str, Any], member: Member, tags: list[str]) -> Iterator[dict[str, Any]]:
+    """The valid values and the breaks of the keywords of array-of-objects ``member`` and of its
+    level's object, the items pinned to the base blob's (see the module's text)."""
+    items = get(doc, place(member))
+    for value in domain(member.schema):  # whole arrays the schema allows (geometry permitting)
+        found = _vector(doc, member, value, f"is {_show(value)}", tags)
+        if found is not None:
+            yield found
+    for item, value in level_domain(member.schema, items):
+        found = _vector(doc, member, _in_array(items, item, value), f"is {_show(value)}", tags, item)
+        if found is not None:
+            yield found
+    for item, broken in level_breaks(member.schema, items):
+        found = _vector(
+            doc, member, _in_array(items, item, broken.value), broken.what, [*tags, broken.keyword], item
+        )
+        if found is not None:
+            yield found
+
+
+def _in_array(items: list[Any], index: int | None, value: Any) -> Any:
+    """``value`` as the member's array: itself, or the item at ``index`` of the base's items."""
+    return value if index is None else [*items[:index], value, *items[index + 1 :]]
+
+
 def _vector(
-    doc: dict[str, Any], member: Member, value: Any, what: str, tags: list[str]
+    doc: dict[str, Any], member: Member, value: Any, what: str, tags: list[str], item: int | None = None
 ) -> dict[str, Any] | None:
     path = place(member)
     copy = json.loads(json.dumps(doc))
@@ -71,7 +107,8 @@ def _vector(
     expect = {v: _verdict(copy, v, member, value) for v in VERSIONS}
     if any(e == "geometry" for e in expect.values()):
         return None
-    description, blob = f"{wire.pointer(*path)} {what}", text(copy)
+    where = path if item is None else (*path, item)
+    description, blob = f"{wire.pointer(*where)} {what}", text(copy)
     rejected = {v: e for v, e in expect.items() if e is not None}
     return vector(description, blob, invalid=rejected, upstream=upstream_verdict(DOCUMENT, blob), tags=tags)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
@@ -36,7 +37,7 @@ def base() -> dict[str, Any]:
     for path, level in model().levels.items():
         for obj in _objects(doc, path):
             for member in level.members:
-                if member.name not in obj and member.const is NO_CONST and member.child is None:
+                if member.name not in obj and member.const is NO_CONST:
                     obj[member.name] = fullest(member)  # a member the hand-made payload lacks
     return doc
 
@@ -98,17 +99,46 @@ def good(description: str, blob: bytes, tags: list[str], parsed: Any = None) -> 
 # -- integers written in other forms -----------------------------------------------------------
 
 
-def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:
-    """(member, path of one integer value, the member or items whose bounds apply) per integer place."""
-    for member in model().members():
-        if member.types == ("integer",):
-            yield member, place(member), member
-        elif member.holds_integers and member.items is not None and get(base(), place(member)):
-            yield member, (*place(member), 0), member.items
+@dataclass(frozen=True)
+class IntegerPlace:
+    """What applies to one integer value: the bounds of its schema and the rule that names them."""
+
+    bounds: tuple[int | None, int | None]
+    rule: str
 
 
-def _rule(member: Member, bounds_of: Member) -> str:
-    return bounds_of.rule or member.item_rule() or "SCHEMA"
+def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], IntegerPlace]]:
+    """(member, path of one integer value in the base blob, its bounds and rule) per place where an
+    integer sits, at any depth of any member (``Member.integer_places``: in an object, an array
+    of arrays); the rule is the model's for that place (``WireModel.rule_at``)."""
+    doc, newest = base(), model()
+    for member in newest.members():
+        for steps in member.integer_places:
+            path, schema = _concrete(doc, place(member), steps, member.schema)
+            if path is not None:
+                bounds = (schema.get("minimum"), schema.get("maximum"))
+                yield member, path, IntegerPlace(bounds, newest.rule_at("maximum", path))
+
+
+def _concrete(
+    doc: Any, path: tuple[str | int, ...], steps: tuple[str, ...], schema: Any
+) -> tuple[tuple[str | int, ...] | None, Any]:
+    """The path of the first value at ``steps`` below ``path`` in ``doc`` (None when the base
+    blob has none there), and the schema that applies to it."""
+    value = get(doc, path)
+    for step in steps:
+        if step == "*" or step.isdigit():
+            index = 0 if step == "*" else int(step)
+            if not isinstance(value, list) or index >= len(value):
+                return None, schema
+            schema = schema["items"] if step == "*" else schema["prefixItems"][index]
+            value, path = value[index], (*path, index)
+        else:
+            if not isinstance(value, dict) or step not in value:
+                return None, schema
+            schema = schema["properties"][step]
+            value, path = value[step], (*path, step)
+    return path, schema
 
 
 def literal_forms(value: int) -> list[tuple[str, int | float]]:
@@ -135,7 +165,7 @@ def literal_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         value = get(doc, path)
         at = wire.pointer(*path)
         versions = knowing(member)
-        rule = _rule(member, bounds_of)
+        rule = bounds_of.rule
         tags = ["integer-literal", f"member:{wire.pointer(*member.level, member.name)}"]
 
         def blob(raw: str, path: tuple[str | int, ...] = path) -> bytes:

@@ -69,26 +69,25 @@ def _members(ms: list[Member]) -> str:
 
 
 def object_breaks() -> Iterator[tuple[str, Callable[[list[Member]], str]]]:
-    """Each near-miss of ``object`` and ``member`` (at least two members are given)."""
+    """Each near-miss of ``object`` and ``member`` (one member or more is given; a break beside
+    another member repeats a lone one, as ``array_breaks`` does)."""
+
+    def rest(ms: list[Member]) -> str:
+        return _members(ms[1:] or ms[:1])
+
     yield "a value-separator after the last member", lambda ms: "{" + _members(ms) + ",}"
     yield "a value-separator before the first member", lambda ms: "{, " + _members(ms) + "}"
-    yield (
-        "two value-separators between members",
-        lambda ms: "{" + _members(ms[:1]) + ",, " + _members(ms[1:]) + "}",
-    )
-    yield (
-        "no value-separator between members",
-        lambda ms: "{" + _members(ms[:1]) + " " + _members(ms[1:]) + "}",
-    )
+    yield "two value-separators between members", lambda ms: "{" + _members(ms[:1]) + ",, " + rest(ms) + "}"
+    yield "no value-separator between members", lambda ms: "{" + _members(ms[:1]) + " " + rest(ms) + "}"
     for what, sep in (
         ("no name-separator", " "),
         ("two name-separators", ":: "),
         ("'=' for the name-separator", " = "),
     ):
-        yield what, lambda ms, sep=sep: "{" + ms[0][0] + sep + ms[0][1] + ", " + _members(ms[1:]) + "}"
-    yield "a member without a value", lambda ms: "{" + ms[0][0] + ": , " + _members(ms[1:]) + "}"
-    yield "a member without a name", lambda ms: "{: " + ms[0][1] + ", " + _members(ms[1:]) + "}"
-    yield "a value where a member belongs", lambda ms: "{" + ms[0][1] + ", " + _members(ms[1:]) + "}"
+        yield what, lambda ms, sep=sep: "{" + ms[0][0] + sep + ms[0][1] + ", " + rest(ms) + "}"
+    yield "a member without a value", lambda ms: "{" + ms[0][0] + ": , " + rest(ms) + "}"
+    yield "a member without a name", lambda ms: "{: " + ms[0][1] + ", " + rest(ms) + "}"
+    yield "a value where a member belongs", lambda ms: "{" + ms[0][1] + ", " + rest(ms) + "}"
     yield (
         "a member name without quotes",
         lambda ms: "{" + _members([(ms[0][0][1:-1], ms[0][1]), *ms[1:]]) + "}",

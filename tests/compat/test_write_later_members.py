@@ -1,0 +1,56 @@
+"""An older writer handed a newer reader's decoded form: the members a later version added (a
+1.0.0 writer gets each shard's ``digest`` and the ``publisher_step``) must not reach its blob
+(WRITE_KNOWN_MEMBERS). A writer that serialises its payload whole is caught at every seed,
+by the ``+unknown`` write cases."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from refitwire.compat import _checks, _write_unknown
+from refitwire.compat.testees.reference import answer
+
+
+class _Writer:
+    """The reference writer of ``version`` in-process; ``copies``: it also copies the payload's
+    ``publisher_step`` and shard ``digest`` into its blob, as a writer built for the newest
+    version and told an older one might."""
+
+    def __init__(self, version: str, copies: bool) -> None:
+        self.version, self.copies, self.label, self.stderr = version, copies, f"writer@{version}", []
+        self.testee = self
+
+    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        reply = answer({**message, "payload": _known(message.get("payload"))}, self.version)
+        if not self.copies or "blob_b64" not in reply:
+            return reply
+        payload, doc = message["payload"], json.loads(base64.b64decode(reply["blob_b64"]))
+        if payload.get("publisher_step") is not None:
+            doc["publisher_step"] = payload["publisher_step"]
+        for tensor, asked in zip(doc["tensors"], payload["tensors"], strict=True):
+            for shard, given in zip(tensor["shards"], asked["shards"], strict=True):
+                if given.get("digest") is not None:
+                    shard["digest"] = given["digest"]
+        return {**reply, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+
+
+def _known(value: Any) -> Any:
+    """``value`` without the members no version declares (``future_*``): dropped, not refused."""
+    if isinstance(value, dict):
+        return {k: _known(v) for k, v in value.items() if not k.startswith("future_")}
+    return [_known(v) for v in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
+def test_a_writer_that_writes_a_later_versions_members_is_caught(version: str) -> None:
+    cases = _write_unknown.unknown_member_cases(version)
+    for copies in (False, True):
+        writer = _Writer(version, copies)
+        failed = [r for case in cases for r in _checks.write_vector(writer, case) if r.outcome.bad]
+        if not copies:
+            assert not failed, failed[:3]
+        else:
+            assert failed and all("WRITE_KNOWN_MEMBERS" in r.message for r in failed if not r.case.endswith(":bytes"))
