@@ -59,7 +59,7 @@ def _tensor(p: dict[str, Any]) -> dict[str, Any]:
 # (rule, what is wrong, the change): the rules JSON Schema cannot say (a break of a schema
 # keyword is generated for every member, ``_refusals``)
 _Mutation = tuple[str, str, Callable[[dict[str, Any]], Any]]
-_REFUSALS: tuple[_Mutation, ...] = (
+RULE_BREAKS: tuple[_Mutation, ...] = (
     ("AGENT_META_BASE64", "agent_meta_b64 with non-zero pad bits", lambda p: p.update(agent_meta_b64="YR==")),
     (
         "RANK_AGREEMENT",
@@ -88,7 +88,7 @@ def _refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
     model = _cases.model_of(version, registry)
     base = _cases.conform(base_payload(version), version, 0, registry)  # a later version's members carried
     found: list[tuple[str, str, dict[str, Any]]] = []
-    for rule, description, mutate in _REFUSALS:
+    for rule, description, mutate in RULE_BREAKS:
         payload = copy.deepcopy(base)
         mutate(payload)
         found.append((rule, description, payload))

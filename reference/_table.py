@@ -221,6 +221,10 @@ def table_rules(
             )
         rank = len(full)
         total = elsize + sum(full) if literals else 0
+        if (
+            type(total) is float
+        ):  # written as 2.0 (INTEGER_LITERAL, reported in its place): its value, exactly
+            elsize, full = _exact(elsize), [_exact(size) for size in full]
         if literals and tensor_counted:
             for member in tensor_counted:
                 total += _number(entry.get(member))
@@ -231,6 +235,8 @@ def table_rules(
             offset, shape_, addr, device_id, agent_name, first_value = shard_fields(shard)
             if literals:
                 total += device_id + addr + sum(offset) + sum(shape_)
+                if type(total) is float:  # (the geometry in floats would round: 2^64 - 8 + 32 is 2^64)
+                    addr, offset, shape_ = _exact(addr), [*map(_exact, offset)], [*map(_exact, shape_)]
                 if shard_counted:
                     for member in shard_counted:
                         total += _number(shard.get(member))
@@ -296,6 +302,10 @@ def table_rules(
             set_extra(tensor, None)
             set_private(tensor, None)
             out.append(tensor)
+
+
+def _exact(value: Any) -> Any:
+    return int(value) if type(value) is float else value
 
 
 def _number(value: Any) -> Any:

@@ -87,6 +87,7 @@ def test_an_empty_cell_is_named() -> None:
             "grammar",
             "integer-alias",
             "in-object",
+            "document-order",
         }
         & set(v["tags"])
     ]

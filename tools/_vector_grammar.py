@@ -11,6 +11,13 @@ is ``\\`` and one of RFC 8259's eight letters or ``u`` and four hex digits. Ever
 checked against the grammar it breaks (:data:`RFC8259_NUMBER`, Python's strict UTF-8 decoder)
 so a near-miss that is legal after all fails the build.
 
+The legal spellings are built the same way (:func:`legal_spellings`): each optional part and
+each alternative of a number (a minus, a zero, a fraction, an exponent with ``e`` or ``E`` and
+no sign, ``+`` or ``-``), each of the eight escape letters and ``\\u`` with lower- and
+upper-case hex (a surrogate pair too), and raw UTF-8 of every sequence length at the edges of
+each, in a member name, a member value the schema leaves free and a value nested in an unknown
+member; and every string the schema pins (a pattern or a constant) with a character escaped. A reader must read each as the same blob (READ_VALIDATE: any legal JSON spelling).
+
 The positions come from the wire model: every integer member and array item at every level, a
 member no version knows at every level (its value, nested inside it, and its name), every
 string member. Each vector breaks step 1 of SPEC 2.7 (``JSON``, or ``UTF8`` for the bytes), so
@@ -25,8 +32,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from _vector_kit import VERSIONS, py_dumps
-from _vector_model import RAW, bad, base, integer_places, model, place, put
+from _vector_model import RAW, bad, base, get, good, integer_places, model, place, put
 from refitwire import wire
+from refitwire.wire import NO_CONST
 
 #: RFC 8259 section 6: ``number = [ minus ] int [ frac ] [ exp ]``.
 RFC8259_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -107,6 +115,84 @@ def escape_breaks() -> Iterator[tuple[str, str]]:
     yield "a backslash before a space", "\\ "
     for code in (0x00, 0x01, 0x09, 0x0A, 0x1F):
         yield f"a raw U+{code:04X} (control characters must be escaped)", chr(code)
+
+
+def number_spellings() -> Iterator[tuple[str, str]]:
+    """(what, text) for each optional part and each alternative of RFC 8259's number, all legal."""
+    yield from (("zero", "0"), ("a minus zero", "-0"), ("a digit", "7"), ("digits", "12"), ("a minus", "-7"))
+    yield from (("a fraction", "0.5"), ("a fraction of two digits", "1.25"), ("a minus fraction", "-0.5"))
+    for letter in "eE":
+        for sign in ("", "+", "-"):
+            yield f"an exponent {letter}{sign}", f"1{letter}{sign}5"
+    yield "an exponent with a leading zero", "1e05"
+    yield "a fraction and an exponent", "-1.5E-3"
+    yield "a zero exponent of zero", "0e0"
+
+
+def escape_spellings() -> Iterator[tuple[str, str]]:
+    """(what, JSON text inside a string) for each escape RFC 8259 allows."""
+    for letter in '"\\/bfnrt':
+        yield f"the escape \\{letter}", "\\" + letter
+    yield "a \\u escape in lower-case hex", "\\u00e9"
+    yield "a \\u escape in upper-case hex", "\\u00E9"
+    yield "a surrogate pair in lower-case hex", "\\ud83d\\ude00"
+    yield "a surrogate pair in upper-case hex", "\\uD83D\\uDE00"
+    yield "the escape \\u0000", "\\u0000"
+
+
+def utf8_spellings() -> Iterator[tuple[str, str]]:
+    """(what, character) for raw UTF-8 of every sequence length, at the edges of each range."""
+    for code in (0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x10FFFF):
+        yield f"raw U+{code:04X} ({len(chr(code).encode())} bytes of UTF-8)", chr(code)
+
+
+def legal_spellings() -> list[dict[str, Any]]:
+    """Valid vectors: every legal spelling of a number, an escape and a UTF-8 sequence (see the
+    module's text), each read as the blob it spells."""
+    found = []
+    numbers = list(number_spellings())
+    for _what, text in numbers:
+        assert RFC8259_NUMBER.fullmatch(text), text
+    spelled = [(what, f'"a{text}z"'.encode()) for what, text in escape_spellings()]
+    spelled += [
+        (what, json.dumps(f"a{char}z", ensure_ascii=False).encode()) for what, char in utf8_spellings()
+    ]
+    for where, doc, _name in _free_string_positions():
+        found += [_legal(f"{what} {where}", raw_blob(doc, raw), "escape") for what, raw in spelled]
+    for where, doc in list(number_positions())[-2:]:  # a member value no version knows, and nested
+        found += [_legal(f"a number: {what} ({text}) {where}", raw_blob(doc, text.encode()), "number-grammar")
+                  for what, text in numbers]  # fmt: skip
+    for member in model().members():  # a pinned string with a character escaped
+        value = get(base(), place(member))
+        if "string" in member.types and (member.pattern or member.const is not NO_CONST) and value:
+            # the first character whose code has a hex letter, so that the two cases differ
+            i = next((i for i, c in enumerate(value) if not f"{ord(c):04x}".isdigit()), 0)
+            for case, hexed in (("lower", f"{ord(value[i]):04x}"), ("upper", f"{ord(value[i]):04X}")):
+                doc = base()
+                put(doc, place(member), RAW)
+                raw = (json.dumps(value[:i])[:-1] + "\\u" + hexed + json.dumps(value[i + 1 :])[1:]).encode()
+                where = f"{wire.pointer(*place(member))} with {value[i]!r} as a \\u escape ({case}-case hex)"
+                found.append(_legal(where, raw_blob(doc, raw), "escape"))
+    return found
+
+
+def _legal(description: str, blob: bytes, tag: str) -> dict[str, Any]:
+    return good(description, blob, ["grammar", "legal", tag], parsed=json.loads(blob))
+
+
+def _free_string_positions() -> Iterator[tuple[str, dict[str, Any], bool]]:
+    """A member name, the first string member value the schema leaves free, and a value nested
+    in an unknown member of the deepest level: one of each kind of string position."""
+    positions = list(string_positions())
+    names = [p for p in positions if p[2]]
+    free = [p for p in positions if p[0].startswith("in /") and _free(p[0][3:])]
+    nested = [p for p in positions if p[0].startswith("nested in an unknown member")]
+    return iter([names[0], free[0], nested[-1]])
+
+
+def _free(at: str) -> bool:
+    member = next(m for m in model().members() if wire.pointer(*place(m)) == at)
+    return member.pattern is None and member.const is NO_CONST and "enum" not in member.schema
 
 
 # -- positions ----------------------------------------------------------------------------

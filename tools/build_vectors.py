@@ -19,7 +19,7 @@ from _vector_alias import alias_vectors, double_judged_vectors
 from _vector_bounds import bound_vectors, precedence_vectors
 from _vector_dimensions import arithmetic_vectors, dtype_vectors, near_miss_vectors
 from _vector_dimensions import precedence_vectors as cross_stage_vectors
-from _vector_grammar import grammar_vectors
+from _vector_grammar import grammar_vectors, legal_spellings
 from _vector_invalid import invalid_vectors
 from _vector_keywords import keyword_vectors
 from _vector_kit import (
@@ -36,6 +36,7 @@ from _vector_kit import (
     writer_vector,
 )
 from _vector_model import literal_vectors, type_vectors
+from _vector_order import order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
 
@@ -286,7 +287,15 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     keyword_valid, keyword_invalid = keyword_vectors()
     alias_valid, alias_invalid = alias_vectors()
     structure_valid, structure_invalid = structure_vectors()
-    valid = literal_valid + dtype_valid + span_valid + keyword_valid + alias_valid + structure_valid
+    valid = (
+        literal_valid
+        + dtype_valid
+        + span_valid
+        + keyword_valid
+        + alias_valid
+        + structure_valid
+        + legal_spellings()
+    )
     invalid = (
         literal_invalid
         + type_vectors()
@@ -297,7 +306,11 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + alias_invalid
     )
     invalid += (
-        grammar_vectors() + structure_invalid + stage_pair_vectors() + double_judged_vectors()
+        grammar_vectors()
+        + structure_invalid
+        + stage_pair_vectors()
+        + double_judged_vectors()
+        + order_vectors()
     )  # the JSON text's tokens and structure; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():

@@ -16,7 +16,7 @@ from typing import Any
 
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
-from refitwire.engine import blob_limit
+from refitwire.engine import InvalidBlob, blob_limit, check
 from refitwire.wire import tokens
 
 VERSION = "1.2.0"
@@ -188,6 +188,24 @@ def _types_first(request: Reply, reply: Reply) -> Reply | None:
     inner = _read_instead(request, json.dumps(doc).encode())
     inside = inner.get("rejected") and str(inner.get("pointer", "")).startswith(reply["pointer"] + "/")
     return {**inner, "seq": reply["seq"]} if inside else reply
+
+
+@fault("literals-before-geometry")
+def _literals_first(request: Reply, reply: Reply) -> Reply | None:
+    """Reports an integer written with a fraction, or non-zero pad bits, before any rule of SPEC
+    2.3, wherever each is written (2.7: step 4 is reported in document order, whatever the rule)."""
+    if request.get("cmd") != "read" or not reply.get("rejected"):
+        return reply
+    try:
+        check(json.loads(_blob(request)), "rendezvous", VERSION)
+    except (InvalidBlob, ValueError, RecursionError) as exc:
+        found = getattr(exc, "violations", [])
+    else:
+        return reply
+    early = [v for v in found if v.rule in ("INTEGER_LITERAL", "AGENT_META_BASE64")]
+    if not early or early[0].rule == reply.get("rule"):
+        return reply
+    return {**reply, "rule": early[0].rule, "pointer": early[0].pointer}
 
 
 @fault("rejects-duplicate-keys-at-their-place")

@@ -53,4 +53,6 @@ def test_a_writer_that_writes_a_later_versions_members_is_caught(version: str) -
         if not copies:
             assert not failed, failed[:3]
         else:
-            assert failed and all("WRITE_KNOWN_MEMBERS" in r.message for r in failed if not r.case.endswith(":bytes"))
+            assert failed and all(
+                "WRITE_KNOWN_MEMBERS" in r.message for r in failed if not r.case.endswith(":bytes")
+            )

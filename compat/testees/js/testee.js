@@ -63,6 +63,7 @@ class Reject extends Error {
   constructor(rule, at, message) {
     super(message);
     this.rule = rule;
+    this.at = at;
     this.pointer = at.map((p) => '/' + String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
   }
 }
@@ -384,23 +385,30 @@ function checkShard(shard, at) {
   checkMembers(shard, SHARD_CHECKS, at);
 }
 
+/** An integer as the rules compute with it: one written as 4096.0 (INTEGER_LITERAL, reported
+ * in its place in the document) still has its value. */
+const int = (v) => (v instanceof JsonFloat ? BigInt(v.value) : v);
+
 function checkGeometry(doc) {
   doc.tensors.forEach((tensor, t) => {
-    const { dtype, elsize, full_shape: full } = tensor;
+    const { dtype } = tensor;
+    const elsize = int(tensor.elsize);
+    const full = tensor.full_shape.map(int);
     const label = dtype.startsWith('torch.') ? dtype.slice('torch.'.length) : dtype;
     const known = has(DTYPE_SIZES, label) ? BigInt(DTYPE_SIZES[label]) : null;
     if (known !== null && known !== elsize) {
-      throw new Reject('ELSIZE_DTYPE', ['tensors', t, 'elsize'], `${elsize}: ${dtype} elements are ${known} bytes`);
+      later(new Reject('ELSIZE_DTYPE', ['tensors', t, 'elsize'], `${elsize}: ${dtype} elements are ${known} bytes`));
     }
     tensor.shards.forEach((shard, s) => {
       const at = ['tensors', t, 'shards', s];
-      const { shard_offset: offset, shape, addr } = shard;
+      const [offset, shape, addr] = [shard.shard_offset.map(int), shard.shape.map(int), int(shard.addr)];
       if (!(offset.length === shape.length && shape.length === full.length)) {
-        throw new Reject('RANK_AGREEMENT', at, `ranks ${offset.length}, ${shape.length}, ${full.length} differ`);
+        later(new Reject('RANK_AGREEMENT', at, `ranks ${offset.length}, ${shape.length}, ${full.length} differ`));
+        return;
       }
       for (let d = 0; d < full.length; d++) {
         if (offset[d] + shape[d] > full[d]) {
-          throw new Reject('BOX_IN_BOUNDS', [...at, 'shape', d], `${shape[d]}: box ends past ${full[d]}`);
+          later(new Reject('BOX_IN_BOUNDS', [...at, 'shape', d], `${shape[d]}: box ends past ${full[d]}`));
         }
       }
       let nbytes = shape.includes(0n) ? 0n : elsize;
@@ -409,26 +417,43 @@ function checkGeometry(doc) {
         nbytes *= extent;
       }
       if (addr + nbytes > U64) {
-        throw new Reject('ADDR_SPAN', [...at, 'addr'], `${addr}: ${nbytes} bytes wrap past 2^64`);
+        later(new Reject('ADDR_SPAN', [...at, 'addr'], `${addr}: ${nbytes} bytes wrap past 2^64`));
       }
     });
   });
 }
 
-// SPEC.md section 2.7: the violations of step 4 (INTEGER_LITERAL, the pad bits) wait until the
-// structure (step 3) is checked in full; the first of them found is reported.
-let deferred = null;
+// SPEC.md section 2.7: the violations of step 4 (INTEGER_LITERAL, the pad bits, the geometry)
+// wait until the structure (step 3) is checked in full; the first in document order is reported.
+let deferred = [];
 
 function later(reject) {
-  if (deferred === null) deferred = reject;
+  deferred.push(reject);
+}
+
+/** Whether the value at path ``a`` is written before the one at ``b`` in ``doc``: a value before
+ * the values inside it, array items by index, an object's members in the order written. */
+function before(doc, a, b) {
+  let node = doc;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) {
+      return Array.isArray(node) ? a[i] < b[i] : Object.keys(node).indexOf(a[i]) < Object.keys(node).indexOf(b[i]);
+    }
+    node = node[a[i]];
+  }
+  return a.length < b.length;
+}
+
+function firstInDocument(doc, rejects) {
+  return rejects.reduce((first, r) => (before(doc, r.at, first.at) ? r : first));
 }
 
 function read(blob, kind) {
   const doc = parseBlob(blob);
-  deferred = null;
+  deferred = [];
   checkStructure(doc, kind);
-  if (deferred !== null) throw deferred;
   checkGeometry(doc);
+  if (deferred.length) throw firstInDocument(doc, deferred);
   const tensors = doc.tensors.map((t) => ({
     name: t.name,
     dtype: t.dtype,
