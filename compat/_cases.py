@@ -261,6 +261,9 @@ STRING_CLASSES = {
     "bmp": "é層\u2028\u2029\ufeff\ufffd\uffff",
     "astral": "😀𝄞\U00010000\U0010ffff",
     "long": "n" * 4096 + "層",
+    # changed by every Unicode normalization form (NFC composes e + U+0301, maps U+212B and
+    # U+F900; NFD decomposes them; NFKC and NFKD split U+FB01): names are carried as written
+    "unnormalized": "e\u0301\u212b\uf900\ufb01",
 }
 _text = st.text(st.characters(codec="utf-8", exclude_categories=_SURROGATES), max_size=10) | st.sampled_from(
     sorted(STRING_CLASSES.values())

@@ -16,7 +16,10 @@ each alternative of a number (a minus, a zero, a fraction, an exponent with ``e`
 no sign, ``+`` or ``-``), each of the eight escape letters and ``\\u`` with lower- and
 upper-case hex (a surrogate pair too), and raw UTF-8 of every sequence length at the edges of
 each, in a member name, a member value the schema leaves free and a value nested in an unknown
-member; and every string the schema pins (a pattern or a constant) with a character escaped. A reader must read each as the same blob (READ_VALIDATE: any legal JSON spelling).
+member; text that every Unicode normalization form changes in every member value the schema
+leaves free (names are carried as written); and every string the schema pins (a pattern or a
+constant) with a character escaped. A reader must read each as the same blob (READ_VALIDATE:
+any legal JSON spelling).
 
 The positions come from the wire model: every integer member and array item at every level, a
 member no version knows at every level (its value, nested inside it, and its name), every
@@ -34,6 +37,7 @@ from typing import Any
 from _vector_kit import VERSIONS, py_dumps
 from _vector_model import RAW, bad, base, get, good, integer_places, model, place, put
 from refitwire import wire
+from refitwire.compat._cases import STRING_CLASSES
 from refitwire.wire import NO_CONST
 
 #: RFC 8259 section 6: ``number = [ minus ] int [ frac ] [ exp ]``.
@@ -159,6 +163,11 @@ def legal_spellings() -> list[dict[str, Any]]:
     ]
     for where, doc, _name in _free_string_positions():
         found += [_legal(f"{what} {where}", raw_blob(doc, raw), "escape") for what, raw in spelled]
+    unnormalized = json.dumps(f"a{STRING_CLASSES['unnormalized']}z", ensure_ascii=False).encode()
+    for where, doc, _name in string_positions():  # read as written: no normalization, anywhere
+        if where.startswith("in /") and _free(where[3:]):
+            found.append(_legal(f"text every Unicode normalization form changes {where}", raw_blob(doc, unnormalized),
+                                "unicode"))  # fmt: skip
     for where, doc in list(number_positions())[-2:]:  # a member value no version knows, and nested
         found += [_legal(f"a number: {what} ({text}) {where}", raw_blob(doc, text.encode()), "number-grammar")
                   for what, text in numbers]  # fmt: skip

@@ -92,6 +92,17 @@ LEVELS = ("", "tensors", "tensors.shards")
 
 #: The request itself is malformed (not upstream's fault); the shard table builder raises it too.
 BadRequest = Malformed
+#: What a release's ``unwrap_rendezvous_blob`` returns, first four: read by name, else by position.
+_PAYLOAD_FIELDS = ("agent_metadata", "agent_name", "metadata_endpoint", "tensors")
+
+
+class AdapterError(Exception):
+    """This adapter cannot call the tree's API or read what it returned (a class of another
+    kind, say): reported as the adapter's, never as the tree's verdict on the blob."""
+
+    def __init__(self, what: str, cause: BaseException) -> None:
+        super().__init__(f"refitwire's upstream adapter: {what}, which it cannot use "
+                         f"({type(cause).__name__}: {cause}); not the tree's verdict")  # fmt: skip
 
 
 def _b64decode(value: object, field: str) -> bytes:
@@ -169,7 +180,12 @@ class Adapter:
         payload = _field(request, "payload", "request")
         if not isinstance(payload, dict):
             raise BadRequest(f"payload must be an object, got {type(payload).__name__}")
-        tensors = published_tensors(self.rendezvous, _field(payload, "tensors", "payload"))
+        try:
+            tensors = published_tensors(self.rendezvous, _field(payload, "tensors", "payload"))
+        except Malformed:
+            raise
+        except Exception as exc:  # the tree's classes are not built as this adapter builds them
+            raise AdapterError("the tree's PublishedTensor or PublishedShard", exc) from None
         agent_meta = _b64decode(_field(payload, "agent_meta_b64", "payload"), "payload.agent_meta_b64")
         agent_name = _field(payload, "agent_name", "payload")
         endpoint = _field(payload, "metadata_endpoint", "payload")
@@ -185,16 +201,22 @@ class Adapter:
         try:
             with _collector(on=True):  # upstream's own code
                 result = self.rendezvous.unwrap_rendezvous_blob(blob)
+        except Exception as exc:
+            return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
+        try:
             decoded = self._decoded(result)
         except Unrepresentable:
             raise
-        except Exception as exc:
-            return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:  # it read the blob; this adapter cannot read what it returned
+            raise AdapterError(f"unwrap_rendezvous_blob returned a {type(result).__name__}", exc) from None
         return {"seq": seq, "payload": decoded}
 
     def _decoded(self, result: Any) -> dict[str, Any]:
-        # Positions 0-3 never moved; later fields are read by name where they exist.
-        agent_metadata, agent_name, endpoint, tensors = tuple(result)[:4]
+        # By name (a NamedTuple, a dataclass, ...); by position where a release names them otherwise.
+        named: list[Any] = [getattr(result, name, None) for name in _PAYLOAD_FIELDS]
+        if any(value is None for value in named[:2]) or not hasattr(result, "tensors"):
+            named = list(tuple(result)[:4])
+        agent_metadata, agent_name, endpoint, tensors = named
         return {
             "agent_name": json_image(agent_name, "agent_name"),
             "metadata_endpoint": json_image(endpoint, "metadata_endpoint"),
@@ -282,7 +304,7 @@ class Adapter:
             if "seq" not in request:
                 raise BadRequest(f"{cmd!r} request has no 'seq'")
             return handler(seq, request), False
-        except (BadRequest, Unrepresentable) as exc:
+        except (BadRequest, Unrepresentable, AdapterError) as exc:
             return {"seq": seq, "errored": True, "message": str(exc)}, False
         except Exception as exc:  # upstream raised while writing/digesting, or a bug here
             return {"seq": seq, "errored": True, "message": f"{type(exc).__name__}: {exc}"}, False

@@ -15,7 +15,7 @@ and one the release does not know is left out, as its writer would never see it.
 from __future__ import annotations
 
 import base64
-import dataclasses
+import inspect
 import math
 from typing import Any
 
@@ -44,20 +44,23 @@ def published_tensors(rendezvous: Any, tensors: object, where: str = "payload.te
 
 
 def _build(cls: Any, obj: object, where: str, given: dict[str, Any]) -> Any:
-    """``cls`` from the members of ``obj`` it declares (``given`` ones already built)."""
+    """``cls`` from the members of ``obj`` it declares (``given`` ones already built), by keyword:
+    whatever kind of class upstream makes it (a dataclass, a NamedTuple, a plain class), its
+    constructor's parameters are its members, those without a default required."""
     values = dict(given)
-    for field in dataclasses.fields(cls):
-        if field.name in values:
+    for name, parameter in inspect.signature(cls).parameters.items():
+        if name in values or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             continue
-        required = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-        if required or (isinstance(obj, dict) and field.name in obj):
-            value = member(obj, field.name, where)
-            values[field.name] = tuple(value) if isinstance(value, list) and _is_tuple(field.type) else value
+        if parameter.default is parameter.empty or (isinstance(obj, dict) and name in obj):
+            value = member(obj, name, where)
+            values[name] = (
+                tuple(value) if isinstance(value, list) and _is_tuple(parameter.annotation) else value
+            )
     return cls(**values)
 
 
 def _is_tuple(annotation: object) -> bool:
-    """Whether a dataclass field's type (a string under postponed annotations) is a tuple."""
+    """Whether a parameter's type (a string under postponed annotations) is a tuple."""
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
     return text.split("[")[0] in ("tuple", "Tuple")
 

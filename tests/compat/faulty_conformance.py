@@ -11,6 +11,7 @@ import base64
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -206,6 +207,28 @@ def _literals_first(request: Reply, reply: Reply) -> Reply | None:
     if not early or early[0].rule == reply.get("rule"):
         return reply
     return {**reply, "rule": early[0].rule, "pointer": early[0].pointer}
+
+
+def _nfc(value: Any) -> Any:
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, dict):
+        return {k: _nfc(v) for k, v in value.items()}
+    return [_nfc(v) for v in value] if isinstance(value, list) else value
+
+
+@fault("normalizes-read-names")
+def _normalizes_read(request: Reply, reply: Reply) -> Reply | None:
+    """Reports every string in NFC (to match names across writers): not the value written (READ_PROJECTION)."""
+    return {**reply, "payload": _nfc(reply["payload"])} if "payload" in reply else reply
+
+
+@fault("normalizes-written-names")
+def _normalizes_written(request: Reply, reply: Reply) -> Reply | None:
+    """Writes every string of the payload in NFC: not the payload it was given."""
+    if request.get("cmd") != "write" or "blob_b64" not in reply:
+        return reply
+    return {**answer({**request, "payload": _nfc(request["payload"])}, VERSION), "seq": reply["seq"]}
 
 
 @fault("rejects-duplicate-keys-at-their-place")

@@ -104,6 +104,10 @@ CATCHES = {
             "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
             "accepts-trailing-separators": f"read:{vid('a value-separator after the last item in the array /tensors/0/shards/0/shape')}",
             "skips-unicode-spaces": f"read:{vid('U+00A0 (no-break space) after')}",
+            "normalizes-read-names": f"read:{vid('text every Unicode normalization form changes in /tensors/0/name')}",
+            "normalizes-written-names": _cases.case_id(
+                _cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES["unnormalized"])
+            ),
             "literals-before-geometry": f"read:{vid('elsize disagrees with dtype and /tensors/0/shards/0/addr written with a fraction, as written')}#rule",
         }
     ),
