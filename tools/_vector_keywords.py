@@ -23,10 +23,10 @@ from typing import Any
 
 import jsonschema
 import jsonschema_rs
-from _vector_kit import VERSIONS, vector
+from _vector_kit import VERSIONS, decoded, vector
 from _vector_model import DOCUMENT, base, get, place, put, text
 from _vector_upstream import upstream_verdict
-from refitwire import wire
+from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._domain import breaks, domain, level_breaks, level_domain
 from refitwire.engine import EMPTY_WHEN_ABSENT, semantic_violations
 from refitwire.wire import NO_CONST, Member
@@ -50,7 +50,7 @@ def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             seen.add(key)
             tags = ["keyword", f"member:{wire.pointer(*member.level, member.name)}"]
             if member.child is not None:
-                for found in _container_vectors(doc, member, tags):
+                for found in _container_vectors(doc, member, tags, version):
                     (invalid if any(not e["valid"] for e in found["expect"].values()) else valid).append(
                         found
                     )
@@ -73,12 +73,14 @@ def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return valid, invalid
 
 
-def _container_vectors(doc: dict[str, Any], member: Member, tags: list[str]) -> Iterator[dict[str, Any]]:
+def _container_vectors(
+    doc: dict[str, Any], member: Member, tags: list[str], version: str
+) -> Iterator[dict[str, Any]]:
     """The valid values and the breaks of the keywords of array-of-objects ``member`` and of its
     level's object, the items pinned to the base blob's (see the module's text)."""
     items = get(doc, place(member))
-    for value in domain(member.schema):  # whole arrays the schema allows (geometry permitting)
-        found = _vector(doc, member, value, f"is {_show(value)}", tags)
+    for n, value in enumerate(domain(member.schema)):  # whole arrays the schema allows (geometry permitting)
+        found = _vector(doc, member, value, f"is value {n + 1} of its {version} schema: {_show(value)}", tags)
         if found is not None:
             yield found
     for item, value in level_domain(member.schema, items):
@@ -110,7 +112,26 @@ def _vector(
     where = path if item is None else (*path, item)
     description, blob = f"{wire.pointer(*where)} {what}", text(copy)
     rejected = {v: e for v, e in expect.items() if e is not None}
-    return vector(description, blob, invalid=rejected, upstream=upstream_verdict(DOCUMENT, blob), tags=tags)
+    writers = [] if rejected else written_by(blob)
+    return vector(description, blob, invalid=rejected, upstream=upstream_verdict(DOCUMENT, blob), tags=tags,
+                  written_by=writers)  # fmt: skip
+
+
+def written_by(blob: bytes) -> list[str]:
+    """The versions whose writer, given the blob's decoded form, writes exactly ``blob`` (the
+    reference's): each valid value of each member is a golden writer case of theirs too, so a
+    writer that drops an empty ``shards`` or refuses a bound fails whatever the seed."""
+    doc, found = json.loads(blob), []
+    for version in VERSIONS:
+        payload = from_decoded(decoded(doc, version, DOCUMENT))
+        try:
+            written = wrap_rendezvous_blob(*payload[:4], payload.publisher_step, spec_version=version,
+                                           **payload.optional_members)  # fmt: skip
+        except InvalidBlob:
+            continue
+        if written == blob:
+            found.append(version)
+    return found
 
 
 def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> Any:

@@ -231,6 +231,15 @@ def _normalizes_written(request: Reply, reply: Reply) -> Reply | None:
     return {**answer({**request, "payload": _nfc(request["payload"])}, VERSION), "seq": reply["seq"]}
 
 
+@fault("drops-shardless-tensors")
+def _drops_shardless(request: Reply, reply: Reply) -> Reply | None:
+    """Leaves out of the blob the tensors that have no shards here (nothing to read from this rank)."""
+    if request.get("cmd") != "write" or "blob_b64" not in reply:
+        return reply
+    payload = {**request["payload"], "tensors": [t for t in request["payload"]["tensors"] if t["shards"]]}
+    return {**answer({**request, "payload": payload}, VERSION), "seq": reply["seq"]}
+
+
 @fault("rejects-duplicate-keys-at-their-place")
 def _duplicates(request: Reply, reply: Reply) -> Reply | None:
     """Not a fault: SPEC 2.1 lets a reader reject repeated names, at the first repeated member."""

@@ -32,6 +32,14 @@ def vid(prefix: str) -> str:
     return found
 
 
+SHARDLESS = '"shards": []'
+
+
+def written_with(text: str) -> str:
+    """The first golden writer vector whose blob holds ``text``."""
+    return next(v["id"] for v in VECTORS if v.get("written_by") and text in v.get("blob", ""))
+
+
 def strings(kind: str) -> str:
     return (
         _cases.case_id(_cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES[kind])) + ":bytes"
@@ -108,6 +116,7 @@ CATCHES = {
             "normalizes-written-names": _cases.case_id(
                 _cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES["unnormalized"])
             ),
+            "drops-shardless-tensors": f"write:{written_with(SHARDLESS)}@1.2.0",
             "literals-before-geometry": f"read:{vid('elsize disagrees with dtype and /tensors/0/shards/0/addr written with a fraction, as written')}#rule",
         }
     ),
