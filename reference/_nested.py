@@ -16,6 +16,7 @@ from refitwire.wire import Member, WireModel, pointer
 __all__ = [
     "as_builtins",
     "as_models",
+    "level_model",
     "deep_integers",
     "holds_objects",
     "member_literals",
@@ -35,15 +36,35 @@ def holds_objects(schema: Any) -> bool:
     return "object" in (types if isinstance(types, list) else [types]) or holds_objects(schema.get("items"))
 
 
-def as_models(fields: dict[str, Any], nested: tuple[tuple[str, Any], ...]) -> None:
+def as_models(
+    fields: dict[str, Any],
+    nested: Sequence[tuple[str, tuple[str, ...]]],
+    model: WireModel | None,
+    levels: Any,
+) -> None:
     """The checked items of each member holding a level, as that level's models (validated:
     rare, and no rule of section 2.3 reads them). Items that do not convert are left as read:
     they broke a rule, reported (INTEGER_LITERAL), and the table is refused."""
-    for name, level_class in nested:
+    for name, level in nested:
         items = fields.get(name)
-        if items is not None:
+        if items is not None and model is not None:
             with contextlib.suppress(ValidationError):
-                fields[name] = tuple(level_class.model_validate(item, from_attributes=True) for item in items)
+                fields[name] = tuple(level_model(item, level, model, levels) for item in items)
+
+
+def level_model(item: Any, level: tuple[str, ...], model: WireModel, levels: Any) -> Any:
+    """One object of ``level`` (parsed, or a typed read's struct) as its model (``levels``: the
+    class of each level): the members ``model``'s version declares, unknown ones ignored
+    (READ_IGNORE_UNKNOWN), nested levels alike."""
+    values: dict[str, Any] = {}
+    for member in model.level(*level).members:
+        value = item.get(member.name) if isinstance(item, Mapping) else getattr(item, member.name, None)
+        if value is not None and member.child is not None:
+            value = tuple(level_model(inner, member.child, model, levels) for inner in value)
+        elif value is not None and not isinstance(value, (str, int, float, bool, list)):
+            value = msgspec.to_builtins(value)  # a struct (an object member) as a dict
+        values[member.name] = value
+    return levels[level].model_validate(values)
 
 
 def as_builtins(fields: dict[str, Any], names: tuple[str, ...]) -> None:

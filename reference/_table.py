@@ -80,8 +80,8 @@ class TableShape:
     #: Element sizes of the dtype labels the registry's SPEC.md knows (ELSIZE_DTYPE).
     dtype_sizes: Mapping[str, int]
     #: Known members of a tensor and of a shard holding a level of their own (an array of
-    #: objects a later schema adds), with its class: read as models of it, as the shards are.
-    nested: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
+    #: objects a later schema adds), with that level: read as its models, as the shards are.
+    nested: tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
     #: Members of a tensor and of a shard with integers deeper than the summed ``integers``
     #: reach (inside an object, an array of arrays, a level of their own): looked at one by one.
     deep: tuple[tuple[Member, ...], tuple[Member, ...]] = ((), ())
@@ -145,7 +145,7 @@ def shape_of(model: WireModel, classes: TableClasses, sizes: Mapping[str, int]) 
     )
     (tensor_known, tensor_unknown), (shard_known, shard_unknown) = shapes
     nested = tuple(
-        tuple((m.name, classes.levels[m.child]) for m in model.level(*level).members if m.child not in (None, shard_level))
+        tuple((m.name, m.child) for m in model.level(*level).members if m.child not in (None, shard_level))
         for level in (tensor_level, shard_level)
     )  # fmt: skip
     deep = tuple(
@@ -271,7 +271,7 @@ def table_rules(
                         fields[member] = getattr(shard, member) if typed else shard.get(member)
                     fields.update(shard_absent)
                 if shard_nested:  # (the first optional member may be one)
-                    as_models(fields, shard_nested)
+                    as_models(fields, shard_nested, shape.model, shape.classes.levels)
                 if shard_objects:
                     as_builtins(fields, shard_objects)
                 set_dict(model, fields)
@@ -294,7 +294,7 @@ def table_rules(
                     fields[member] = getattr(entry, member) if typed else entry.get(member)
                 fields.update(tensor_absent)
                 if tensor_nested:
-                    as_models(fields, tensor_nested)
+                    as_models(fields, tensor_nested, shape.model, shape.classes.levels)
                 if tensor_objects:
                     as_builtins(fields, tensor_objects)
             set_dict(tensor, fields)

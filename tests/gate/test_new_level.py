@@ -114,6 +114,14 @@ def test_the_library_reads_and_writes_a_new_level_as_models(read_by: Registry) -
     assert b"scales" not in _blob(registry, scales, "1.2.0")  # a 1.2.0 writer does not know it
 
 
+def test_an_unknown_member_in_a_new_levels_object_is_ignored(read_by: Registry) -> None:
+    blob = _blob(read_by, [{"block": 2}]).replace(b'"block": 2', b'"block": 2, "future": {"x": [1]}')
+    for lazy in (False, True):
+        payload = unwrap_rendezvous_blob(blob, spec_version="1.3.0", lazy=lazy, registry=read_by)
+        assert payload.tensors[0].scales[0].block == 2  # a model, the unknown member left behind
+        assert to_decoded(payload, "1.3.0", read_by)["tensors"][0]["scales"] == [{"block": 2, "note": None}]
+
+
 def test_the_decoded_form_the_vectors_expect_is_the_readers(registry: Registry) -> None:
     model = registry.wire_model("rendezvous", "1.3.0")
     for scales in ([{"block": 1}], None):  # absent: null, as for any optional member (SPEC section 6)
