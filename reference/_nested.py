@@ -30,6 +30,7 @@ def deep_integers(member: Member) -> bool:
 
 
 def holds_objects(schema: Any) -> bool:
+    """Whether a value of ``schema`` is an object, or an array holding objects (at any depth)."""
     if not isinstance(schema, Mapping):
         return False
     types = schema.get("type")
@@ -40,7 +41,7 @@ def as_models(
     fields: dict[str, Any],
     nested: Sequence[tuple[str, tuple[str, ...]]],
     model: WireModel | None,
-    levels: Any,
+    levels: Mapping[tuple[str, ...], Any],
 ) -> None:
     """The checked items of each member holding a level, as that level's models (validated:
     rare, and no rule of section 2.3 reads them). Items that do not convert are left as read:
@@ -52,7 +53,9 @@ def as_models(
                 fields[name] = tuple(level_model(item, level, model, levels) for item in items)
 
 
-def level_model(item: Any, level: tuple[str, ...], model: WireModel, levels: Any) -> Any:
+def level_model(
+    item: Any, level: tuple[str, ...], model: WireModel, levels: Mapping[tuple[str, ...], Any]
+) -> Any:
     """One object of ``level`` (parsed, or a typed read's struct) as its model (``levels``: the
     class of each level): the members ``model``'s version declares, unknown ones ignored
     (READ_IGNORE_UNKNOWN), nested levels alike."""
@@ -68,6 +71,7 @@ def level_model(item: Any, level: tuple[str, ...], model: WireModel, levels: Any
 
 
 def as_builtins(fields: dict[str, Any], names: tuple[str, ...]) -> None:
+    """The typed read's structs in ``names`` as the plain dicts and tuples the models hold."""
     for name in names:
         if fields.get(name) is not None:
             fields[name] = msgspec.to_builtins(fields[name])
