@@ -114,9 +114,10 @@ class _Compiled:
             fields.append((member, kind) if member in required else (member, kind, None))
         if required - set(node.get("properties", {})):
             raise _Unsupported("a required member without a schema")
-        # frozen: a lazy table hands these out (``entries_as_read``) and builds its models from them
+        # frozen: a lazy table hands these out (``entries_as_read``) and builds its models from them;
+        # omit_defaults: as plain values (``msgspec.to_builtins``) an absent member stays absent
         struct = msgspec.defstruct(
-            name, fields, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True
+            name, fields, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True, omit_defaults=True
         )
         self.structs[name] = struct
         return struct

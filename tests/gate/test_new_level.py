@@ -87,7 +87,7 @@ def _blob(registry: Registry, scales: list[dict[str, Any]] | None, version: str 
         3,
         spec_version=version,
         registry=registry,
-        peers=[{"rank": 1, "host": "h,1"}],
+        peers=[{"rank": 1, "host": "h,1"}, {"rank": 2}],
     )
 
 
@@ -97,15 +97,21 @@ def test_the_library_reads_and_writes_a_new_level_as_models(read_by: Registry) -
     blob = _blob(registry, scales)
     assert blob == json.dumps(json.loads(blob)).encode()  # json.dumps's bytes: nothing widened in a string
     assert json.loads(blob)["tensors"][0]["scales"] == scales  # absent members left out
-    assert json.loads(blob)["peers"] == [{"rank": 1, "host": "h,1"}]
+    assert json.loads(blob)["peers"] == [{"rank": 1, "host": "h,1"}, {"rank": 2}]
     for lazy in (False, True):
         payload = unwrap_rendezvous_blob(blob, spec_version="1.3.0", lazy=lazy, registry=registry)
         read = payload.tensors[0].scales
         assert [item.block for item in read] == [2, 4] and read[0].note == scales[0]["note"]
         decoded = to_decoded(payload, "1.3.0", registry)["tensors"][0]["scales"]
         assert decoded == [{"block": 2, "note": scales[0]["note"]}, {"block": 4, "note": None}]
-        assert payload.peers == [{"rank": 1, "host": "h,1"}]  # read as written, like any optional member
-        assert to_decoded(payload, "1.3.0", registry)["peers"] == payload.peers
+        assert payload.peers == [
+            {"rank": 1, "host": "h,1"},
+            {"rank": 2},
+        ]  # as written, like any optional member
+        assert to_decoded(payload, "1.3.0", registry)["peers"] == [
+            {"rank": 1, "host": "h,1"},
+            {"rank": 2, "host": None},
+        ]
         again = from_decoded(to_decoded(payload, "1.3.0", registry), registry)
         assert wrap_rendezvous_blob(*again[:4], again.publisher_step, spec_version="1.3.0", registry=registry,
                                     **again.optional_members) == blob  # fmt: skip
