@@ -352,11 +352,19 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
         yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule)
         return
     if isinstance(reply, Written):
+        # Which wrong answer it is, so that a writer that starts repairing payloads it used to
+        # copy shows as a change against a base report (the symptom is compared), not the same failure.
+        try:
+            unwrap_rendezvous_blob(reply.blob, spec_version=w.version)
+        except InvalidBlob as exc:
+            what = f"wrote an invalid blob ({exc.rule})"
+        else:
+            what = "repaired it: wrote a valid blob that does not carry it"
         yield failed(
             base,
             "writer",
-            f"wrote a blob for a payload that breaks {case.rule}",
-            f"wrote a blob for a payload that breaks {case.rule} ({case.description}); a writer must refuse it (errored)",
+            f"given a payload that breaks {case.rule}, {what}",
+            f"given a payload that breaks {case.rule} ({case.description}), {what}; a writer must refuse it (errored)",
         )
         return
     yield unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)

@@ -1,0 +1,47 @@
+"""A writer that writes a payload it must refuse is told which wrong answer it gave: an invalid
+blob (the payload copied), or a repaired one (a valid blob that does not carry the payload). A
+pull request that starts repairing what its base copied then shows as a change against the
+base report, whose comparison is by symptom, instead of as the same old failure."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from refitwire.compat import _checks
+from refitwire.compat._built_cases import refusal_cases
+from refitwire.compat.testees.reference import answer
+
+#: the payload a writer is asked to refuse: an address of 2^64
+CASE = next(
+    c for c in refusal_cases("1.2.0") if c.rule == "ADDR_RANGE" and "above its maximum" in c.description
+)
+
+
+class _Writer:
+    """Writes what it is given, as is (``repairs``: its addresses masked to 64 bits first)."""
+
+    def __init__(self, repairs: bool) -> None:
+        self.repairs, self.version, self.label, self.stderr = repairs, "1.2.0", "writer", []
+        self.testee = self
+
+    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        payload = json.loads(json.dumps(message["payload"]))
+        for tensor in payload["tensors"]:
+            for shard in tensor["shards"]:
+                shard["addr"] &= (1 << 64) - 1 if self.repairs else -1
+        written = answer({**message, "payload": {**payload, "tensors": []}}, "1.2.0")
+        doc = json.loads(base64.b64decode(written["blob_b64"]))
+        doc["tensors"] = payload["tensors"]  # as given, past any check
+        return {**written, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+
+
+def test_an_invalid_blob_and_a_repaired_one_are_told_apart() -> None:
+    symptoms = {}
+    for repairs in (False, True):
+        (result,) = _checks.refusal(_Writer(repairs), CASE)
+        assert result.outcome.bad
+        symptoms[repairs] = result.symptom
+    assert "wrote an invalid blob (ADDR_RANGE)" in symptoms[False]
+    assert "repaired it" in symptoms[True]
