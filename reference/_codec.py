@@ -13,17 +13,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
-from pydantic import BaseModel
 from refitwire import wire
 from refitwire._dumps import dumps
 from refitwire._errors import InvalidBlob
 from refitwire._lazy_table import LazyTable
 from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
+from refitwire._nested import with_written_levels
 from refitwire._quorum import quorum_envelope
 from refitwire._spec import resolved
 from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read
-from refitwire.wire import NO_CONST, Registry, WireModel, pointer
+from refitwire.wire import NO_CONST, Registry, pointer
 
 __all__ = [
     "decode_shard_table",
@@ -117,6 +117,10 @@ def _document(
             document[member.name] = _entries(tensors, spec_version, mutable, registry)
         elif values.get(member.name) is not None:
             document[member.name] = values[member.name]
+    # a level at the top a later schema adds: its objects as written (null members are absent)
+    with_written_levels(
+        document, [(m.name, m.child) for m in model.top.members if m.child not in (None, table_level)], model
+    )
     if checked:
         check(document, "rendezvous", spec_version, registry)  # never hand out what a reader would refuse
     return document
@@ -160,9 +164,7 @@ def _entries(
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
     model = wire.wire_model("rendezvous", version, registry)
-    nested_tensor, nested_shard = (
-        _nested(model, level) for level in (classes.tensor_level, classes.shard_level)
-    )
+    nested_tensor, nested_shard = shape.nested
     # The first optional member is tested inline (most versions have one: this is the hot loop).
     first = optional_shard[0] if optional_shard else None
     more = optional_shard[1:]
@@ -186,7 +188,7 @@ def _entries(
                 if mutable:
                     entry["shard_offset"], entry["shape"] = list(entry["shard_offset"]), list(entry["shape"])
             if nested_shard:
-                entry = _with_items(
+                entry = with_written_levels(
                     entry if entry is not shard.__dict__ else dict(entry), nested_shard, model
                 )
             shards.append(entry)
@@ -195,37 +197,11 @@ def _entries(
         )
         entry["shards"] = shards
         if nested_tensor:
-            entry = _with_items(entry, nested_tensor, model)
+            entry = with_written_levels(entry, nested_tensor, model)
         if mutable:
             entry["full_shape"] = list(entry["full_shape"])
         entries.append(entry)
     return entries
-
-
-def _nested(model: WireModel, level: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The members of ``level`` that hold a level of their own (an array of objects a later schema
-    adds), the shards aside: written generically, where the table's two levels have fast paths."""
-    _, shard_level = table_levels(model)
-    return tuple((m.name, m.child) for m in model.level(*level).members if m.child not in (None, shard_level))
-
-
-def _with_items(
-    entry: dict[str, Any], nested: tuple[tuple[str, tuple[str, ...]], ...], model: WireModel
-) -> dict[str, Any]:
-    """``entry`` (a copy) with each member holding a level written as JSON-ready dicts."""
-    for name, level in nested:
-        if entry.get(name) is not None:
-            entry[name] = [_item(item, level, model) for item in entry[name]]
-    return entry
-
-
-def _item(item: Any, level: tuple[str, ...], model: WireModel) -> dict[str, Any]:
-    """One object of ``level`` (a model) as the writer of ``model`` writes it: the members it
-    declares, absent ones left out, in the order of the model's fields, nested levels alike."""
-    declared = model.level(*level)
-    fields = item.__dict__ if isinstance(item, BaseModel) else dict(item)
-    entry = {name: value for name, value in fields.items() if name in declared and value is not None}
-    return _with_items(entry, _nested(model, level), model)
 
 
 def _omitted(fields: dict[str, Any], unknown: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:

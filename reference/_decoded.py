@@ -121,7 +121,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
     named = set(RendezvousPayload._fields) | set(_PAYLOAD_FIELDS)
     tensor_level = classes.tensor_level
     more = {
-        m.name: decoded[m.name] if m.child is None else _present(decoded[m.name], m.child, classes.model)
+        m.name: decoded[m.name]
         for m in top.optional
         if m.name not in named and m.child != tensor_level and decoded.get(m.name) is not None
     }
@@ -134,25 +134,6 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         publisher_step=decoded.get("publisher_step"),
         optional_members=more,
     )
-
-
-def _present(items: Any, level: tuple[str, ...], model: WireModel) -> Any:
-    """The objects of a level at the top as a payload has them: a decoded form's ``null``
-    members are absent ones (a writer leaves them out), nested levels alike."""
-    if not isinstance(items, list):
-        return items  # not an array: refused, naming the rule, when written
-    declared = model.level(*level)
-    children = {m.name: m.child for m in declared.members if m.child is not None}
-    return [
-        {
-            name: _present(value, children[name], model) if name in children else value
-            for name, value in item.items()
-            if value is not None
-        }
-        if isinstance(item, dict)
-        else item
-        for item in items
-    ]
 
 
 def _decoded_items(items: Any, level: tuple[str, ...], model: WireModel) -> Any:

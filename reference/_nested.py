@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from refitwire._errors import Violation
 from refitwire.wire import Member, WireModel, pointer
 
@@ -21,6 +21,7 @@ __all__ = [
     "holds_objects",
     "member_literals",
     "not_integer_literal",
+    "with_written_levels",
 ]
 
 
@@ -115,3 +116,24 @@ def not_integer_literal(value: float, *path: str | int) -> Violation:
     return Violation(
         "INTEGER_LITERAL", pointer(*path), value, "integers are written without a fraction or exponent"
     )
+
+
+def with_written_levels(
+    obj: dict[str, Any], nested: Sequence[tuple[str, tuple[str, ...]]], model: WireModel
+) -> dict[str, Any]:
+    """``obj`` (a copy it may change) with each member holding a level written as the writer of
+    ``model``'s version writes it: plain dicts of the members it declares, absent (``None``)
+    ones left out, in the order given, nested levels alike (a model or a decoded form's dict)."""
+    for name, level in nested:
+        if obj.get(name) is not None:
+            obj[name] = [_written_object(item, level, model) for item in obj[name]]
+    return obj
+
+
+def _written_object(item: Any, level: tuple[str, ...], model: WireModel) -> Any:
+    if not isinstance(item, (BaseModel, Mapping)):
+        return item  # not an object: refused, naming the rule, when the document is checked
+    declared = model.level(*level)
+    fields = item.__dict__ if isinstance(item, BaseModel) else item
+    written = {name: value for name, value in fields.items() if name in declared and value is not None}
+    return with_written_levels(written, [(m.name, m.child) for m in declared.members if m.child], model)
