@@ -221,9 +221,7 @@ def table_rules(
             )
         rank = len(full)
         total = elsize + sum(full) if literals else 0
-        if (
-            type(total) is float
-        ):  # written as 2.0 (INTEGER_LITERAL, reported in its place): its value, exactly
+        if type(total) is float:  # 2.0 (INTEGER_LITERAL, reported in its place): its value, exactly
             elsize, full = _exact(elsize), [_exact(size) for size in full]
         if literals and tensor_counted:
             for member in tensor_counted:

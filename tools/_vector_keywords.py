@@ -118,9 +118,11 @@ def _vector(
 
 
 def written_by(blob: bytes) -> list[str]:
-    """The versions whose writer, given the blob's decoded form, writes exactly ``blob`` (the
-    reference's): each valid value of each member is a golden writer case of theirs too, so a
-    writer that drops an empty ``shards`` or refuses a bound fails whatever the seed."""
+    """The versions whose writer, given the blob's decoded form, writes exactly ``blob``: each
+    valid value of each member is a golden writer case of theirs too, so a writer that drops an
+    empty ``shards`` or refuses a bound fails whatever the seed. Which versions is asked of the
+    reference writer (the expected bytes are the blob, built from the model): a reference that
+    wrote otherwise would lose the case, never change what it expects."""
     doc, found = json.loads(blob), []
     for version in VERSIONS:
         payload = from_decoded(decoded(doc, version, DOCUMENT))

@@ -19,54 +19,40 @@ from typing import Any, NamedTuple
 import pytest
 from refitwire import PublishedShard as RefShard
 from refitwire import PublishedTensor as RefTensor
-from refitwire import unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire import RendezvousPayload, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire.compat._built_cases import base_payload
 from refitwire.compat.upstream.adapter_testee import Adapter
 
-
-@dataclasses.dataclass
-class DataShard:
-    agent_name: str
-    device_id: int
-    addr: int
-    shard_offset: tuple[int, ...]
-    shape: tuple[int, ...]
-    digest: str | None = None
+_NONE = dataclasses.MISSING
 
 
-class TupleShard(NamedTuple):
-    agent_name: str
-    device_id: int
-    addr: int
-    shard_offset: tuple[int, ...]
-    shape: tuple[int, ...]
-    digest: str | None = None
+def _fields(cls: Any) -> list[tuple[str, Any, Any]]:
+    """(name, type, default or _NONE) of each field of one of the reference's own classes: the
+    shape of the released API, read from it rather than restated."""
+    if hasattr(cls, "model_fields"):
+        return [
+            (n, f.annotation, _NONE if f.is_required() else f.default) for n, f in cls.model_fields.items()
+        ]
+    defaults = cls._field_defaults
+    return [(n, cls.__annotations__[n], defaults.get(n, _NONE)) for n in cls._fields[:5]]
 
 
-@dataclasses.dataclass
-class DataTensor:
-    name: str
-    dtype: str
-    elsize: int
-    full_shape: tuple[int, ...]
-    shards: list[Any]
+def _dataclass(name: str, fields: list[tuple[str, Any, Any]], frozen: bool = False) -> Any:
+    spec = [(n, t) if d is _NONE else (n, t, dataclasses.field(default=d)) for n, t, d in fields]
+    return dataclasses.make_dataclass(name, spec, frozen=frozen)
 
 
-class TuplePayload(NamedTuple):
-    agent_metadata: bytes
-    agent_name: str
-    metadata_endpoint: str
-    tensors: list[Any]
-    publisher_step: int | None = None
+def _named_tuple(name: str, fields: list[tuple[str, Any, Any]]) -> Any:
+    made: Any = NamedTuple(name, [(n, t) for n, t, _ in fields])  # type: ignore[misc]
+    made.__new__.__defaults__ = tuple(d for _, _, d in fields if d is not _NONE) or None
+    return made
 
 
-@dataclasses.dataclass(frozen=True)
-class DataPayload:
-    agent_metadata: bytes
-    agent_name: str
-    metadata_endpoint: str
-    tensors: list[Any]
-    publisher_step: int | None = None
+DataShard = _dataclass("DataShard", _fields(RefShard))
+TupleShard = _named_tuple("TupleShard", _fields(RefShard))
+DataTensor = _dataclass("DataTensor", _fields(RefTensor))
+TuplePayload = _named_tuple("TuplePayload", _fields(RendezvousPayload))
+DataPayload = _dataclass("DataPayload", _fields(RendezvousPayload), frozen=True)
 
 
 def _module(shard: type, payload: type | None) -> Any:

@@ -10,14 +10,15 @@ import json
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.compat import _checks, _write_unknown
 from refitwire.compat.testees.reference import answer
 
 
 class _Writer:
-    """The reference writer of ``version`` in-process; ``copies``: it also copies the payload's
-    ``publisher_step`` and shard ``digest`` into its blob, as a writer built for the newest
-    version and told an older one might."""
+    """The reference writer of ``version`` in-process; ``copies``: it also copies into its blob
+    every payload member the newest version declares and ``version`` does not, at every level,
+    as a writer built for the newest version and told an older one might."""
 
     def __init__(self, version: str, copies: bool) -> None:
         self.version, self.copies, self.label, self.stderr = version, copies, f"writer@{version}", []
@@ -27,14 +28,24 @@ class _Writer:
         reply = answer({**message, "payload": _known(message.get("payload"))}, self.version)
         if not self.copies or "blob_b64" not in reply:
             return reply
-        payload, doc = message["payload"], json.loads(base64.b64decode(reply["blob_b64"]))
-        if payload.get("publisher_step") is not None:
-            doc["publisher_step"] = payload["publisher_step"]
-        for tensor, asked in zip(doc["tensors"], payload["tensors"], strict=True):
-            for shard, given in zip(tensor["shards"], asked["shards"], strict=True):
-                if given.get("digest") is not None:
-                    shard["digest"] = given["digest"]
+        doc = json.loads(base64.b64decode(reply["blob_b64"]))
+        _copy_later(doc, message["payload"], (), wire.wire_model("rendezvous", self.version))
         return {**reply, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+
+
+def _copy_later(
+    obj: dict[str, Any], given: dict[str, Any], level: tuple[str, ...], model: wire.WireModel
+) -> None:
+    """Into ``obj`` (a written object of ``level``), the members of ``given`` (its payload
+    object) that the newest version declares and ``model``'s does not; the levels below alike."""
+    newest = wire.newest_model().level(*level)
+    for member in newest.members:
+        value = given.get(member.name)
+        if member.name not in model.level(*level) and value is not None:
+            obj[member.name] = value
+        elif member.child is not None and member.name in obj:
+            for written, asked in zip(obj[member.name], value or [], strict=True):
+                _copy_later(written, asked, member.child, model)
 
 
 def _known(value: Any) -> Any:
