@@ -20,7 +20,6 @@ __all__ = [
     "deep_integers",
     "holds_objects",
     "member_literals",
-    "not_integer_literal",
     "with_written_levels",
 ]
 
@@ -100,7 +99,7 @@ def member_literals(
 def _literals_at(value: Any, place: tuple[str, ...], at: tuple[str | int, ...]) -> Iterator[Violation]:
     if not place:
         if type(value) is float:
-            yield not_integer_literal(value, *at)
+            yield _not_integer_literal(value, *at)
         return
     step, rest = place[0], place[1:]
     if step == "*" and isinstance(value, (list, tuple)):
@@ -112,7 +111,7 @@ def _literals_at(value: Any, place: tuple[str, ...], at: tuple[str | int, ...]) 
         yield from _literals_at(value[step], rest, (*at, step))
 
 
-def not_integer_literal(value: float, *path: str | int) -> Violation:
+def _not_integer_literal(value: float, *path: str | int) -> Violation:
     return Violation(
         "INTEGER_LITERAL", pointer(*path), value, "integers are written without a fraction or exponent"
     )

@@ -19,7 +19,6 @@ from refitwire._nested import (
     deep_integers,
     holds_objects,
     member_literals,
-    not_integer_literal,
 )
 from refitwire._spec import dtype_sizes
 from refitwire.wire import Member, Registry, WireModel, pointer
@@ -69,7 +68,7 @@ class TableShape:
     shard_unknown: tuple[str, ...]
     tensor_known: tuple[str, ...]
     tensor_unknown: tuple[str, ...]
-    integers: tuple[tuple[str, ...], tuple[str, ...]]  # members holding integers: (tensor, shard)
+    integers: tuple[tuple[Member, ...], tuple[Member, ...]]  # members holding integers: (tensor, shard)
     classes: TableClasses  # the models filled (the registry's PublishedTensor and PublishedShard)
     shard_fields: frozenset[str]  # the fields-set each shard model shares (see _SharedFields)
     tensor_fields: frozenset[str]
@@ -140,7 +139,7 @@ def shape_of(model: WireModel, classes: TableClasses, sizes: Mapping[str, int]) 
         rest = [name for name in fields if name not in ruled]
         shapes.append((tuple(n for n in rest if n in declared), tuple(n for n in rest if n not in declared)))
     integers = tuple(
-        tuple(m.name for m in model.level(*level).members if m.holds_integers)
+        tuple(m for m in model.level(*level).members if m.holds_integers)
         for level in (tensor_level, shard_level)
     )
     (tensor_known, tensor_unknown), (shard_known, shard_unknown) = shapes
@@ -200,8 +199,8 @@ def table_rules(
 
     shard_absent, tensor_absent = dict.fromkeys(shape.shard_unknown), dict.fromkeys(shape.tensor_unknown)
     # the integers of members beyond the rules' own count towards the INTEGER_LITERAL sum too
-    tensor_counted = [m for m in shape.integers[0] if m not in _TENSOR_RULED]
-    shard_counted = [m for m in shape.integers[1] if m not in _SHARD_RULED]
+    tensor_counted = [m.name for m in shape.integers[0] if m.name not in _TENSOR_RULED]
+    shard_counted = [m.name for m in shape.integers[1] if m.name not in _SHARD_RULED]
     shard_rest, tensor_rest = bool(more_known or shard_absent), bool(tensor_known or tensor_absent)
     tensor_nested, shard_nested = shape.nested
     tensor_deep, shard_deep = shape.deep if literals else ((), ())
@@ -277,8 +276,11 @@ def table_rules(
                 set_extra(model, None)
                 set_private(model, None)
                 shards.append(model)
-        if type(total) is float:
-            yield from _integer_literals(entry, t, shape.integers)
+        if type(total) is float:  # a summed member written with a fraction: which, and where
+            tensor_integers, shard_integers = shape.integers
+            yield from member_literals(entry, tensor_integers, shape.model, ("tensors", t))
+            for j, item in enumerate(entry_shards):
+                yield from member_literals(item, shard_integers, shape.model, ("tensors", t, "shards", j))
         if tensor_deep:
             yield from member_literals(entry, tensor_deep, shape.model, ("tensors", t))
         if out is not None:
@@ -329,22 +331,3 @@ def _addr_span(addr: int, nbytes: int, t: int, s: int) -> Violation:
         "ADDR_SPAN", pointer("tensors", t, "shards", s, "addr"), addr,
         f"the shard's {nbytes} bytes run past the end of the 64-bit address space",
     )  # fmt: skip
-
-
-def _integer_literals(
-    entry: Any, t: int, integers: tuple[tuple[str, ...], tuple[str, ...]]
-) -> Iterator[Violation]:
-    """Where an entry writes an integer with a fraction or exponent (rule INTEGER_LITERAL)."""
-    tensor_members, shard_members = integers
-    for obj, at, members in [
-        (entry, ("tensors", t), tensor_members),
-        *[(shard, ("tensors", t, "shards", s), shard_members) for s, shard in enumerate(entry["shards"])],
-    ]:
-        for member in members:
-            value = obj.get(member)
-            if type(value) is float:
-                yield not_integer_literal(value, *at, member)
-            elif type(value) is list or type(value) is tuple:  # a writer's own document holds tuples
-                for d, item in enumerate(value):
-                    if type(item) is float:
-                        yield not_integer_literal(item, *at, member, d)
