@@ -30,9 +30,9 @@ def _fields(cls: Any) -> list[tuple[str, Any, Any]]:
     """(name, type, default or _NONE) of each field of one of the reference's own classes: the
     shape of the released API, read from it rather than restated."""
     if hasattr(cls, "model_fields"):
-        return [
-            (n, f.annotation, _NONE if f.is_required() else f.default) for n, f in cls.model_fields.items()
-        ]
+        # an optional member defaults to None; a required one has no default (not is_required(),
+        # which the pydantic floor this kit supports answers otherwise for the generated models)
+        return [(n, f.annotation, None if f.default is None else _NONE) for n, f in cls.model_fields.items()]
     defaults = cls._field_defaults
     return [(n, cls.__annotations__[n], defaults.get(n, _NONE)) for n in cls._fields[:5]]
 
