@@ -110,7 +110,7 @@ def upstream_source(
     from refitwire.compat.upstream.envs import IMPORT_REQUIREMENTS, UPSTREAM_VERSIONS, ensure_source_env
     from refitwire.compat.upstream.source import locate
 
-    tree = locate(path, IMPORT_REQUIREMENTS, released=UPSTREAM_VERSIONS)
+    tree = locate(path, IMPORT_REQUIREMENTS, released=UPSTREAM_VERSIONS, log=log)
     python = ensure_source_env(tree.requirements, tree.root, log=log)
     command = (str(python), str(ADAPTER_SCRIPT), "--source", str(tree.root), "--version", tree.version)
     return Participant(tree.label, command + _declared(spec_version, schema_dir), "upstream-source")

@@ -21,15 +21,12 @@ full log is kept beside the cache as ``modelexpress-X.failed.log``). A complete
 environment (marker present, same recipe) is reused as is.
 
 Environments live under :func:`cache_dir`: ``$REFITWIRE_ENVS`` if set, else
-``.compat-envs/`` in refitwire's own source checkout (an editable install), else a
-per-user cache (``$XDG_CACHE_HOME/refitwire/compat-envs``, by default under
-``~/.cache``), never a folder inside whatever repository the command runs in.
-``$REFITWIRE_ENVS`` may list several folders (``os.pathsep``): each is searched, and
-builds go into the first.
+``.compat-envs/`` in refitwire's own source checkout, else a per-user cache (see
+:mod:`._locations`).
 
-A ModelExpress source tree (:mod:`.source`) gets an environment of the same recipe
-without the ``modelexpress`` package (``modelexpress-src-<hash>``, one per set of
-requirements; see :func:`ensure_source_env`).
+A ModelExpress source tree (:mod:`.source`) gets an environment of the same recipe, plus
+the dependencies the tree adds to its release's, without the ``modelexpress`` package
+(``modelexpress-src-<hash>``, one per set of requirements; see :func:`ensure_source_env`).
 
 pip runs from inside the new environment with the caller's environment
 variables and configuration, so locally configured indexes and wheel folders are
@@ -60,6 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from refitwire.compat.upstream._build_steps import EnvBuildError, build_lock, disk_usage, run_step
+from refitwire.compat.upstream._dependencies import project
+from refitwire.compat.upstream._locations import ENV_VAR, cache_dir, cache_dirs
 
 __all__ = [
     "ENV_VAR",
@@ -104,9 +103,6 @@ SMOKE_MODULES: tuple[str, ...] = (
     "modelexpress.refit.reshard.verify",
 )
 
-#: Overrides the cache directory.
-ENV_VAR = "REFITWIRE_ENVS"
-
 #: Written last, inside the environment; its presence means "complete".
 MARKER_NAME = "refitwire-env.json"
 
@@ -149,34 +145,6 @@ def source_key(requirements: Sequence[str]) -> str:
     """The environment key of a source tree with these requirements: ``src-<hash>``."""
     text = json.dumps({"torch": TORCH_REQUIREMENT, "requirements": list(requirements)}).encode()
     return f"{_SOURCE_PREFIX}{hashlib.sha256(text).hexdigest()[:12]}"
-
-
-def _checkout_root() -> Path | None:
-    """The source checkout holding this file (``compat/upstream/envs.py``), if any."""
-    here = Path(__file__).resolve()
-    if len(here.parents) < 3:
-        return None
-    root = here.parents[2]
-    if (root / "pyproject.toml").is_file() and (root / ".git").exists():
-        return root
-    return None
-
-
-def cache_dirs() -> list[Path]:
-    """Where environments are looked for, in order (not created here); builds go to the first."""
-    override = [part for part in os.environ.get(ENV_VAR, "").split(os.pathsep) if part]
-    if override:
-        return [Path(part).expanduser().resolve() for part in override]
-    root = _checkout_root()
-    if root is not None:
-        return [root / ".compat-envs"]
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return [Path(base).expanduser().resolve() / "refitwire" / "compat-envs"]
-
-
-def cache_dir() -> Path:
-    """Where environments are built (the first of :func:`cache_dirs`)."""
-    return cache_dirs()[0]
 
 
 def _check_version(version: str) -> str:
@@ -305,8 +273,16 @@ def ensure_source_env(
     log: Callable[[str], None] | None = None,
 ) -> Path:
     """The python of an environment for a source tree (no ``modelexpress`` installed), building it
-    if needed; ``tree`` (the folder holding the ``modelexpress`` package) is smoke-imported."""
+    if needed; ``tree`` (the folder holding the ``modelexpress`` package) is smoke-imported.
+    ``log`` is told which requirements are beyond the recipe (what the tree adds to its release's
+    dependencies, :mod:`.source`), built or reused: the one thing the recipe did not choose."""
     key = source_key(requirements)
+    recipe = {project(line) for line in IMPORT_REQUIREMENTS}
+    added = [line for line in requirements if project(line) not in recipe]
+    if added and log is not None:
+        log(
+            f"source tree: its environment {key} also installs what it adds to its release: {' '.join(added)}"
+        )
     smoke = (
         "import importlib, os, sys\n"
         f"sys.path.insert(0, {str(tree)!r})\n"

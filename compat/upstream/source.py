@@ -15,7 +15,14 @@ file of the package, so two patched copies never share a label.
 
 Its requirements: the recipe of the released environments, with the tree's own specifier
 for each of those packages that it declares (``pyproject.toml``, or ``PKG-INFO`` in an
-sdist). torch stays the pinned CPU build. Stdlib only.
+sdist), then every dependency the tree declares that the release it descends from does not
+(what the pull request adds, say ``orjson>=3.9`` for a ``rendezvous.py`` that imports it;
+:mod:`._dependencies`). torch stays the pinned CPU build. When the release's declaration
+cannot be found, the environment gets the recipe alone and ``log`` says so.
+
+Stdlib only: this runs in refitwire's own process (``compat._participants``, the tests), never
+in an upstream environment, but ``packaging`` is no dependency of refitwire; markers are
+evaluated with it where it happens to be importable.
 """
 
 from __future__ import annotations
@@ -24,20 +31,34 @@ import hashlib
 import re
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.parser import Parser
 from pathlib import Path
 
-__all__ = ["SourceError", "SourceTree", "locate"]
+from refitwire.compat.upstream import envs
+from refitwire.compat.upstream._dependencies import (
+    DependenciesUnknown,
+    added,
+    base_release,
+    project,
+    released_requires,
+)
+
+__all__ = ["SourceError", "SourceTree", "SourceWarning", "locate"]
 
 #: Where the package sits in the ModelExpress repository.
 CLIENT_ROOT = Path("modelexpress_client/python")
 _MODULE = Path("modelexpress/refit/reshard/rendezvous.py")
-_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 class SourceError(ValueError):
     """The path is not a ModelExpress source tree (the message says what was looked for)."""
+
+
+class SourceWarning(UserWarning):
+    """What :func:`locate` says when given no ``log``: the tree's environment may lack something."""
 
 
 @dataclass(frozen=True)
@@ -48,20 +69,32 @@ class SourceTree:
     version: str  # PEP 440, with the local label saying which code this is
     origin: str  # "git 3db6bdc4", "git 3db6bdc4 with uncommitted changes" or "no git: content hash"
     requirements: tuple[str, ...]
+    added: tuple[str, ...] = ()  # the end of ``requirements``: what the tree adds to its release's
 
     @property
     def label(self) -> str:
         return f"modelexpress@{self.version}"
 
 
-def locate(path: Path, base_requirements: tuple[str, ...], released: tuple[str, ...] = ()) -> SourceTree:
+def locate(
+    path: Path,
+    base_requirements: tuple[str, ...],
+    released: tuple[str, ...] = (),
+    *,
+    declared_by: Callable[[str], Sequence[str]] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> SourceTree:
     """The tree at ``path``: the repository root, its ``modelexpress_client/python`` or an sdist.
 
     ``released``: the modelexpress versions already released. A git checkout's
     ``pyproject.toml`` is only stamped with the version at release time, so between releases
     it may still say an old one (``0.5.0`` while ``0.7.0`` is out); such a tree is the next
     version's development, ``0.8.0.dev0``, after the newest release tag it contains (or, with
-    no tags, the newest of ``released``)."""
+    no tags, the newest of ``released``). The newest of ``released`` at or below the tree's
+    version is the release it descends from: ``declared_by(version)`` gives what that release
+    declares (by default its metadata, :func:`._dependencies.released_requires`; raising
+    :class:`._dependencies.DependenciesUnknown` when it cannot). ``log`` hears why nothing was
+    added when that fails (by default a :class:`SourceWarning`)."""
     path = path.expanduser().resolve()
     for root in (path, path / CLIENT_ROOT):
         if (root / _MODULE).is_file():
@@ -86,8 +119,49 @@ def locate(path: Path, base_requirements: tuple[str, ...], released: tuple[str, 
     else:
         local, origin = f"nogit.{digest}", "no git: content hash"
     sep = "." if "+" in version else "+"
-    wanted = _requirements(base_requirements, declared.get("requires", []))
-    return SourceTree(root, f"{version}{sep}{local}", origin, wanted)
+    raw = declared.get("requires")
+    requires = [str(line) for line in raw] if isinstance(raw, list) else []
+    more = _added(requires, version, base_requirements, released, declared_by, log or _warn)
+    wanted = _requirements(base_requirements, requires) + more
+    return SourceTree(root, f"{version}{sep}{local}", origin, wanted, more)
+
+
+def _added(
+    requires: list[str],
+    version: str,
+    recipe: tuple[str, ...],
+    released: tuple[str, ...],
+    declared_by: Callable[[str], Sequence[str]] | None,
+    log: Callable[[str], None],
+) -> tuple[str, ...]:
+    """What the tree declares beyond the recipe and beyond the release it descends from."""
+    recipe = (*recipe, envs.TORCH_REQUIREMENT)  # torch is installed first, pinned, and never again
+    beyond = added(requires, (), recipe)
+    if not beyond:  # nothing to compare with the release: no look-up (and no pip)
+        return ()
+    base = base_release(version, released)
+    names = ", ".join(project(line) for line in beyond)
+    if base is None:
+        log(f"modelexpress {version}: no release it descends from among {', '.join(released) or 'none given'}, "
+            f"so nothing it declares beyond the recipe is installed ({names})")  # fmt: skip
+        return ()
+    try:
+        if declared_by is None:
+            folders = [envs.env_dir(base, folder) for folder in envs.cache_dirs()]
+            release: Sequence[str] = released_requires(base, folders)
+        else:
+            release = declared_by(base)
+    except DependenciesUnknown as exc:
+        log(f"modelexpress {version}: what its release {base} declares is unknown ({exc}); a dependency the "
+            f"tree adds is not installed, so its environment has the recipe alone (build the release's: "
+            f"python -m refitwire.compat.upstream.envs --versions {base})")  # fmt: skip
+        return ()
+    return added(requires, release, recipe)
+
+
+def _warn(message: str) -> None:
+    # Seen where locate was called (locate, _added, this): a library has no stderr of its own.
+    warnings.warn(message, SourceWarning, stacklevel=4)
 
 
 def _key(version: str) -> tuple[int, ...] | None:
@@ -131,23 +205,10 @@ def _declared(root: Path) -> dict[str, object]:
     return {}
 
 
-def _requirements(base: tuple[str, ...], declared: object) -> tuple[str, ...]:
+def _requirements(base: tuple[str, ...], declared: list[str]) -> tuple[str, ...]:
     """``base``, each replaced by the tree's own line for the same project (markers dropped)."""
-    own: dict[str, str] = {}
-    for line in declared if isinstance(declared, list) else []:
-        match = _NAME_RE.match(str(line))
-        if match:
-            own[_canonical(match.group(1))] = str(line).split(";")[0].strip()
-    out = []
-    for line in base:
-        match = _NAME_RE.match(line)
-        name = _canonical(match.group(1)) if match else ""
-        out.append(own.get(name, line))
-    return tuple(out)
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    own = {project(line): line.split(";")[0].strip() for line in declared if project(line)}
+    return tuple(own.get(project(line), line) for line in base)
 
 
 def _content_hash(package: Path) -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from refitwire.compat.upstream import envs
+from refitwire.compat.upstream import _locations, envs
 
 REFERENCE = f"{sys.executable} -m refitwire.compat.testees.reference"
 
@@ -23,7 +23,7 @@ def test_envs_default_to_a_per_user_cache_outside_refitwire(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(envs.ENV_VAR, raising=False)
-    monkeypatch.setattr(envs, "_checkout_root", lambda: None)  # installed from a wheel
+    monkeypatch.setattr(_locations, "_checkout_root", lambda: None)  # installed from a wheel
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = tmp_path / "someone-elses-repo"
     (repo / ".git").mkdir(parents=True)
