@@ -22,7 +22,7 @@ from refitwire.compat._hypothesis import (
 )
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
-from refitwire.engine import dtype_sizes, version_key
+from refitwire.engine import dtype_sizes, spec_rules, version_key
 from refitwire.wire import Registry, WireModel, pointer, show_pointer
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
@@ -35,12 +35,14 @@ class ReadCase:
     id: str
     description: str
     blob: bytes
-    expect: dict[str, dict[str, Any]]
+    # By spec version; None where the case asks nothing of that version's readers.
+    expect: dict[str, dict[str, Any] | None]
     tier: str
+    cmd: str = "read"  # or "count": the count-only read (IMPLEMENTERS.md)
 
     def tier_for(self, version: str) -> str:
         """The tier a reader of ``version`` is held to (each expectation states its own)."""
-        return str(self.expect.get(version, {}).get("tier", self.tier))
+        return str((self.expect.get(version) or {}).get("tier", self.tier))
 
     @functools.cached_property
     def repeated_name(self) -> str | None:
@@ -87,6 +89,31 @@ def read_cases() -> tuple[ReadCase, ...]:
             continue
         # Each vector states its tier (tools/build_vectors.py; SPEC.md "Conformance tiers").
         cases.append(ReadCase(f"read:{v['id']}", v["description"], blob_of(v), v["expect"], v["tier"]))
+    return tuple(cases)
+
+
+@functools.cache
+def count_cases() -> tuple[ReadCase, ...]:
+    """The count-only read's cases (IMPLEMENTERS.md), one per read vector that asks it something.
+
+    A valid vector is asked at its tier: the envelope and the count, read as a full read reads
+    them. An invalid one is asked where the full read's first violation is a rule the count-only
+    read checks, and then at Recommended (the released readers' count-only read checks the schema
+    id alone): not an encoding rule (SPEC section 2.1: its pointer is the root wherever the bytes
+    are, and a count-only read need not look inside the entries), nor one inside an entry of the
+    table. Such a violation is also the first among the rules the count-only read checks."""
+    encoding = {rule.id for rule in spec_rules().rules if rule.section.startswith("2.1 ")}
+    cases = []
+    for case in read_cases():
+        expect: dict[str, dict[str, Any] | None] = {}
+        for version, e in case.expect.items():
+            assert e is not None  # the vectors state every version
+            inside = pointer(model_of(version).table_at()[-1]) + "/"
+            asked = e["valid"] or not (e["rule"] in encoding or e["pointer"].startswith(inside))
+            expect[version] = (e if e["valid"] else {**e, "tier": RECOMMENDED}) if asked else None
+        if any(expect.values()):
+            cid = "count:" + case.id.removeprefix("read:")
+            cases.append(ReadCase(cid, case.description, case.blob, expect, case.tier, cmd="count"))
     return tuple(cases)
 
 

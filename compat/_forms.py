@@ -10,7 +10,7 @@ from typing import Any
 from refitwire.engine import EMPTY_WHEN_ABSENT, decoded_members
 from refitwire.wire import NO_CONST, Member, WireModel, version_key
 
-__all__ = ["NO_CONST", "objects_at", "project"]
+__all__ = ["NO_CONST", "count_view", "objects_at", "project"]
 
 
 def project(payload: dict[str, Any], model: WireModel, level: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -49,8 +49,17 @@ def objects_at(document: dict[str, Any], model: WireModel, level: tuple[str, ...
     return found
 
 
-#: The file ``schema/protocol/decoded.json`` is generated from the newest released model by this.
+def count_view(decoded: dict[str, Any], model: WireModel) -> dict[str, Any]:
+    """What a count-only read of a blob reports, from the blob's decoded form: every member but
+    the table (``envelope``), and the number of the table's entries (``entries``)."""
+    table = model.table_at()[-1]
+    return {"envelope": {k: v for k, v in decoded.items() if k != table}, "entries": len(decoded[table])}
+
+
+#: The files ``schema/protocol/decoded.json`` and ``envelope.json`` are generated from the
+#: newest released model by these.
 DECODED_ID = "urn:refitwire:schema:protocol:1:decoded"
+ENVELOPE_ID = "urn:refitwire:schema:protocol:1:envelope"
 
 
 def decoded_schema(model: WireModel) -> dict[str, Any]:
@@ -75,6 +84,25 @@ def decoded_schema(model: WireModel) -> dict[str, Any]:
             "tools/build_protocol.py: do not edit."
         ),
         **_decoded_object(model, (), first),
+    }
+
+
+def envelope_schema(model: WireModel) -> dict[str, Any]:
+    """The JSON Schema of a count-only read's ``envelope`` (``schema/protocol/envelope.json``):
+    the decoded form's top level without the table."""
+    table = model.table_at()[-1]
+    top = _decoded_object(model, (), model.top.members[0].added_in)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": ENVELOPE_ID,
+        "title": "What a count-only read reports of a rendezvous blob besides the count (IMPLEMENTERS.md)",
+        "description": (
+            f"The decoded form's top level (decoded.json) without `{table}`, whose entries a count-only "
+            "read counts instead. Generated from the schemas by tools/build_protocol.py: do not edit."
+        ),
+        "type": "object",
+        "required": [name for name in top["required"] if name != table],
+        "properties": {name: shape for name, shape in top["properties"].items() if name != table},
     }
 
 

@@ -81,7 +81,7 @@ def unknown_member(who: Any) -> Result | None:
     base = {"case": "protocol:unknown-member", "tier": REQUIRED, "reader": who.label}
     extra = {UNKNOWN_MEMBER: {"added": "in a later protocol", "n": 1}}
     if "reader" in who.identity.roles:
-        case = next(c for c in _cases.read_cases() if c.expect.get("1.0.0", {}).get("valid"))
+        case = next(c for c in _cases.read_cases() if (c.expect.get("1.0.0") or {}).get("valid"))
         reply = exchange(
             who.testee, {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(case.blob).decode(), **extra}
         )

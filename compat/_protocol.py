@@ -36,5 +36,9 @@ def read(seq: int, blob_b64: str) -> dict[str, Any]:
     return {"cmd": "read", "seq": seq, "blob_b64": blob_b64}
 
 
+def count(seq: int, blob_b64: str) -> dict[str, Any]:
+    return {"cmd": "count", "seq": seq, "blob_b64": blob_b64}
+
+
 def stop() -> dict[str, Any]:
     return {"cmd": "stop"}

@@ -124,7 +124,7 @@ Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
 
 
 def classify(cmd: str, reply: dict[str, Any]) -> Reply:
-    """The typed form of a testee's answer to ``cmd`` ("read", "write" or "digest"), checked in full."""
+    """The typed form of a testee's answer to ``cmd`` ("read", "count", "write" or "digest"), checked in full."""
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
@@ -136,13 +136,15 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
                 f"a digest answered without a digest string: {dumps_short(reply)}", pointer("digest"), True
             )
         return Digested(reply["digest"])
-    if cmd == "read" and reply.get("rejected") is True:
+    if cmd in ("read", "count") and reply.get("rejected") is True:
         bad = _first_error("response", reply)
         if bad:
             return Broken(
                 f"a rejection breaks the protocol at {show_pointer(bad[0])}: {bad[1]}", bad[0], True
             )
         return Rejected(reply["message"], reply.get("rule"), reply.get("pointer"))
+    if cmd == "count":
+        return _counted(reply)
     if cmd == "read":
         if "payload" not in reply:
             return Broken(
@@ -169,6 +171,27 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Written(base64.b64decode(blob_b64, validate=True))
     except (binascii.Error, ValueError) as exc:
         return Broken(f"blob_b64 is not standard base64: {exc}", "/blob_b64", True)
+
+
+def _counted(reply: dict[str, Any]) -> Reply:
+    """A count-only read's answer, as :class:`Decoded` ``{"envelope", "entries"}`` (the view the
+    case expects), checked against its schema like a read's decoded form."""
+    if "envelope" not in reply or "entries" not in reply:
+        return Broken(
+            f"a count answered with neither envelope and entries nor rejection: {dumps_short(reply)}",
+            "",
+            True,
+        )
+    bad = _first_error("envelope", reply["envelope"])
+    where = pointer("envelope") + bad[0] if bad else pointer("entries")
+    entries = reply["entries"]
+    if bad is None and (type(entries) is not int or entries < 0):
+        bad = ("", f"{dumps_short(entries)} is not a count (an integer, at least 0)")
+    if bad:
+        return Broken(
+            f"the count's answer breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
+        )
+    return Decoded({"envelope": reply["envelope"], "entries": reply["entries"]})
 
 
 #: What broke an exchange, by the words the testee driver's error starts with -> a headline.

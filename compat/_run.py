@@ -30,7 +30,7 @@ from refitwire.compat import (
 )
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
+from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, Skipped, broken_cause
 from refitwire.compat._testee import Identity, Testee
 from refitwire.wire import Registry, default_registry
 
@@ -184,6 +184,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or _asks(plan.only, case.id):
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
+        yield from settle(_counts(r, plan), r, "reader")
         if sized:  # size:growth is judged on the read at the limit, and allows each case its time
             yield from settle(
                 _size_budget.read_sizes(r, plan.timeout_s, plan.registry, plan.only), r, "reader"
@@ -244,6 +245,23 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                         expect[cid] = _cases.expected_read(prepared, w.version, r.version, plan.registry)
                     cross = functools.partial(_checks.cross, w, r, cid, expect[cid], blob)
                     yield from settle(judged(cross, cid, REQUIRED, w.label, r.label), r, "reader")
+
+
+def _counts(r: Started, plan: Plan) -> Iterator[Result]:
+    """The count-only read's cases, where ``r`` offers one (IMPLEMENTERS.md): it is asked once
+    first, and a testee that answers ``skipped`` gets one skipped result, not one per case."""
+    cases = [c for c in _cases.count_cases() if plan.only is None or _asks(plan.only, c.id)]
+    if not cases:
+        return
+    probe = _checks.ask_read(r, cases[0].blob, cmd="count")
+    if isinstance(probe, Skipped):
+        yield Result(
+            "count", RECOMMENDED, Outcome.SKIPPED, None, r.label, f"no count-only read: {probe.reason}"
+        )
+        return
+    for case in cases:
+        read = functools.partial(_checks.read_vector, r, case, plan.registry)
+        yield from judged(read, case.id, case.tier, reader=r.label)
 
 
 class KitCrash(Exception):

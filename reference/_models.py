@@ -32,16 +32,9 @@ class _Wire(BaseModel):
 
 
 def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The levels of a table entry and of its shards: the top's required array of objects, and
-    the entry's (any other array of objects, optional as every later member is, is a level of
-    its own; with none required, the first)."""
-
-    def table(level: tuple[str, ...]) -> tuple[str, ...]:
-        held = [(m.child, m.required) for m in model.level(*level).members if m.child is not None]
-        return next((child for child, required in held if required), held[0][0])
-
-    tensor = table(())
-    return tensor, table(tensor)
+    """The levels of a table entry and of its shards (``WireModel.table_at``)."""
+    tensor = model.table_at()
+    return tensor, model.table_at(*tensor)
 
 
 _NEWEST = wire.newest_model()

@@ -22,16 +22,16 @@ class _Envelope:
     member's raw JSON and skips the table's entries, and a validator for the top level alone."""
 
     def __init__(self, model: WireModel) -> None:
-        self.table = next(m.name for m in model.top.members if m.child is not None)
+        self.table = model.table_at()[-1]
         fields: list[Any] = []
-        for m in model.top.members:
-            kind = list[msgspec.Raw] if m.child is not None else msgspec.Raw
+        for m in model.top.members:  # any other level at the top is a member like the rest, checked here
+            kind = list[msgspec.Raw] if m.name == self.table else msgspec.Raw
             fields.append((m.name, kind) if m.required else (m.name, kind, None))  # absent: None
         self.decoder = msgspec.json.Decoder(msgspec.defstruct("Envelope", fields, kw_only=True))
         top = copy.deepcopy(dict(model.resolved))
         top["properties"][self.table] = {"type": "array"}  # the entries are checked when the table is read
         self.validator = jsonschema_rs.validator_for(top)
-        self.names = [m.name for m in model.top.members if m.child is None]
+        self.names = [m.name for m in model.top.members if m.name != self.table]
 
 
 @functools.cache

@@ -46,12 +46,12 @@ def model_validator(model: WireModel) -> Any:
     return jsonschema_rs.validator_for(dict(model.schema))
 
 
-PROTOCOL_MESSAGES = ("request", "response", "decoded")
+PROTOCOL_MESSAGES = ("request", "response", "decoded", "envelope")
 
 
 @functools.cache
 def protocol_schema(message: str) -> dict[str, Any]:
-    """The schema of a testee protocol message: "request", "response" or "decoded"."""
+    """The schema of a testee protocol message: "request", "response", "decoded" or "envelope"."""
     if message not in PROTOCOL_MESSAGES:
         raise ValueError(f"unknown protocol message {message!r}")
     loaded: dict[str, Any] = json.loads((wire.package_root() / "protocol" / f"{message}.json").read_bytes())

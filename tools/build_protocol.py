@@ -1,4 +1,5 @@
-"""Write schema/protocol/decoded.json from the newest released wire model (``--check``: only compare)."""
+"""Write schema/protocol/decoded.json and envelope.json from the newest released wire model
+(``--check``: only compare)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,29 @@ from pathlib import Path
 
 import _clone
 from refitwire import released_versions, wire
-from refitwire.compat._forms import decoded_schema
+from refitwire.compat._forms import decoded_schema, envelope_schema
 
-TARGET = Path(__file__).resolve().parents[1] / "schema" / "protocol" / "decoded.json"
+FOLDER = Path(__file__).resolve().parents[1] / "schema" / "protocol"
 
 
-def generated() -> str:
-    return json.dumps(decoded_schema(wire.wire_model("rendezvous", released_versions()[-1])), indent=2) + "\n"
+def generated() -> dict[Path, str]:
+    model = wire.wire_model("rendezvous", released_versions()[-1])
+    return {
+        FOLDER / f"{name}.json": json.dumps(schema(model), indent=2) + "\n"
+        for name, schema in (("decoded", decoded_schema), ("envelope", envelope_schema))
+    }
 
 
 def main() -> int:
-    text = generated()
+    texts = generated()
     if "--check" in sys.argv[1:]:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is out of date: run python tools/build_protocol.py", file=sys.stderr)
-            return 1
-        return 0
+        stale = [path for path, text in texts.items() if path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} is out of date: run python tools/build_protocol.py", file=sys.stderr)
+        return 1 if stale else 0
     _clone.writable()
-    TARGET.write_text(text, encoding="utf-8")
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 

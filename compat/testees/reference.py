@@ -35,13 +35,15 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
             "spec_version": version,
             "roles": ["reader", "writer"],
         }
-    if cmd == "read":
+    if cmd in ("read", "count"):
         try:
             blob = base64.b64decode(request["blob_b64"], validate=True)
         except (KeyError, TypeError, ValueError) as exc:
-            return {"seq": seq, "errored": True, "message": f"bad read request: {exc}"}
+            return {"seq": seq, "errored": True, "message": f"bad {cmd} request: {exc}"}
         try:
-            payload = unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)
+            payload = unwrap_rendezvous_blob(
+                blob, with_tensors=cmd == "read", spec_version=version, registry=registry
+            )
         except InvalidBlob as exc:
             return {
                 "seq": seq,
@@ -50,7 +52,12 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
                 "rule": exc.rule,
                 "pointer": exc.pointer,
             }
-        return {"seq": seq, "payload": to_decoded(payload, version, registry)}
+        decoded = to_decoded(payload, version, registry)
+        if cmd == "count":  # the quorum read: every member but the table, and the table's count
+            table = wire.wire_model("rendezvous", version, registry).table_at()[-1]
+            del decoded[table]
+            return {"seq": seq, "envelope": decoded, "entries": payload.entry_count()}
+        return {"seq": seq, "payload": decoded}
     if cmd == "write":
         try:
             p = from_decoded(request["payload"], registry)

@@ -24,6 +24,10 @@ Commands:
 ``{"cmd": "read", "seq": N, "blob_b64": ...}``
     -> ``{"seq": N, "payload": DECODED}``, or ``{"seq": N, "rejected": true,
     "message": "<ExceptionType>: <msg>"}`` when upstream's unwrap raises.
+``{"cmd": "count", "seq": N, "blob_b64": ...}``
+    -> ``{"seq": N, "envelope": DECODED_BUT_TENSORS, "entries": N}``: the count-only read the
+    release's quorum check makes, ``unwrap_rendezvous_blob(blob, with_tensors=False)`` and its
+    ``entry_count()``; rejected as for ``read``; skipped where the release has no such read.
 ``{"cmd": "stop"}``
     -> no answer; exit status 0. End of input does the same.
 
@@ -54,18 +58,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import gc
 import inspect
-import io
 import json
 import os
 import sys
-from collections.abc import Iterator
 from importlib import metadata
 from typing import Any
 
 if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
+    from refitwire.compat.upstream.adapter_io import answer_text, collector, protocol_stdout
     from refitwire.compat.upstream.upstream_objects import (
         Malformed,
         Unrepresentable,
@@ -74,6 +75,7 @@ if __package__:  # imported as part of refitwire (the vector tools read SPEC_VER
     )
     from refitwire.compat.upstream.upstream_objects import member as _field
 else:  # run as a script inside an upstream environment: its own folder is on sys.path
+    from adapter_io import answer_text, collector, protocol_stdout  # type: ignore[import-not-found,no-redef]
     from upstream_objects import (  # type: ignore[import-not-found,no-redef]
         Malformed,
         Unrepresentable,
@@ -192,14 +194,14 @@ class Adapter:
         step = payload.get("publisher_step")
         wrap = self.rendezvous.wrap_rendezvous_blob
         given = self._given(wrap, "", payload)
-        with _collector(on=True):  # upstream's own code
+        with collector(on=True):  # upstream's own code
             blob = wrap(agent_meta, agent_name, endpoint, tensors, publisher_step=step, **given)
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
 
     def read(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
         blob = _b64decode(_field(request, "blob_b64", "request"), "blob_b64")
         try:
-            with _collector(on=True):  # upstream's own code
+            with collector(on=True):  # upstream's own code
                 result = self.rendezvous.unwrap_rendezvous_blob(blob)
         except Exception as exc:
             return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
@@ -210,6 +212,30 @@ class Adapter:
         except Exception as exc:  # it read the blob; this adapter cannot read what it returned
             raise AdapterError(f"unwrap_rendezvous_blob returned a {type(result).__name__}", exc) from None
         return {"seq": seq, "payload": decoded}
+
+    def count(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
+        """The tree's count-only read, the one its quorum check makes: ``unwrap_rendezvous_blob(blob,
+        with_tensors=False)``, its top-level fields and ``entry_count()``."""
+        blob = _b64decode(_field(request, "blob_b64", "request"), "blob_b64")
+        unwrap = self.rendezvous.unwrap_rendezvous_blob
+        if not _accepts(unwrap, "with_tensors"):
+            return {"seq": seq, "skipped": True, "reason": "no count-only read (unwrap_rendezvous_blob "
+                    "takes no with_tensors)"}  # fmt: skip
+        try:
+            with collector(on=True):  # upstream's own code
+                result = unwrap(blob, with_tensors=False)
+        except Exception as exc:
+            return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
+        try:
+            envelope = self._decoded(result)
+            del envelope["tensors"]
+            entries = result.entry_count()  # (it came with with_tensors: the tensors are left empty)
+        except Unrepresentable:
+            raise
+        except Exception as exc:  # it read the blob; this adapter cannot read what it returned
+            raise AdapterError(f"unwrap_rendezvous_blob(with_tensors=False) returned a {type(result).__name__}",
+                               exc) from None  # fmt: skip
+        return {"seq": seq, "envelope": envelope, "entries": json_image(entries, "entries")}
 
     def _decoded(self, result: Any) -> dict[str, Any]:
         # By name (a NamedTuple, a dataclass, ...); by position where a release names them otherwise.
@@ -271,7 +297,7 @@ class Adapter:
         box = request.get("box")
         if box is not None and shape is None:
             raise BadRequest("a box needs the tensor's shape")
-        with _collector(on=True):  # upstream's own code
+        with collector(on=True):  # upstream's own code
             if box is not None:
                 offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
                 tensor = self.verify.shard_region(tensor, shape, offset, extent)
@@ -298,7 +324,12 @@ class Adapter:
                 return None, True
             if cmd == "start":
                 return self.start(request), False
-            handler = {"write": self.write, "read": self.read, "digest": self.digest}.get(cmd)
+            handler = {
+                "write": self.write,
+                "read": self.read,
+                "count": self.count,
+                "digest": self.digest,
+            }.get(cmd)
             if handler is None:
                 return {"seq": seq, "skipped": True, "reason": "unknown command"}, False
             if "seq" not in request:
@@ -308,15 +339,6 @@ class Adapter:
             return {"seq": seq, "errored": True, "message": str(exc)}, False
         except Exception as exc:  # upstream raised while writing/digesting, or a bug here
             return {"seq": seq, "errored": True, "message": f"{type(exc).__name__}: {exc}"}, False
-
-
-def _protocol_stdout() -> io.TextIOWrapper:
-    """Keep fd 1 for protocol lines only; anything else printing to stdout
-    (Python or native code) lands on stderr instead."""
-    proto_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return io.TextIOWrapper(os.fdopen(proto_fd, "wb"), encoding="utf-8", newline="\n", write_through=True)
 
 
 def _options(argv: list[str]) -> dict[str, Any]:
@@ -344,42 +366,10 @@ def _options(argv: list[str]) -> dict[str, Any]:
     return found
 
 
-@contextlib.contextmanager
-def _collector(*, on: bool) -> Iterator[None]:
-    """The cyclic collector on or off for a block, and as it was after it.
-
-    ``main`` turns it off for each request: this file's own work (reading the request, the image
-    of what upstream returned, the reply) makes millions of acyclic objects at the limit, and
-    collections walking them and upstream's live result took 3.7 of a read's 7.6 s. Upstream's
-    own calls turn it back on, so upstream's time is its own. It frees cycles only, so no answer
-    changes."""
-    was = gc.isenabled()
-    if on:
-        gc.enable()
-    else:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-        else:
-            gc.disable()
-
-
-def _answer_text(answer: dict[str, Any]) -> str:
-    try:
-        return json.dumps(answer, ensure_ascii=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - json_image guards this
-        return json.dumps(
-            {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
-        )
-
-
 def main(argv: list[str] | None = None) -> int:
     options = _options(sys.argv[1:] if argv is None else argv)
     source, version = options.get("--source"), options.get("--version")
-    out = _protocol_stdout()
+    out = protocol_stdout()
     if source is not None:
         sys.path.insert(0, source)
     # The code under test. An import failure is fatal and reported on stderr.
@@ -395,9 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        with _collector(on=False):  # freed before it is back: nothing left to walk
+        with collector(on=False):  # freed before it is back: nothing left to walk
             answer, stop = adapter.handle(line)
-            text = None if answer is None else _answer_text(answer)
+            text = None if answer is None else answer_text(answer)
             del answer
         if text is not None:
             try:

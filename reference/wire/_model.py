@@ -123,6 +123,13 @@ class WireModel:
     def level(self, *path: str) -> Level:
         return self.levels[path]
 
+    def table_at(self, *level: str) -> tuple[str, ...]:
+        """The level of the table ``level`` holds: its required array of objects (``tensors`` at
+        the top, ``shards`` in a tensor). Any other array of objects, optional as every later
+        member is, is a level of its own; with none required, the first."""
+        held = [(m.child, m.required) for m in self.level(*level).members if m.child is not None]
+        return next((child for child, required in held if required), held[0][0])
+
     def knows(self, name: str, *level: str) -> bool:
         """Whether this version declares ``name`` at ``level`` (default: the top)."""
         found = self.levels.get(level)

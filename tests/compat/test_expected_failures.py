@@ -13,9 +13,9 @@ from refitwire.wire import released_versions
 def _known_cases() -> dict[str, str]:
     """Every case ID a run can produce -> the role of the participant it judges."""
     known = {}
-    for case in _cases.read_cases():
+    for case in _cases.read_cases() + _cases.count_cases():
         known[case.id] = "reader"
-        if any(not e["valid"] for e in case.expect.values()):
+        if any(e is not None and not e["valid"] for e in case.expect.values()):
             known[f"{case.id}#rule"] = "reader"
     known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit()))
     known[_size_budget.GROWTH_CASE] = "reader"

@@ -120,6 +120,26 @@ def test_the_library_reads_and_writes_a_new_level_as_models(read_by: Registry) -
     assert b"scales" not in _blob(registry, scales, "1.2.0")  # a 1.2.0 writer does not know it
 
 
+def test_the_count_only_read_counts_the_table_not_the_level_before_it(registry: Registry) -> None:
+    """The quorum read counts ``tensors``, the top's required array of objects, and carries
+    ``peers``, listed before it, as the envelope's member it is (checked with the rest), on its
+    own fast path: the full read it falls back on would hide a wrong count."""
+    from refitwire._quorum import quorum_envelope
+
+    blob = _blob(registry, [{"block": 2}])
+    fast = quorum_envelope(blob, "1.3.0", registry)
+    assert fast is not None and fast[1] == 1 and len(fast[0]["peers"]) == 2
+    payload = unwrap_rendezvous_blob(blob, with_tensors=False, spec_version="1.3.0", registry=registry)
+    assert (payload.entry_count(), payload.tensors) == (1, [])
+    assert to_decoded(payload, "1.3.0", registry)["peers"] == [
+        {"rank": 1, "host": "h,1"},
+        {"rank": 2, "host": None},
+    ]
+    bad = blob.replace(b'"rank": 2', b'"rank": 2000')
+    with pytest.raises(InvalidBlob, match="/peers/1/rank"):
+        unwrap_rendezvous_blob(bad, with_tensors=False, spec_version="1.3.0", registry=registry)
+
+
 def test_an_unknown_member_in_a_new_levels_object_is_ignored(read_by: Registry) -> None:
     blob = _blob(read_by, [{"block": 2}]).replace(b'"block": 2', b'"block": 2, "future": {"x": [1]}')
     for lazy in (False, True):

@@ -478,6 +478,14 @@ function read(blob, kind) {
   };
 }
 
+/** The count-only read (IMPLEMENTERS.md): this one checks the whole blob, as the full read does
+ * (a count-only read may leave the entries unchecked, never more), then reports every member but
+ * the table and the number of the table's entries. */
+function count(blob) {
+  const { tensors, ...envelope } = read(blob, 'rendezvous');
+  return { envelope, entries: BigInt(tensors.length) };
+}
+
 // -- writing ---------------------------------------------------------------------------------
 
 function field(obj, name, where) {
@@ -684,7 +692,9 @@ function handle(request) {
     if (!has(request, 'seq')) throw new BadRequest('digest request has no "seq"');
     return { seq, digest: digest(request) };
   }
-  if (cmd !== 'read' && cmd !== 'write') return { seq, skipped: true, reason: `unknown command ${short(cmd)}` };
+  if (cmd !== 'read' && cmd !== 'count' && cmd !== 'write') {
+    return { seq, skipped: true, reason: `unknown command ${short(cmd)}` };
+  }
   if (!has(request, 'seq')) throw new BadRequest(`${cmd} request has no "seq"`);
   if (cmd === 'write') {
     return { seq, blob_b64: write(field(request, 'payload', 'request')).toString('base64') };
@@ -694,7 +704,8 @@ function handle(request) {
   const b64 = field(request, 'blob_b64', 'request');
   if (typeof b64 !== 'string' || !isBase64(b64)) throw new BadRequest('blob_b64 is not padded standard base64');
   try {
-    return { seq, payload: read(Buffer.from(b64, 'base64'), kind) };
+    const blob = Buffer.from(b64, 'base64');
+    return cmd === 'count' ? { seq, ...count(blob) } : { seq, payload: read(blob, kind) };
   } catch (exc) {
     if (!(exc instanceof Reject)) throw exc;
     return { seq, rejected: true, rule: exc.rule, pointer: exc.pointer, message: exc.message };
