@@ -124,7 +124,8 @@ Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
 
 
 def classify(cmd: str, reply: dict[str, Any]) -> Reply:
-    """The typed form of a testee's answer to ``cmd`` ("read", "count", "write" or "digest"), checked in full."""
+    """The typed form of a testee's answer to ``cmd`` ("read", "count", "merge", "write" or "digest"),
+    checked in full."""
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
@@ -136,7 +137,7 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
                 f"a digest answered without a digest string: {dumps_short(reply)}", pointer("digest"), True
             )
         return Digested(reply["digest"])
-    if cmd in ("read", "count") and reply.get("rejected") is True:
+    if cmd in ("read", "count", "merge") and reply.get("rejected") is True:
         bad = _first_error("response", reply)
         if bad:
             return Broken(
@@ -145,6 +146,8 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         return Rejected(reply["message"], reply.get("rule"), reply.get("pointer"))
     if cmd == "count":
         return _counted(reply)
+    if cmd == "merge":
+        return _merged(reply)
     if cmd == "read":
         if "payload" not in reply:
             return Broken(
@@ -192,6 +195,18 @@ def _counted(reply: dict[str, Any]) -> Reply:
             f"the count's answer breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True
         )
     return Decoded({"envelope": reply["envelope"], "entries": reply["entries"]})
+
+
+def _merged(reply: dict[str, Any]) -> Reply:
+    """A merge's answer, as :class:`Decoded` ``{"merged": [...]}``, its tensors checked as a decoded form's."""
+    if "merged" not in reply:
+        return Broken(f"a merge answered with neither merged nor rejection: {dumps_short(reply)}", "", True)
+    bad = _first_error("decoded", {"agent_name": "", "agent_meta_b64": "", "metadata_endpoint": "",
+                                   "tensors": reply["merged"]})  # fmt: skip
+    if bad:
+        where = pointer("merged") + bad[0].removeprefix(pointer("tensors"))
+        return Broken(f"the merged table breaks the protocol at {show_pointer(where)}: {bad[1]}", where, True)
+    return Decoded({"merged": reply["merged"]})
 
 
 #: What broke an exchange, by the words the testee driver's error starts with -> a headline.

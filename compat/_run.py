@@ -24,13 +24,14 @@ from refitwire.compat import (
     _checks,
     _digest,
     _expected,
+    _merge,
     _probes,
     _size_budget,
     _write_unknown,
 )
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, Skipped, broken_cause
+from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
 from refitwire.compat._testee import Identity, Testee
 from refitwire.wire import Registry, default_registry
 
@@ -184,7 +185,8 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
             if plan.only is None or _asks(plan.only, case.id):
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
-        yield from settle(_counts(r, plan), r, "reader")
+        yield from settle(_offered(r, plan, "count", _cases.count_cases(), _checks.read_vector), r, "reader")
+        yield from settle(_offered(r, plan, "merge", _merge.merge_cases(), _merge.check_merge), r, "reader")
         if sized:  # size:growth is judged on the read at the limit, and allows each case its time
             yield from settle(
                 _size_budget.read_sizes(r, plan.timeout_s, plan.registry, plan.only), r, "reader"
@@ -247,21 +249,22 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                     yield from settle(judged(cross, cid, REQUIRED, w.label, r.label), r, "reader")
 
 
-def _counts(r: Started, plan: Plan) -> Iterator[Result]:
-    """The count-only read's cases, where ``r`` offers one (IMPLEMENTERS.md): it is asked once
-    first, and a testee that answers ``skipped`` gets one skipped result, not one per case."""
-    cases = [c for c in _cases.count_cases() if plan.only is None or _asks(plan.only, c.id)]
-    if not cases:
-        return
-    probe = _checks.ask_read(r, cases[0].blob, cmd="count")
-    if isinstance(probe, Skipped):
-        yield Result(
-            "count", RECOMMENDED, Outcome.SKIPPED, None, r.label, f"no count-only read: {probe.reason}"
-        )
-        return
-    for case in cases:
-        read = functools.partial(_checks.read_vector, r, case, plan.registry)
-        yield from judged(read, case.id, case.tier, reader=r.label)
+def _offered(
+    r: Started, plan: Plan, command: str, cases: Sequence[Any], check: Callable[..., Any]
+) -> Iterator[Result]:
+    """The cases of an optional command (``count``, ``merge``: IMPLEMENTERS.md) for reader ``r``.
+    A testee without the command answers the first ``skipped`` and gets one skipped case,
+    named for the command, instead of one per case."""
+    answered = False
+    for case in (c for c in cases if plan.only is None or _asks(plan.only, c.id)):
+        results = judged(functools.partial(check, r, case, plan.registry), case.id, case.tier, reader=r.label)
+        if not answered and results and all(x.outcome is Outcome.SKIPPED for x in results):
+            yield Result(
+                command, RECOMMENDED, Outcome.SKIPPED, None, r.label, f"no {command}: {results[0].message}"
+            )
+            return
+        answered = answered or bool(results)
+        yield from results
 
 
 class KitCrash(Exception):

@@ -29,12 +29,10 @@ NORMATIVE = re.compile(r"(?<!says )\bMUST(?: NOT)? (?!and\b)[a-z]")
 RULE_ID = re.compile(r"`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|UTF8|JSON|OBJECT|TYPE|REQUIRED)`")
 #: Case families of the sections whose MUSTs name no rule (the digest; the reader limits).
 TOPICS = {"4. Digest": "digest:*", "The size and scale cases": "size:*", "5. Limits": "size:*"}
-#: Rules no testee case can break: they bind receivers merging tables (the refit), not a testee.
-RECEIVERS = {
-    "MERGE_CONSISTENT": "tests/test_errors.py::test_merge_refuses_inconsistent_geometry",
-    "MERGE_REPLICAS": "tests/test_codec.py::test_merge_keeps_the_first_replica_and_every_distinct_box",
-    "READ_DIGEST_ABSENT": "tests/refit/test_verdict.py::test_unchecked_needs_the_policy",
-}
+#: Rules no testee case can break: they bind a receiver's use of what it read (the refit).
+RECEIVERS = {"READ_DIGEST_ABSENT": "tests/refit/test_verdict.py::test_unchecked_needs_the_policy"}
+#: The merge vectors (a receiver's merge of tables, protocol command ``merge``), by the rule each is of.
+MERGES = ROOT / "schema" / "vectors" / "merge" / "merge.json"
 #: Rules whose cases are built at run time, not committed (SPEC section 5).
 BUILT = {"BLOB_SIZE": ["size:at-limit", "size:over-limit"]}
 
@@ -84,7 +82,8 @@ def sentences(rules: set[str], documents: dict[str, Path] = DOCUMENTS) -> list[S
 
 def read_cases(vectors: list[dict[str, Any]]) -> dict[str, list[str]]:
     """rule -> the read cases that expect it: a rejection naming it (at any version), an
-    acceptance resting on it (the vector's ``spec`` and tags), a rejection it allows (``or_reject``)."""
+    acceptance resting on it (the vector's ``spec`` and tags), a rejection it allows (``or_reject``);
+    and the merge cases of each merge rule."""
     found: dict[str, list[str]] = {}
     for v in vectors:
         if v["document"] != "rendezvous":
@@ -99,6 +98,8 @@ def read_cases(vectors: list[dict[str, Any]]) -> dict[str, list[str]]:
             found.setdefault(rule, []).append(f"read:{v['id']}")
     for rule, ids in BUILT.items():
         found.setdefault(rule, []).extend(ids)
+    for merge in json.loads(MERGES.read_text(encoding="utf-8"))["vectors"]:
+        found.setdefault(merge["rule"], []).append(f"merge:{merge['id']}")
     return found
 
 

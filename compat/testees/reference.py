@@ -19,6 +19,7 @@ import refitwire
 from refitwire import (
     InvalidBlob,
     from_decoded,
+    merge_shard_tables,
     to_decoded,
     unwrap_rendezvous_blob,
     wire,
@@ -76,12 +77,29 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
                 "rule": exc.rule,
             }
         return {"seq": seq, "blob_b64": base64.b64encode(blob).decode("ascii")}
+    if cmd == "merge":
+        return merged(request, version, registry)
     if cmd == "digest":
         try:
             return {"seq": seq, "digest": digest(request, registry)}
         except (KeyError, TypeError, ValueError) as exc:
             return {"seq": seq, "errored": True, "message": f"cannot digest this: {exc}"}
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
+
+
+def merged(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
+    """The library's merge of the request's tables (decoded ``tensors`` arrays), as decoded tensors."""
+    seq, table = request.get("seq"), wire.wire_model("rendezvous", version, registry).table_at()[-1]
+    envelope = {"agent_name": "", "metadata_endpoint": "", "agent_meta_b64": "", "publisher_step": None}
+    try:
+        payloads = [from_decoded({**envelope, table: t}, registry) for t in request["tables"]]
+    except (KeyError, TypeError, InvalidBlob) as exc:
+        return {"seq": seq, "errored": True, "message": f"bad merge request: {exc}"}
+    try:
+        tensors = merge_shard_tables(p.tensors for p in payloads)
+    except InvalidBlob as exc:
+        return {"seq": seq, "rejected": True, "message": str(exc), "rule": exc.rule, "pointer": exc.pointer}
+    return {"seq": seq, "merged": to_decoded(payloads[0]._replace(tensors=tensors), version, registry)[table]}
 
 
 def digest(request: dict[str, Any], registry: wire.Registry | None = None) -> str:

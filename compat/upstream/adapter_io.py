@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["answer_text", "collector", "protocol_stdout"]
+__all__ = ["adapter_options", "answer_text", "collector", "protocol_stdout"]
 
 
 def protocol_stdout() -> io.TextIOWrapper:
@@ -55,3 +55,28 @@ def answer_text(answer: dict[str, Any]) -> str:
         return json.dumps(
             {"seq": answer.get("seq"), "errored": True, "message": f"unserializable answer: {exc}"}
         )
+
+
+def adapter_options(argv: list[str], levels: tuple[str, ...]) -> dict[str, Any]:
+    """``--source DIR`` and ``--version V`` (both or neither), ``--spec-version V`` (what to declare)
+    and ``--member LEVEL:NAME`` (repeated: a member V adds); anything else is a usage error."""
+    found: dict[str, Any] = {"members": []}
+    rest = list(argv)
+    while rest:
+        flag = rest.pop(0)
+        if flag not in ("--source", "--version", "--spec-version", "--member") or not rest:
+            raise SystemExit(
+                "adapter_testee.py: usage: [--source DIR --version V] [--spec-version V] "
+                f"[--member LEVEL:NAME ...] (got {flag!r})"
+            )
+        value = rest.pop(0)
+        if flag == "--member":
+            level, _, name = value.rpartition(":")
+            if level not in levels or not name:
+                raise SystemExit(f"adapter_testee.py: --member {value!r}: LEVEL:NAME, LEVEL one of {levels}")
+            found["members"].append((level, name))
+        else:
+            found[flag] = value
+    if ("--source" in found) != ("--version" in found):
+        raise SystemExit("adapter_testee.py: --source and --version go together")
+    return found

@@ -28,6 +28,9 @@ Commands:
     -> ``{"seq": N, "envelope": DECODED_BUT_TENSORS, "entries": N}``: the count-only read the
     release's quorum check makes, ``unwrap_rendezvous_blob(blob, with_tensors=False)`` and its
     ``entry_count()``; rejected as for ``read``; skipped where the release has no such read.
+``{"cmd": "merge", "seq": N, "tables": [TENSORS, ...]}``
+    -> ``{"seq": N, "merged": TENSORS}``: the release's ``merge_shard_tables`` of the tables
+    (decoded ``tensors`` arrays, built as the writer builds them); rejected when it raises.
 ``{"cmd": "stop"}``
     -> no answer; exit status 0. End of input does the same.
 
@@ -66,7 +69,7 @@ from importlib import metadata
 from typing import Any
 
 if __package__:  # imported as part of refitwire (the vector tools read SPEC_VERSION)
-    from refitwire.compat.upstream.adapter_io import answer_text, collector, protocol_stdout
+    from refitwire.compat.upstream.adapter_io import adapter_options, answer_text, collector, protocol_stdout
     from refitwire.compat.upstream.upstream_objects import (
         Malformed,
         Unrepresentable,
@@ -75,7 +78,7 @@ if __package__:  # imported as part of refitwire (the vector tools read SPEC_VER
     )
     from refitwire.compat.upstream.upstream_objects import member as _field
 else:  # run as a script inside an upstream environment: its own folder is on sys.path
-    from adapter_io import answer_text, collector, protocol_stdout  # type: ignore[import-not-found,no-redef]
+    from adapter_io import adapter_options, answer_text, collector, protocol_stdout  # type: ignore[import-not-found,no-redef]
     from upstream_objects import (  # type: ignore[import-not-found,no-redef]
         Malformed,
         Unrepresentable,
@@ -237,6 +240,32 @@ class Adapter:
                                exc) from None  # fmt: skip
         return {"seq": seq, "envelope": envelope, "entries": json_image(entries, "entries")}
 
+    def merge(self, seq: object, request: dict[str, Any]) -> dict[str, Any]:
+        """The tree's ``merge_shard_tables`` of the tables (decoded ``tensors`` arrays) given."""
+        tables = _field(request, "tables", "request")
+        if not isinstance(tables, list):
+            raise BadRequest("tables must be an array of decoded tables")
+        merge = getattr(self.rendezvous, "merge_shard_tables", None)
+        if merge is None:
+            return {"seq": seq, "skipped": True, "reason": "no merge_shard_tables"}
+        try:
+            built = [published_tensors(self.rendezvous, t, f"tables[{i}]") for i, t in enumerate(tables)]
+        except Malformed:
+            raise
+        except Exception as exc:  # the tree's classes are not built as this adapter builds them
+            raise AdapterError("the tree's PublishedTensor or PublishedShard", exc) from None
+        try:
+            with collector(on=True):  # upstream's own code
+                merged = merge(built)
+        except Exception as exc:
+            return {"seq": seq, "rejected": True, "message": f"{type(exc).__name__}: {exc}"}
+        try:
+            return {"seq": seq, "merged": self._tensors(merged)}
+        except Unrepresentable:
+            raise
+        except Exception as exc:
+            raise AdapterError(f"merge_shard_tables returned a {type(merged).__name__}", exc) from None
+
     def _decoded(self, result: Any) -> dict[str, Any]:
         # By name (a NamedTuple, a dataclass, ...); by position where a release names them otherwise.
         named: list[Any] = [getattr(result, name, None) for name in _PAYLOAD_FIELDS]
@@ -249,18 +278,21 @@ class Adapter:
             "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
             "publisher_step": json_image(getattr(result, "publisher_step", None), "publisher_step"),
             **self._read_back(result, ""),
-            "tensors": [
-                {
-                    "name": json_image(t.name, "tensors", i, "name"),
-                    "dtype": json_image(t.dtype, "tensors", i, "dtype"),
-                    "elsize": json_image(t.elsize, "tensors", i, "elsize"),
-                    "full_shape": json_image(t.full_shape, "tensors", i, "full_shape"),
-                    **self._read_back(t, "tensors", "tensors", i),
-                    "shards": [self._shard(s, "tensors", i, "shards", j) for j, s in enumerate(t.shards)],
-                }
-                for i, t in enumerate(tensors)
-            ],
+            "tensors": self._tensors(tensors),
         }
+
+    def _tensors(self, tensors: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": json_image(t.name, "tensors", i, "name"),
+                "dtype": json_image(t.dtype, "tensors", i, "dtype"),
+                "elsize": json_image(t.elsize, "tensors", i, "elsize"),
+                "full_shape": json_image(t.full_shape, "tensors", i, "full_shape"),
+                **self._read_back(t, "tensors", "tensors", i),
+                "shards": [self._shard(s, "tensors", i, "shards", j) for j, s in enumerate(t.shards)],
+            }
+            for i, t in enumerate(tensors)
+        ]
 
     def _shard(self, s: Any, *at: str | int) -> dict[str, Any]:
         return {
@@ -328,6 +360,7 @@ class Adapter:
                 "write": self.write,
                 "read": self.read,
                 "count": self.count,
+                "merge": self.merge,
                 "digest": self.digest,
             }.get(cmd)
             if handler is None:
@@ -341,33 +374,8 @@ class Adapter:
             return {"seq": seq, "errored": True, "message": f"{type(exc).__name__}: {exc}"}, False
 
 
-def _options(argv: list[str]) -> dict[str, Any]:
-    """``--source DIR`` and ``--version V`` (both or neither), ``--spec-version V`` (what to declare)
-    and ``--member LEVEL:NAME`` (repeated: a member V adds); anything else is a usage error."""
-    found: dict[str, Any] = {"members": []}
-    rest = list(argv)
-    while rest:
-        flag = rest.pop(0)
-        if flag not in ("--source", "--version", "--spec-version", "--member") or not rest:
-            raise SystemExit(
-                "adapter_testee.py: usage: [--source DIR --version V] [--spec-version V] "
-                f"[--member LEVEL:NAME ...] (got {flag!r})"
-            )
-        value = rest.pop(0)
-        if flag == "--member":
-            level, _, name = value.rpartition(":")
-            if level not in LEVELS or not name:
-                raise SystemExit(f"adapter_testee.py: --member {value!r}: LEVEL:NAME, LEVEL one of {LEVELS}")
-            found["members"].append((level, name))
-        else:
-            found[flag] = value
-    if ("--source" in found) != ("--version" in found):
-        raise SystemExit("adapter_testee.py: --source and --version go together")
-    return found
-
-
 def main(argv: list[str] | None = None) -> int:
-    options = _options(sys.argv[1:] if argv is None else argv)
+    options = adapter_options(sys.argv[1:] if argv is None else argv, LEVELS)
     source, version = options.get("--source"), options.get("--version")
     out = protocol_stdout()
     if source is not None:

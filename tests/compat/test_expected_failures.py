@@ -5,7 +5,7 @@ unnoticed while the failure it excused shows up as new."""
 
 from __future__ import annotations
 
-from refitwire.compat import _built_cases, _cases, _expected, _size_budget, _sizes, _write_unknown
+from refitwire.compat import _built_cases, _cases, _expected, _merge, _size_budget, _sizes, _write_unknown
 from refitwire.engine import blob_limit
 from refitwire.wire import released_versions
 
@@ -17,6 +17,8 @@ def _known_cases() -> dict[str, str]:
         known[case.id] = "reader"
         if any(e is not None and not e["valid"] for e in case.expect.values()):
             known[f"{case.id}#rule"] = "reader"
+    for merge in _merge.merge_cases():
+        known.update({merge.id: "reader", f"{merge.id}#rule": "reader"})
     known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit()))
     known[_size_budget.GROWTH_CASE] = "reader"
     for version in released_versions():

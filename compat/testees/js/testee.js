@@ -486,6 +486,39 @@ function count(blob) {
   return { envelope, entries: BigInt(tensors.length) };
 }
 
+// -- merging (a receiver's, SPEC.md section 2.6) ---------------------------------------------
+
+/** The tables of several publishers (decoded tensors) as one: by tensor name, which must agree on
+ * dtype (with or without torch.), elsize and full_shape; one shard per box, the first seen in
+ * table order, then shard order. */
+function merge(tables) {
+  const merged = new Map();
+  tables.forEach((table, r) => {
+    if (!Array.isArray(table)) throw new BadRequest(`tables[${r}] is ${short(table)}, not an array`);
+    table.forEach((tensor, t) => {
+      const shards = array(tensor, 'shards', `tables[${r}][${t}]`);
+      const agreed = [label(field(tensor, 'dtype', 'a tensor')), dumps(tensor.elsize), dumps(tensor.full_shape)];
+      let kept = merged.get(tensor.name);
+      if (kept === undefined) {
+        kept = { tensor: { ...tensor, shards: [] }, agreed, boxes: new Set() };
+        merged.set(tensor.name, kept);
+      } else if (dumps(kept.agreed) !== dumps(agreed)) {
+        throw new Reject('MERGE_CONSISTENT', ['tensors', t], `table ${r} publishes ${short(tensor.name)} as ${dumps(agreed)}, an earlier one as ${dumps(kept.agreed)}`);
+      }
+      for (const shard of shards) {
+        const box = dumps([shard.shard_offset, shard.shape]);
+        if (!kept.boxes.has(box)) {
+          kept.boxes.add(box);
+          kept.tensor.shards.push(shard);
+        }
+      }
+    });
+  });
+  return [...merged.values()].map((kept) => kept.tensor);
+}
+
+const label = (dtype) => (typeof dtype === 'string' && dtype.startsWith('torch.') ? dtype.slice('torch.'.length) : dtype);
+
 // -- writing ---------------------------------------------------------------------------------
 
 function field(obj, name, where) {
@@ -691,6 +724,15 @@ function handle(request) {
   if (cmd === 'digest') {
     if (!has(request, 'seq')) throw new BadRequest('digest request has no "seq"');
     return { seq, digest: digest(request) };
+  }
+  if (cmd === 'merge') {
+    if (!has(request, 'seq')) throw new BadRequest('merge request has no "seq"');
+    try {
+      return { seq, merged: merge(array(request, 'tables', 'request')) };
+    } catch (exc) {
+      if (!(exc instanceof Reject)) throw exc;
+      return { seq, rejected: true, rule: exc.rule, pointer: exc.pointer, message: exc.message };
+    }
   }
   if (cmd !== 'read' && cmd !== 'count' && cmd !== 'write') {
     return { seq, skipped: true, reason: `unknown command ${short(cmd)}` };

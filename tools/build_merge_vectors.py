@@ -1,0 +1,239 @@
+"""Build schema/vectors/merge/merge.json: how a receiver merges the shard tables of several
+publishers (SPEC.md section 2.6), with what the released upstream ``merge_shard_tables`` does.
+
+Run: python tools/build_merge_vectors.py [--check]
+
+The cases come from the two rules, read from SPEC.md and the newest wire model, not listed:
+
+* ``MERGE_REPLICAS``: the shard members its terms name are the box; every other shard member
+  is changed in the replica (to another value the schema allows), so which replica was kept
+  shows in each of them. Replicas across tables and within one table, a replica in a later
+  table after one without the tensor, distinct and overlapping boxes (all kept), and the same
+  box under another tensor name (no replica).
+* ``MERGE_CONSISTENT``: the tensor members its terms name, the first being the key (``name``);
+  each of the others changed in a second table is a disagreement to refuse, and a dtype label
+  written without ``torch.`` in one table and with it in the other is no disagreement
+  (``DTYPE_LABEL``: the two name the same type).
+
+Every table is a valid one (the reference writer writes it); the expected merge is worked out
+here from the rule's words: the first shard of each box in table order, then shard order. The
+released upstream readers are asked each case through the adapter's ``merge`` command
+(``upstream``: ``agrees`` when every release gives that answer); that sets the tier (SPEC.md
+section 7). ``--check`` rebuilds in memory, keeps the recorded ``upstream`` verdicts, and fails
+when the file differs or a case was never measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import _clone
+from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
+from refitwire.compat._cases import member_values
+from refitwire.compat._merge import merge_terms, same_merge
+from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
+MODEL = wire.newest_model()
+TENSOR, SHARD = MODEL.table_at(), MODEL.table_at(*MODEL.table_at())
+
+
+KEY, AGREED, BOX = merge_terms(MODEL)
+
+
+def _base() -> dict[str, Any]:
+    """A decoded tensor of the golden writer vectors with two shards and every shard member set."""
+    vectors = json.loads((ROOT / "schema" / "vectors" / "writer-output.json").read_text())["vectors"]
+    for v in vectors:
+        for t in v["expect"][MODEL.version]["decoded"][TENSOR[-1]]:
+            shards = t[SHARD[-1]]
+            if len(shards) >= 2 and all(value is not None for s in shards for value in s.values()):
+                return t
+    raise SystemExit("build_merge_vectors: no golden tensor with two shards and every member set")
+
+
+def _valid(table: list[dict[str, Any]]) -> bool:
+    payload = {"agent_name": "a", "metadata_endpoint": "", "agent_meta_b64": "", "publisher_step": None}
+    try:
+        p = from_decoded({**payload, TENSOR[-1]: table})
+        wrap_rendezvous_blob(*p[:4], p.publisher_step, **p.optional_members)
+    except InvalidBlob:
+        return False
+    return True
+
+
+def _changed(table: list[dict[str, Any]], where: tuple[int, ...], name: str) -> list[dict[str, Any]]:
+    """``table`` with member ``name`` of the object at ``where`` (a tensor, or a tensor's shard)
+    changed to another value its schema allows, the table staying valid."""
+    found = _other(table, where, name)
+    if found is None:
+        raise SystemExit(f"build_merge_vectors: no other valid value for {name} of {where}")
+    return found
+
+
+def _other(table: list[dict[str, Any]], where: tuple[int, ...], name: str) -> list[dict[str, Any]] | None:
+    level = TENSOR if len(where) == 1 else SHARD
+    value = _at(table, where)[name]
+    candidates: list[Any] = []
+    if type(value) is int:
+        candidates += [value + 1, value - 1]
+    if isinstance(value, list) and value and all(type(v) is int for v in value):
+        candidates.append([value[0] + 1, *value[1:]])
+    if isinstance(value, str):
+        candidates.append(value + "x")
+    candidates += member_values(json.dumps(dict(MODEL.level(*level)[name].schema), sort_keys=True))
+    for candidate in candidates:
+        if candidate == value:
+            continue
+        out = copy.deepcopy(table)
+        _at(out, where)[name] = candidate
+        if _valid(out):
+            return out
+    return None
+
+
+def _at(table: list[dict[str, Any]], where: tuple[int, ...]) -> dict[str, Any]:
+    tensor = table[where[0]]
+    return tensor if len(where) == 1 else tensor[SHARD[-1]][where[1]]
+
+
+def _replica(table: list[dict[str, Any]], where: tuple[int, int]) -> list[dict[str, Any]]:
+    for name in MODEL.level(*SHARD).names:
+        if name not in BOX:
+            table = _changed(table, where, name)
+    return table
+
+
+def _merged(tables: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """SPEC.md 2.6 read literally: by ``KEY``, the first shard of each box, table then shard order."""
+    out: dict[Any, dict[str, Any]] = {}
+    for table in tables:
+        for tensor in table:
+            kept = out.setdefault(tensor[KEY], {**tensor, SHARD[-1]: []})
+            boxes = [[s[b] for b in BOX] for s in kept[SHARD[-1]]]
+            for shard in tensor[SHARD[-1]]:
+                if [shard[b] for b in BOX] not in boxes:
+                    kept[SHARD[-1]].append(shard)
+                    boxes.append([shard[b] for b in BOX])
+    return list(out.values())
+
+
+def inputs() -> list[dict[str, Any]]:
+    base = [_base()]
+    two = base[0][SHARD[-1]]
+    other = _changed(base, (0,), KEY)
+    cases: list[tuple[str, str, list[list[dict[str, Any]]]]] = [
+        ("MERGE_REPLICAS", "replicas in two tables: the first table's shard is kept", [base, _replica(base, (0, 0))]),
+        ("MERGE_REPLICAS", "a replica in one table: the first in shard order is kept",
+         [[{**base[0], SHARD[-1]: [two[0], _replica(base, (0, 0))[0][SHARD[-1]][0], two[1]]}]]),
+        ("MERGE_REPLICAS", "a replica in the third table, after a table without the tensor",
+         [[{**base[0], SHARD[-1]: two[:1]}], other, _replica(base, (0, 0))]),
+        ("MERGE_REPLICAS", "distinct boxes of one tensor from two tables are all kept",
+         [[{**base[0], SHARD[-1]: two[:1]}], [{**base[0], SHARD[-1]: two[1:]}]]),
+        ("MERGE_REPLICAS", "the same box under another tensor name is no replica", [base, other]),
+    ]  # fmt: skip
+    for name in BOX:  # a box that overlaps another but is not the same is kept
+        moved = _changed([{**base[0], SHARD[-1]: two[:1]}], (0, 0), name)
+        cases.append(("MERGE_REPLICAS", f"a box that differs in {name} alone is kept", [base, moved]))
+    # A member the others constrain (elsize by a dtype this spec lists) is changed on a tensor whose
+    # dtype label it does not list, where elsize is authoritative (ELSIZE_DTYPE).
+    unlisted = _changed(base, (0,), "dtype")
+    for name in AGREED:
+        first = base if _other(base, (0,), name) is not None else unlisted
+        cases.append(
+            ("MERGE_CONSISTENT", f"two tables disagree on {name}", [first, _changed(first, (0,), name)])
+        )
+    label = base[0]["dtype"]
+    respelled = label.removeprefix("torch.") if label.startswith("torch.") else f"torch.{label}"
+    cases.append(("MERGE_CONSISTENT", f"{label} and {respelled} agree: the same dtype",
+                  [base, [{**base[0], "dtype": respelled}]]))  # fmt: skip
+    found = []
+    for rule, description, tables in cases:
+        assert all(_valid(t) for t in tables), description
+        agree = rule == "MERGE_REPLICAS" or "agree:" in description
+        key = json.dumps(tables, sort_keys=True).encode()
+        found.append({
+            "id": "m-" + hashlib.sha256(key).hexdigest()[:12], "description": description, "rule": rule,
+            "tables": tables, "expect": {"merged": _merged(tables)} if agree else {"refuse": rule},
+        })  # fmt: skip
+    return found
+
+
+def upstream_verdicts(cases: list[dict[str, Any]]) -> dict[str, str]:
+    """``agrees`` or ``differs`` per case, as every released ``merge_shard_tables`` answers."""
+    verdicts = dict.fromkeys((c["id"] for c in cases), "agrees")
+    for version in envs.UPSTREAM_VERSIONS:
+        python = envs.find_env(version)
+        if python is None:
+            raise SystemExit(f"build_merge_vectors: no environment for modelexpress {version}: build it with "
+                             "`python -m refitwire.compat.upstream.envs`")  # fmt: skip
+        requests = [{"cmd": "start", "protocol": 1}]
+        requests += [{"cmd": "merge", "seq": n, "tables": c["tables"]} for n, c in enumerate(cases, 1)]
+        text = "".join(json.dumps(r) + "\n" for r in requests + [{"cmd": "stop"}])
+        proc = subprocess.run([str(python), str(ADAPTER_SCRIPT)], input=text.encode(), capture_output=True,
+                              timeout=600, check=False)  # fmt: skip
+        answers = [json.loads(line) for line in proc.stdout.decode().splitlines()][1:]
+        if proc.returncode != 0 or len(answers) != len(cases):
+            raise SystemExit(f"build_merge_vectors: the adapter failed: {proc.stderr.decode()[-2000:]}")
+        for case, answer in zip(cases, answers):
+            if "refuse" in case["expect"]:
+                right = answer.get("rejected") is True
+            else:
+                right = "merged" in answer and same_merge(
+                    case["expect"]["merged"], answer["merged"], KEY, BOX
+                )
+            if not right:
+                verdicts[case["id"]] = "differs"
+    return verdicts
+
+
+def document(verdicts: dict[str, str]) -> str:
+    cases = inputs()
+    missing = [c["id"] for c in cases if c["id"] not in verdicts]
+    if missing:
+        raise SystemExit(f"build_merge_vectors: never measured: {', '.join(missing)} (run without --check)")
+    for case in cases:
+        case["upstream"] = verdicts[case["id"]]
+        case["tier"] = "required" if case["upstream"] == "agrees" else "recommended"
+    doc = {
+        "description": (
+            "Shard tables merged as a receiver merges them (SPEC.md section 2.6): each table is a decoded "
+            "form's tensors; expect is the merged table (its tensors by name, their shards by box, any "
+            "order) or the rule a receiver refuses the tables by. upstream: whether every released "
+            "merge_shard_tables gives that answer. Written by tools/build_merge_vectors.py."
+        ),
+        "vectors": cases,
+    }
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail when the committed file differs")
+    args = parser.parse_args()
+    if args.check:
+        recorded = (
+            {v["id"]: v["upstream"] for v in json.loads(OUT.read_text())["vectors"]} if OUT.exists() else {}
+        )
+        if not OUT.exists() or OUT.read_text(encoding="utf-8") != document(recorded):
+            print(f"{OUT.name} is out of date: run python tools/build_merge_vectors.py", file=sys.stderr)
+            return 1
+        return 0
+    text = document(upstream_verdicts(inputs()))
+    _clone.writable()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT} ({len(json.loads(text)['vectors'])} vectors)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
