@@ -408,7 +408,11 @@ def test_a_malformed_reply_names_the_pointer(bank: _report.Report) -> None:
 
 
 def test_rejections_without_a_rule_are_counted(bank: _report.Report) -> None:
-    quiet = [r for r in of(bank, "no-rule-given") if r.case.startswith("read:") and r.case.endswith("#rule")]
+    quiet = [
+        r
+        for r in of(bank, "no-rule-given")
+        if r.case.startswith(("read:", "count:")) and r.case.endswith("#rule")
+    ]
     assert quiet and all(r.outcome == Outcome.SKIPPED for r in quiet)
     assert bank.footer is not None and bank.footer.raw["no_rule"] >= len(quiet)
     assert f"{bank.footer.raw['no_rule']} rejections gave no rule" in "\n".join(_render.summary(bank))
@@ -418,7 +422,8 @@ def test_rejections_without_a_pointer_fail_their_reason_and_are_counted(bank: _r
     quiet = [
         r
         for r in of(bank, "rejects-without-pointer")
-        if r.case.startswith("read:") and r.case.endswith("#rule")
+        if r.case.startswith(("read:", "count:", "merge:"))
+        and r.case.endswith("#rule")  # every rejection's reason
     ]
     assert quiet and all(r.outcome == Outcome.FAILED and r.symptom == _results.NO_POINTER for r in quiet)
     assert bank.footer is not None and bank.footer.raw["no_pointer"] >= len(quiet)
