@@ -75,7 +75,12 @@ def breaks(schema: Schema) -> tuple[Break, ...]:
 def unbreakable(schema: Schema) -> tuple[str, ...]:
     """The keywords of ``schema`` (its top) that no value breaks alone."""
     broken = {b.keyword for b in breaks(schema) if not b.at}
-    return tuple(k for k in _keywords(schema) if k not in _NESTED and k not in broken)
+    if broken & {"minContains", "maxContains"}:
+        broken.add("contains")  # (its counts are its own: a break of one is a break of what it counts)
+    nested = _NESTED | (
+        {"additionalProperties"} if isinstance(schema.get("additionalProperties"), dict) else set()
+    )
+    return tuple(k for k in _keywords(schema) if k not in nested and k not in broken)
 
 
 @functools.cache
@@ -248,7 +253,8 @@ def _b_pattern(schema: Schema) -> Iterator[Break]:
 def _b_items(schema: Schema) -> Iterator[Break]:
     """Each break of an item's schema, as the first item and (where two fit) as the last."""
     prefix = len(schema.get("prefixItems", []))
-    length = max(schema.get("minItems", 0), prefix + 1)
+    counted = schema.get("minContains", 1) if "contains" in schema else 0  # left whole beside the broken one
+    length = max(schema.get("minItems", 0), prefix + 1, counted + 1)
     length = min(length, schema.get("maxItems", length))
     yield from _item_breaks(schema, prefix, length, "items")
     if length < schema.get("maxItems", length + 1):
@@ -347,7 +353,11 @@ BREAKS: dict[str, Callable[[Schema], Iterator[Break]]] = {
     "uniqueItems": _b_unique, "properties": _b_properties, "required": _b_required,
     "additionalProperties": _b_additional, "minProperties": _b_min_properties, "maxProperties": _b_max_properties,
 }  # fmt: skip
-#: Keywords whose breaks are their parts' (reported at an item or an inner member).
-_NESTED = frozenset({"items", "prefixItems", "properties"})
+# The keywords that apply subschemas: their module was loaded by ``_values``, complete by now.
+from refitwire.compat import _composed  # noqa: E402
+
+BREAKS.update(_composed.BREAKS)
+#: Keywords whose breaks are their parts' (reported at an item, an inner member or an inner keyword).
+_NESTED = frozenset({"items", "prefixItems", "properties", "allOf", "patternProperties", "propertyNames"})
 # One generator of each kind per keyword: a keyword with only one of them would be half covered.
 assert BREAKS.keys() == VALID.keys(), sorted(BREAKS.keys() ^ VALID.keys())

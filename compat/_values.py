@@ -18,12 +18,15 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire.compat._cache import cache_home, content_key, write_whole
+from refitwire.wire import JSON_TYPES, schema_types
 
 __all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain"]
 
 #: Keywords that never change which values validate (JSON Schema annotations), and ``$``-keys.
 ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$anchor", "title", "description", "examples",
-                         "default", "deprecated", "readOnly", "writeOnly"})  # fmt: skip
+                         "default", "deprecated", "readOnly", "writeOnly",
+                         # annotations in 2020-12 as the reference validates (jsonschema-rs asserts no format)
+                         "format", "contentEncoding", "contentMediaType", "contentSchema"})  # fmt: skip
 #: Arrays longer than this are not built whole (a ``maxItems`` of 2^31 is still broken at 2^31 + 1
 #: only when it is at most this).
 LONGEST = 4096
@@ -91,9 +94,14 @@ def check_keywords(schema: Any, where: str = "") -> None:
                 check_keywords(sub, f"{where}/properties/{name}")
         elif keyword in ("items", "additionalProperties"):
             check_keywords(value, f"{where}/{keyword}")
-        elif keyword == "prefixItems":
+        elif keyword in ("prefixItems", *_composed.LIST):
             for n, sub in enumerate(value):
-                check_keywords(sub, f"{where}/prefixItems/{n}")
+                check_keywords(sub, f"{where}/{keyword}/{n}")
+        elif keyword in _composed.ONE:
+            check_keywords(value, f"{where}/{keyword}")
+        elif keyword in _composed.MAP:
+            for name, sub in value.items():
+                check_keywords(sub, f"{where}/{keyword}/{name}")
 
 
 def _keywords(schema: Schema) -> list[str]:
@@ -118,10 +126,7 @@ def _seen(value: Any, found: list[Any]) -> bool:
 
 
 def _types(schema: Schema) -> list[str]:
-    declared = schema.get("type")
-    if declared is None:
-        return ["null", "boolean", "integer", "number", "string", "array", "object"]
-    return [declared] if isinstance(declared, str) else list(declared)
+    return list(schema_types(schema) or JSON_TYPES)
 
 
 def _without(schema: Schema, *keywords: str, **more: Any) -> dict[str, Any]:
@@ -266,7 +271,14 @@ def _item_values(schema: Schema, index: int) -> tuple[Any, ...]:
         return (0, "a", None)
     if sub is False:
         return ()
-    return domain(sub)
+    values = domain(sub)
+    if isinstance(schema.get("contains"), Mapping):
+        # the first minContains places hold items it counts, the others items it does not where
+        # there are such: an array built so holds as many as it needs and no more
+        counted = _validator(_key(schema["contains"]))
+        wanted = index < schema.get("minContains", 1)
+        values = tuple(sorted(values, key=lambda v: counted.is_valid(v) != wanted))
+    return values
 
 
 def _arrays(schema: Schema, length: int, vary: int | None = None, value: int = 0) -> Iterator[list[Any]]:
@@ -358,6 +370,14 @@ def _extra_value(schema: Schema) -> Any:
 
 
 def _unknown_name(schema: Schema) -> str:
+    """A member name the object does not declare (and its ``propertyNames`` allows)."""
+    names = schema.get("propertyNames")
+    if isinstance(names, Mapping):
+        allowed = [
+            n for n in domain({**names, "type": "string"}) if n and n not in schema.get("properties", {})
+        ]
+        if allowed:
+            return str(allowed[-1])
     name = "x_unknown"
     while name in schema.get("properties", {}):
         name += "_"
@@ -373,3 +393,8 @@ VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {
     "additionalProperties": _v_additional, "minProperties": _v_property_counts,
     "maxProperties": _v_property_counts,
 }  # fmt: skip
+
+# The keywords that apply subschemas have their generators in their own module (which uses this one's).
+from refitwire.compat import _composed  # noqa: E402
+
+VALID.update(_composed.VALID)

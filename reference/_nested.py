@@ -25,8 +25,12 @@ __all__ = [
 
 
 def deep_integers(member: Member) -> bool:
-    """Whether ``member`` holds integers the table pass's sums do not reach."""
-    return member.child is not None or not set(member.integer_places) <= {(), ("*",)}
+    """Whether ``member`` holds integers the table pass's sums do not reach: deeper than the
+    member or its items, or beside values of other types (``anyOf`` an integer or a string)."""
+    places = set(member.integer_places)
+    return (
+        member.child is not None or not places <= {(), ("*",)} or bool(places and not member.holds_integers)
+    )
 
 
 def holds_objects(schema: Any) -> bool:

@@ -259,7 +259,9 @@ def schema_errors(errors: Iterable[Any], model: WireModel) -> Iterator[Violation
     for error in errors:
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
         path = list(error.instance_path)
-        yield Violation(model.rule_at(keyword, path), pointer(*path), error.instance, error.message)
+        yield Violation(
+            model.rule_at(keyword, path, error.instance), pointer(*path), error.instance, error.message
+        )
 
 
 def top_level_violations(

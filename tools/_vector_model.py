@@ -209,7 +209,9 @@ SAMPLES: dict[str, Any] = {
 
 
 def wrong_types(member: Member) -> list[str]:
-    """The JSON types a value of ``member`` must not have."""
+    """The JSON types a value of ``member`` must not have (none when its schema allows any)."""
+    if not member.types:
+        return []
     allowed = set(member.types) | ({"null"} if member.nullable else set())
     if "integer" in allowed:
         allowed.discard("number")  # 7.5 is no integer; an integral number is INTEGER_LITERAL's

@@ -39,6 +39,7 @@ from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._cases import member_values
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
+from refitwire.engine import version_key
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
@@ -50,14 +51,21 @@ KEY, AGREED, BOX = merge_terms(MODEL)
 
 
 def _base() -> dict[str, Any]:
-    """A decoded tensor of the golden writer vectors with two shards and every shard member set."""
+    """A decoded tensor of the golden writer vectors with two shards, every member the model
+    declares given a value (a replica then differs from its first in each)."""
     vectors = json.loads((ROOT / "schema" / "vectors" / "writer-output.json").read_text())["vectors"]
     for v in vectors:
-        for t in v["expect"][MODEL.version]["decoded"][TENSOR[-1]]:
-            shards = t[SHARD[-1]]
-            if len(shards) >= 2 and all(value is not None for s in shards for value in s.values()):
-                return t
-    raise SystemExit("build_merge_vectors: no golden tensor with two shards and every member set")
+        decoded = v["expect"][max(v["expect"], key=version_key)]["decoded"]
+        for t in decoded[TENSOR[-1]]:
+            if len(t[SHARD[-1]]) >= 2:
+                table = [t]
+                places = [(TENSOR, (0,))] + [(SHARD, (0, j)) for j in range(len(t[SHARD[-1]]))]
+                for level, where in places:
+                    for member in MODEL.level(*level).members:
+                        if _at(table, where).get(member.name) is None:
+                            table = _changed(table, where, member.name)
+                return table[0]
+    raise SystemExit("build_merge_vectors: no golden tensor with two shards")
 
 
 def _valid(table: list[dict[str, Any]]) -> bool:

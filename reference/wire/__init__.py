@@ -37,18 +37,19 @@ from refitwire.wire._basics import (
     unescape,
     version_key,
 )
-from refitwire.wire._model import NO_CONST, Level, Member, WireModel, compile_model
+from refitwire.wire._model import JSON_TYPES, NO_CONST, Level, Member, WireModel, compile_model, schema_types
 from refitwire.wire._registry import Registry, SchemaFolderError, unreleased_files
 
 __all__ = [
     "ENV_VAR",
-    "NO_CONST",
-    "SEMVER",
+    "JSON_TYPES",
     "Level",
     "Member",
+    "NO_CONST",
     "RefError",
     "References",
     "Registry",
+    "SEMVER",
     "SchemaFolderError",
     "WireModel",
     "candidate_versions",
@@ -68,6 +69,7 @@ __all__ = [
     "released_versions",
     "resolve_refs",
     "schema_root",
+    "schema_types",
     "show_pointer",
     "tokens",
     "unescape",

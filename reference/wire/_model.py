@@ -160,18 +160,35 @@ class WireModel:
             member = found[step]
         return member
 
-    def rule_at(self, keyword: str, path: Sequence[str | int]) -> str:
-        """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2),
+    def rule_at(self, keyword: str, path: Sequence[str | int], instance: Any = NO_CONST) -> str:
+        """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2), as a
+        branch keyword (``anyOf``) the ``instance`` of a JSON type none of its branches allows,
         any other by the ``x-rule`` of the value it is about, else the nearest enclosing one."""
         if keyword == "required":
             return "REQUIRED"
-        if keyword == "type":
+        if keyword == "type" or (keyword in ("anyOf", "oneOf", "allOf") and not self._typed(path, instance)):
             return "TYPE"
         for end in range(len(path), -1, -1):
             member = self.at(path[:end])
             if member is not None and member.rule:
                 return member.rule
         return "SCHEMA"
+
+    def _typed(self, path: Sequence[str | int], instance: Any) -> bool:
+        """Whether ``instance`` has a JSON type the member at ``path`` allows (True when unknown)."""
+        member = self.at(path)
+        return instance is NO_CONST or member is None or _allows(member.types, instance)
+
+
+def _allows(types: tuple[str, ...], instance: Any) -> bool:
+    """Whether ``instance``'s JSON type is one of ``types`` (an integral number is an integer)."""
+    kind = _json_type(instance)
+    return (
+        not types
+        or kind in types
+        or (kind == "integer" and "number" in types)
+        or (kind == "number" and "integer" in types and float(instance).is_integer())
+    )
 
 
 def compile_model(schema: Mapping[str, Any], document: str, first_version: str = "1.0.0") -> WireModel:
@@ -192,7 +209,7 @@ def compile_model(schema: Mapping[str, Any], document: str, first_version: str =
 def _integer_paths(node: Any) -> tuple[tuple[str, ...], ...]:
     if not isinstance(node, Mapping):
         return ()
-    types = _types(node)
+    types = schema_types(node)
     found: list[tuple[str, ...]] = [()] if "integer" in types else []
     if isinstance(node.get("items"), Mapping):
         found += [("*", *path) for path in _integer_paths(node["items"])]
@@ -203,7 +220,16 @@ def _integer_paths(node: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(found)
 
 
-def _types(node: Mapping[str, Any]) -> tuple[str, ...]:
+#: The JSON types (SPEC 2.2, TYPE), as JSON Schema names them.
+JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def schema_types(node: Any) -> tuple[str, ...]:
+    """The JSON types a (sub)schema allows: its ``type``, its constant's or its values' types,
+    the union of its ``anyOf``/``oneOf`` branches' and what its ``allOf`` parts all allow; ()
+    when it does not constrain the type (any JSON value)."""
+    if not isinstance(node, Mapping):
+        return ()
     declared = node.get("type")
     if isinstance(declared, str):
         return (declared,)
@@ -211,6 +237,16 @@ def _types(node: Mapping[str, Any]) -> tuple[str, ...]:
         return tuple(str(t) for t in declared)
     if "const" in node:
         return (_json_type(node["const"]),)
+    if isinstance(node.get("enum"), list):
+        return tuple(dict.fromkeys(_json_type(v) for v in node["enum"]))
+    for keyword in ("anyOf", "oneOf"):
+        branches = [schema_types(b) for b in node.get(keyword) or () if b is not False]
+        if branches and all(branches):  # (a branch allowing any type leaves it unconstrained)
+            return tuple(dict.fromkeys(t for b in branches for t in b))
+    parts = [schema_types(b) for b in node.get("allOf") or ()]
+    if any(parts):
+        constrained = [part for part in parts if part]
+        return tuple(t for t in constrained[0] if all(t in part for part in constrained[1:]))
     return ()
 
 
@@ -244,12 +280,12 @@ def _member(
     levels: dict[tuple[str, ...], Level],
     first: str,
 ) -> Member:
-    types = _types(sub)
+    types = schema_types(sub)
     added = sub.get("x-added-in", first)
     items, child = None, None
     item_schema = sub.get("items")
     if "array" in types and isinstance(item_schema, Mapping):
-        item_types = _types(item_schema)
+        item_types = schema_types(item_schema)
         if "object" in item_types:
             child = (*level, name)
             _walk(item_schema, child, levels, added)  # its objects' members came with it

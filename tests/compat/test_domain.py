@@ -33,6 +33,19 @@ SHAPES: dict[str, dict[str, Any]] = {
     "objects-deep": {"type": "array", "maxItems": 3, "items": {"type": "object", "required": ["id"], "properties": {
         "id": {"type": "integer", "multipleOf": 4, "minimum": 0}, "tags": {"type": "object",
         "additionalProperties": {"type": "boolean"}, "maxProperties": 2}}}},
+    # the keywords that apply subschemas (compat._composed), and annotations that assert nothing
+    "any-of": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 7}, {"type": "string", "enum": ["auto"]}]},
+    "one-of-overlapping": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": 10}]},
+    "all-of": {"allOf": [{"type": "integer", "minimum": 3}, {"maximum": 5}]},
+    "not": {"type": "integer", "minimum": 0, "maximum": 15, "not": {"const": 13}},
+    "map": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "string", "maxLength": 8}},
+            "additionalProperties": False},
+    "names": {"type": "object", "propertyNames": {"maxLength": 4}, "additionalProperties": {"type": "integer"}},
+    "dependent": {"type": "object", "properties": {"team": {"type": "string"}, "contact": {"type": "string"}},
+                  "dependentRequired": {"team": ["contact"]}},
+    "contains": {"type": "array", "items": {"type": "integer", "minimum": 0}, "contains": {"const": 0},
+                 "minContains": 2, "maxContains": 3, "maxItems": 4},
+    "format": {"type": "string", "format": "hostname", "maxLength": 8, "contentEncoding": "base64"},
 }  # fmt: skip
 
 #: Every keyword each shape must see broken (the keyword and where inside the value).
@@ -47,6 +60,15 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "unique-min": {("uniqueItems", ()), ("minItems", ()), ("minLength", (0,))},
     "objects-deep": {("maxItems", ()), ("required", (0,)), ("multipleOf", (0, "id")), ("minimum", (0, "id")),
                      ("type", (0, "tags", "x_unknown")), ("maxProperties", (0, "tags"))},
+    "any-of": {("anyOf", ())},
+    "one-of-overlapping": {("oneOf", ())},
+    "all-of": {("minimum", ()), ("maximum", ()), ("type", ())},
+    "not": {("not", ()), ("minimum", ()), ("maximum", ()), ("type", ())},
+    "map": {("maxLength", ("a",)), ("type", ("a",)), ("additionalProperties", ()), ("type", ())},
+    "names": {("maxLength", ()), ("type", ("aa",)), ("type", ())},  # (an unknown name propertyNames allows)
+    "dependent": {("dependentRequired", ()), ("type", ("team",)), ("type", ("contact",)), ("type", ())},
+    "contains": {("minContains", ()), ("maxContains", ()), ("minimum", (3,)), ("type", (3,)), ("maxItems", ())},
+    "format": {("maxLength", ()), ("type", ())},
 }  # fmt: skip
 
 
@@ -98,11 +120,15 @@ def test_the_valid_values_span_the_domain() -> None:
 @pytest.mark.parametrize(
     ("schema", "keyword", "where"),
     [
-        ({"type": "string", "format": "uri"}, "format", ""),
-        ({"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}]}}}, "oneOf", "/properties/a"),
+        ({"type": "string", "if": {"maxLength": 2}, "then": {"pattern": "^a"}}, "if", ""),
         (
-            {"type": "array", "items": {"type": "string", "contentEncoding": "base64"}},
-            "contentEncoding",
+            {"type": "object", "properties": {"a": {"anyOf": [{"dependentSchemas": {}}]}}},
+            "dependentSchemas",
+            "/properties/a/anyOf/0",
+        ),
+        (
+            {"type": "array", "items": {"type": "object", "unevaluatedProperties": False}},
+            "unevaluatedProperties",
             "/items",
         ),
     ],
