@@ -126,7 +126,7 @@ def check_merge(who: Any, case: MergeCase, registry: Registry | None = None) -> 
         if "refuse" not in case.expect:
             yield _failed(
                 base,
-                f"refused tables that agree (named {reply.rule})",
+                f"refused tables that agree ({f'named {reply.rule}' if reply.rule else 'no rule given'})",
                 f"{case.description}: {reply.message}",
             )
         elif reply.rule not in (None, case.expect["refuse"]):

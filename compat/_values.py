@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -69,12 +71,15 @@ def _domain(schema_json: str) -> tuple[Any, ...]:
     check_keywords(schema)
     valid = _validator(schema_json)
     found: list[Any] = []
-    for keyword in _keywords(schema):
+    # a schema of annotations alone (what is left of an untyped enum without it) allows any value
+    for keyword in _keywords(schema) or ["type"]:
         for value in VALID.get(keyword, _nothing)(schema):
             if valid.is_valid(value) and not _seen(value, found):
                 found.append(value)
     if not found:
-        raise UnhandledKeyword("type" if "type" in schema else next(iter(schema), ""), "no valid value found")
+        raise UnhandledKeyword(
+            ", ".join(_keywords(schema)), "no valid value found: the keywords together allow none"
+        )
     return tuple(found)
 
 
@@ -238,10 +243,26 @@ def _match(pattern: str) -> str:
     except (OSError, ValueError):
         pass
     quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
-    with outside_cwd():
-        found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+    try:
+        re.compile(pattern)
+    except re.error:  # ECMA-262 that Python's re does not read (\p{L}): short strings, tried in turn
+        found = _search(check)
+    else:
+        with outside_cwd():
+            found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
     write_whole(kept, json.dumps(found).encode())
     return found
+
+
+def _search(check: Any) -> str:
+    """The first string of up to three characters ``check`` accepts, from letters, digits and
+    marks of several scripts; UnhandledKeyword (``pattern``) when none is."""
+    chars = "a0zZ9_-.!é日Ωж "
+    for length in range(4):
+        for candidate in map("".join, itertools.product(chars, repeat=length)):
+            if check.is_valid(candidate):
+                return candidate
+    raise UnhandledKeyword("pattern", "no short string matches it, and Python's re cannot read it")
 
 
 def _v_lengths(schema: Schema) -> Iterator[str]:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from _vector_kit import blob_doc, py_dumps, shard, tensor
+from _vector_kit import blob_doc, ecma_search, py_dumps, shard, tensor
 from _vector_model import RAW, bad, base, get, good, knowing, model, place, put, text
 from refitwire import wire
 from refitwire._spec import dtype_sizes
@@ -30,7 +29,7 @@ def matches(member: Member, value: str) -> bool:
     if member.const is not NO_CONST:
         return bool(value == member.const)
     pattern = member.pattern or ""
-    if not re.search(pattern.replace("$", r"\Z"), value):
+    if not ecma_search(pattern, value):
         return False
     if member.rule == "AGENT_META_BASE64":
         try:
@@ -87,9 +86,9 @@ def near_miss_vectors() -> list[dict[str, Any]]:
             copy = json.loads(json.dumps(doc))
             put(copy, path, miss)
             tags = ["near-miss", f"member:{wire.pointer(*member.level, member.name)}"]
-            ecma = member.pattern is not None and re.search(member.pattern.replace("$", r"\Z"), miss)
+            ecma = member.pattern is not None and ecma_search(member.pattern, miss)
             if (
-                member.pattern is not None and re.search(member.pattern, miss) and not ecma
+                member.pattern is not None and ecma_search(member.pattern, miss, python=True) and not ecma
             ):  # Python's `$`: a final \n
                 tags.append("ecma-262-dollar")
             found.append(bad(f"{at} {what}: {json.dumps(miss)}", text(copy), member.rule or "SCHEMA", at,
@@ -184,7 +183,7 @@ def precedence_vectors() -> list[dict[str, Any]]:
     top = model().top
     const = next(m for m in top.members if m.const is not NO_CONST)
     tags = ["precedence", "cross-stage"]
-    deepest = max(model().levels)
+    deepest = model().table_at(*model().table_at())  # the shard: the level inside the table's entries
     late = _string_member(deepest)
     late_path = (*place(late)[:-2], 1, late.name)  # the same member, in a second object of its level
     for _member, path, _ in _integers():

@@ -15,12 +15,12 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 import jsonschema.validators
+from _vector_kit import ecma_search
 from refitwire import wire
 from refitwire.engine import spec_rules
 
@@ -28,7 +28,7 @@ from refitwire.engine import spec_rules
 def _ecma_pattern(
     validator: Any, pattern: str, instance: Any, schema: Any
 ) -> Iterator[jsonschema.ValidationError]:
-    if isinstance(instance, str) and not re.search(pattern.replace("$", r"\Z"), instance):
+    if isinstance(instance, str) and not ecma_search(pattern, instance):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -78,8 +78,12 @@ def agrees(vector: dict[str, Any]) -> bool:
             if errors:
                 return False
             continue
-        if expect["rule"] in _before_structure() or not errors:
-            continue  # judged before the schema; or a rule of step 4, after a schema with nothing to say
+        if expect["rule"] in _before_structure():
+            continue  # judged before the schema
+        if not errors:  # a rule of step 4 may follow a schema with nothing to say; a keyword's own may not
+            if expect["rule"] in ("TYPE", "REQUIRED", "SCHEMA"):
+                return False
+            continue
         first = min(_place(doc, tuple(e.absolute_path)) for e in errors)
         at_first = [e for e in errors if _place(doc, tuple(e.absolute_path)) == first]
         if wire.pointer(*at_first[0].absolute_path) != expect["pointer"]:

@@ -29,6 +29,21 @@ WIRE = wire_schema_id()
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
 
+def ecma_search(pattern: str, text: str, python: bool = False) -> bool:
+    """Whether ``pattern`` matches ``text`` as ECMA-262 reads it (the spec's: ``$`` only at the
+    very end), with Python's ``re`` (``python``: as Python reads ``$``, before a final newline too).
+    A pattern ``re`` cannot read (``\\p{L}``) is left to the reference's validator, jsonschema-rs."""
+    try:
+        return re.search(pattern if python else pattern.replace("$", r"\Z"), text) is not None
+    except re.error:
+        import jsonschema_rs
+
+        try:
+            return not python and bool(jsonschema_rs.validator_for({"pattern": pattern}).is_valid(text))
+        except UnicodeEncodeError:  # a lone surrogate: no letter, digit or mark of any class
+            return False
+
+
 def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
     """The versions whose schema declares the value at pointer ``at`` (the whole document, an
     object or a member): where a vector about that value states a rejection."""
@@ -162,6 +177,10 @@ def vector(
         v["blob_b64"] = base64.b64encode(blob).decode()
     v["expect"] = expect
     v["upstream"] = upstream
+    if invalid and document == "rendezvous":  # what the released count-only read does with it
+        import _vector_upstream
+
+        v["upstream_count"] = _vector_upstream.upstream_count(document, blob)
     v["tier"] = tier_of(expect, upstream, tags or [])
     for version, outcome in expect.items():  # the tier a reader of that version is held to
         outcome["tier"] = version_tier(version, expect, upstream, tags or [], document, blob)

@@ -37,8 +37,8 @@ def base() -> dict[str, Any]:
     for path, level in model().levels.items():
         for obj in _objects(doc, path):
             for member in level.members:
-                if member.name not in obj and member.const is NO_CONST:
-                    obj[member.name] = fullest(member)  # a member the hand-made payload lacks
+                if member.name not in obj:  # a member the hand-made payload lacks (a constant: its value)
+                    obj[member.name] = fullest(member) if member.const is NO_CONST else member.const
     return doc
 
 
@@ -144,11 +144,12 @@ def _concrete(
 def literal_forms(value: int) -> list[tuple[str, int | float]]:
     """Ways to write ``value`` that are numbers but not integer literals (SPEC 2.2, INTEGER_LITERAL)."""
     digits = str(value)
+    sign, magnitude = ("-", digits[1:]) if value < 0 else ("", digits)
     forms = [f"{digits}.0", f"{digits}.000", f"{digits}e0", f"{digits}E0", f"{digits}E+0"]
     if value != 0:
         forms.append(f"{digits}0e-1")
-        forms.append(f"{digits[0]}.{digits[1:] or '0'}e{len(digits) - 1}")
-        forms.append(f"{digits[0]}.{digits[1:] or '0'}E{len(digits) - 1}")
+        for e in "eE":  # one digit before the point: -1.00e2 for -100
+            forms.append(f"{sign}{magnitude[0]}.{magnitude[1:] or '0'}{e}{len(magnitude) - 1}")
     else:
         forms += ["-0.0", "-0e0", "0E-5"]
     return [(form, value) for form in forms]
@@ -237,7 +238,7 @@ def type_vectors() -> list[dict[str, Any]]:
     for member, path, typed in type_places():
         at = wire.pointer(*path)
         tags = ["type", f"member:{wire.pointer(*member.level, member.name)}"]
-        if typed.const is not NO_CONST:
+        if typed.const is not NO_CONST and "type" not in typed.schema:  # any other value: its rule
             kinds = [t for t in SAMPLES if t != "string" or not isinstance(typed.const, str)]
             rule = typed.rule or "SCHEMA"
         else:

@@ -40,6 +40,9 @@ _KNOWN: dict[str, str] = _BODY.get("verdicts", {})
 _WRITES: dict[str, str] = _BODY.get("writes", {})
 # case id -> role, tier, message (every release fails it); None: never measured
 _FAILURES: dict[str, Any] | None = _BODY.get("failures")
+# vector id -> what every released count-only read does with an invalid blob
+_COUNTS: dict[str, str] = _BODY.get("counts", {})
+_COUNTED: dict[str, bytes] = {}
 
 
 def upstream_verdict(document: str, blob: bytes) -> str:
@@ -49,12 +52,20 @@ def upstream_verdict(document: str, blob: bytes) -> str:
     return _KNOWN.get(key, "accepts")
 
 
+def upstream_count(document: str, blob: bytes) -> str:
+    """``rejects`` when every released count-only read (``with_tensors=False``) rejects the
+    invalid ``blob``, else ``accepts``: whether its ``count:`` case can be Required."""
+    key = vector_id(document, blob)
+    _COUNTED[key] = blob
+    return _COUNTS.get(key, "accepts")
+
+
 def unmeasured() -> list[str]:
-    return sorted(set(_ASKED) - set(_KNOWN))
+    return sorted((set(_ASKED) - set(_KNOWN)) | (set(_COUNTED) - set(_COUNTS)))
 
 
 def stale_entries() -> list[str]:
-    return sorted(set(_KNOWN) - set(_ASKED))
+    return sorted((set(_KNOWN) - set(_ASKED)) | (set(_COUNTS) - set(_COUNTED)))
 
 
 def refusal_ids() -> dict[str, Any]:
@@ -69,10 +80,10 @@ def unmeasured_refusals() -> list[str]:
     return sorted(set(refusal_ids()) - set(_WRITES))
 
 
-def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]]:
-    """Ask every released reader about every generated blob, and every released writer to write
-    every refusal case; the verdicts by vector ID, ``writes``/``refuses`` by case ID, and the
-    :func:`measured_failures`."""
+def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
+    """Ask every released reader about every generated blob (and its count-only read about every
+    invalid one), and every released writer to write every refusal case; the verdicts by vector
+    ID, ``writes``/``refuses`` by case ID, the :func:`measured_failures`, and the count verdicts."""
     from refitwire import compat
     from refitwire.compat._testee import Testee
 
@@ -80,6 +91,7 @@ def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]
     if not found or missing:
         raise SystemExit(f"the released upstream readers are needed: {'; '.join(missing) or 'none found'}")
     verdicts = dict.fromkeys(_ASKED, "rejects")
+    counts = dict.fromkeys(_COUNTED, "rejects")
     refusals = refusal_ids()
     writes = dict.fromkeys(refusals, "refuses")
     for participant in found:
@@ -95,9 +107,13 @@ def measure() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, str]]
             for seq, (key, case) in enumerate(sorted(refusals.items()), start=len(_ASKED)):
                 if "blob_b64" in testee.request({"cmd": "write", "seq": seq, "payload": case.payload}):
                     writes[key] = "writes"
+            for seq, (key, blob) in enumerate(sorted(_COUNTED.items()), start=len(_ASKED) + len(refusals)):
+                asked = {"cmd": "count", "seq": seq, "blob_b64": base64.b64encode(blob).decode()}
+                if not testee.request(asked).get("rejected"):
+                    counts[key] = "accepts"
         finally:
             testee.stop()
-    return verdicts, writes, measured_failures()
+    return verdicts, writes, measured_failures(), counts
 
 
 def measured_failures() -> dict[str, dict[str, str]]:
@@ -126,12 +142,18 @@ def measured_failures() -> dict[str, dict[str, str]]:
     return {c: failing[c] for c in sorted(failing) if c not in split}
 
 
-def write(verdicts: dict[str, str], writes: dict[str, str], failures: dict[str, dict[str, str]]) -> None:
+def write(
+    verdicts: dict[str, str],
+    writes: dict[str, str],
+    failures: dict[str, dict[str, str]],
+    counts: dict[str, str],
+) -> None:
     body = {
-        "description": "What the released modelexpress readers (every one) do with each generated vector, by vector ID, and whether its writers write each writer refusal case instead of refusing it (writes), by case ID, and each single-sided case every released participant fails as the kit judges it (failures: the entries of compat/expected-failures/modelexpress.json); written by tools/build_vectors.py --measure-upstream.",
+        "description": "What the released modelexpress readers (every one) do with each generated vector, by vector ID (and their count-only read with each invalid one: counts), and whether its writers write each writer refusal case instead of refusing it (writes), by case ID, and each single-sided case every released participant fails as the kit judges it (failures: the entries of compat/expected-failures/modelexpress.json); written by tools/build_vectors.py --measure-upstream.",
         "verdicts": dict(sorted(verdicts.items())),
         "writes": dict(sorted(writes.items())),
         "failures": failures,
+        "counts": dict(sorted(counts.items())),
     }
     CACHE.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
 

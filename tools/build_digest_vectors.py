@@ -90,6 +90,9 @@ def inputs() -> list[dict[str, Any]]:
         ("a box of complex128", "torch.complex128", 16, [6, 5], [2, 1], [3, 3]),
         ("the whole tensor as a box", "torch.int64", 8, [3, 4], [0, 0], [3, 4]),
         ("a box of one column", "torch.uint8", 1, [4099, 2], [0, 1], [4099, 1]),
+        # whole in its trailing dimensions and partial before them: rows adjacent, not the tensor's start
+        ("a 3-d box whole in its last dimension only", "torch.int16", 2, [5, 7, 130], [1, 2, 0], [3, 4, 130]),
+        ("a box of whole rows past the first", "torch.float32", 4, [64, 48], [5, 0], [10, 48]),
     ]
     for description, dtype, size, shape, offset, extent in boxes:
         count = 1

@@ -41,7 +41,9 @@ Commands:
     holding exactly those bytes, viewed as ``dtype`` (``"int32"`` or
     ``"torch.int32"``) and reshaped to ``shape`` (flat when ``shape`` is absent);
     with ``box`` (``{"shard_offset": [...], "shape": [...]}``), of the box the
-    release's own ``verify.shard_region`` cuts out of it, as a receiver does.
+    release's own ``verify.shard_region`` cuts out of it, as a receiver does; and the digest
+    of the box as a view of the tensor (``narrow``, as a publisher holds its shard) must be
+    the same, else ``errored`` naming both.
 
 Anything else gets ``{"seq": N, "skipped": true, "reason": "unknown command"}``;
 a request that is not valid JSON, not an object, or misses a field gets
@@ -108,6 +110,10 @@ class AdapterError(Exception):
     def __init__(self, what: str, cause: BaseException) -> None:
         super().__init__(f"refitwire's upstream adapter: {what}, which it cannot use "
                          f"({type(cause).__name__}: {cause}); not the tree's verdict")  # fmt: skip
+
+
+class TreeDisagrees(Exception):
+    """Two of the tree's own paths give different answers to one question: its verdict, errored."""
 
 
 def _b64decode(value: object, field: str) -> bytes:
@@ -330,10 +336,18 @@ class Adapter:
         if box is not None and shape is None:
             raise BadRequest("a box needs the tensor's shape")
         with collector(on=True):  # upstream's own code
-            if box is not None:
-                offset, extent = _field(box, "shard_offset", "box"), _field(box, "shape", "box")
-                tensor = self.verify.shard_region(tensor, shape, offset, extent)
-            digest = self.verify.tensor_digest(tensor)
+            if box is None:
+                return {"seq": seq, "digest": self.verify.tensor_digest(tensor)}
+            offset: Any = _field(box, "shard_offset", "box")
+            extent: Any = _field(box, "shape", "box")
+            digest = self.verify.tensor_digest(self.verify.shard_region(tensor, shape, offset, extent))
+            view = tensor
+            for d, (start, length) in enumerate(zip(offset, extent)):
+                view = view.narrow(d, start, length)
+            published = self.verify.tensor_digest(view)  # a publisher digests its shard as a view
+        if published != digest:  # SPEC section 4 digests the box's bytes, however they are held
+            raise TreeDisagrees(f"the tree digests the box as a view of its tensor (a publisher's shard) as "
+                             f"{published}, and the box shard_region recovers (a receiver's) as {digest}")  # fmt: skip
         return {"seq": seq, "digest": digest}
 
     # -- dispatch --------------------------------------------------------------
@@ -368,7 +382,7 @@ class Adapter:
             if "seq" not in request:
                 raise BadRequest(f"{cmd!r} request has no 'seq'")
             return handler(seq, request), False
-        except (BadRequest, Unrepresentable, AdapterError) as exc:
+        except (BadRequest, Unrepresentable, AdapterError, TreeDisagrees) as exc:
             return {"seq": seq, "errored": True, "message": str(exc)}, False
         except Exception as exc:  # upstream raised while writing/digesting, or a bug here
             return {"seq": seq, "errored": True, "message": f"{type(exc).__name__}: {exc}"}, False

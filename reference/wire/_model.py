@@ -161,12 +161,13 @@ class WireModel:
         return member
 
     def rule_at(self, keyword: str, path: Sequence[str | int], instance: Any = NO_CONST) -> str:
-        """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2), as a
-        branch keyword (``anyOf``) the ``instance`` of a JSON type none of its branches allows,
+        """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2), as
+        ``anyOf``, ``oneOf`` or an untyped ``enum`` the ``instance`` of a JSON type none of its
+        branches or values has (a constant's other values are its own rule, as SCHEMA_ID's are),
         any other by the ``x-rule`` of the value it is about, else the nearest enclosing one."""
         if keyword == "required":
             return "REQUIRED"
-        if keyword == "type" or (keyword in ("anyOf", "oneOf", "allOf") and not self._typed(path, instance)):
+        if keyword == "type" or (keyword in ("anyOf", "oneOf", "enum") and not self._typed(path, instance)):
             return "TYPE"
         for end in range(len(path), -1, -1):
             member = self.at(path[:end])

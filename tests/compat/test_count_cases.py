@@ -1,7 +1,8 @@
 """The count-only read (the quorum check's read, protocol command ``count``) is held to what a
 full read says of the envelope: a reader whose quorum path reads an unstamped blob as step 0,
-miscounts the table, or leaves the endpoint ``null`` fails a Required case; one that accepts a
-foreign schema id fails a Recommended one; one without a count-only read is one skipped case."""
+miscounts the table, leaves the endpoint ``null`` or accepts a foreign schema id (which every
+released count-only read refuses) fails a Required case; one without a count-only read is one
+skipped case."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_the_reference_passes_every_count_case() -> None:
         (_step_zero, REQUIRED, "wrong type at /envelope/publisher_step"),
         (_one_more, REQUIRED, "value differs at /entries"),
         (_endpoint_null, REQUIRED, "null at /envelope/metadata_endpoint"),
-        (_any_schema, RECOMMENDED, "accepted: breaks SCHEMA_ID"),
+        (_any_schema, REQUIRED, "accepted: breaks SCHEMA_ID"),  # the released count-only read refuses it
     ],
 )
 def test_a_broken_count_only_read_fails(mutation: Mutation, tier: str, symptom: str) -> None:
