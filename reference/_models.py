@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError, create_model
+from annotated_types import Interval
+from pydantic import BaseModel, ConfigDict, Strict, StringConstraints, ValidationError, create_model
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
 from refitwire.wire import Member, Registry, WireModel
@@ -52,8 +53,10 @@ def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]
         return Any
     constraints: list[Any] = [Strict()]
     low, high = member.bounds
-    if low is not None or high is not None:
-        constraints.append(Field(ge=low, le=high))
+    if (
+        low is not None or high is not None
+    ):  # (not a Field: at pydantic 2.6 one in Annotated made `...` a default)
+        constraints.append(Interval(ge=low, le=high))
     if member.pattern is not None:
         constraints.append(StringConstraints(pattern=member.pattern))
     args = (_SCALARS[member.types[0]], *constraints)
