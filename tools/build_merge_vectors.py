@@ -36,6 +36,7 @@ from typing import Any
 
 import _clone
 from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
+from refitwire.compat._built_cases import base_payload
 from refitwire.compat._cases import member_values
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
@@ -69,9 +70,8 @@ def _base() -> dict[str, Any]:
 
 
 def _valid(table: list[dict[str, Any]]) -> bool:
-    payload = {"agent_name": "a", "metadata_endpoint": "", "agent_meta_b64": "", "publisher_step": None}
     try:
-        p = from_decoded({**payload, TENSOR[-1]: table})
+        p = from_decoded({**base_payload(MODEL.version), TENSOR[-1]: table})
         wrap_rendezvous_blob(*p[:4], p.publisher_step, **p.optional_members)
     except InvalidBlob:
         return False
