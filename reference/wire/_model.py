@@ -19,6 +19,8 @@ from refitwire.wire._basics import pointer, resolve_refs, version_key
 __all__ = ["NO_CONST", "Level", "Member", "WireModel", "compile_model"]
 
 NO_CONST: Any = type("NoConst", (), {"__repr__": lambda self: "NO_CONST"})()
+#: ``rule_at`` not given the offending value (``None`` is a value: JSON's null).
+_UNSEEN: Any = object()
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ class WireModel:
             member = found[step]
         return member
 
-    def rule_at(self, keyword: str, path: Sequence[str | int], instance: Any = NO_CONST) -> str:
+    def rule_at(self, keyword: str, path: Sequence[str | int], instance: Any = _UNSEEN) -> str:
         """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2), as
         ``anyOf``, ``oneOf`` or an untyped ``enum`` the ``instance`` of a JSON type none of its
         branches or values has (a constant's other values are its own rule, as SCHEMA_ID's are),
@@ -178,7 +180,7 @@ class WireModel:
     def _typed(self, path: Sequence[str | int], instance: Any) -> bool:
         """Whether ``instance`` has a JSON type the member at ``path`` allows (True when unknown)."""
         member = self.at(path)
-        return instance is NO_CONST or member is None or _allows(member.types, instance)
+        return instance is _UNSEEN or member is None or _allows(member.types, instance)
 
 
 def _allows(types: tuple[str, ...], instance: Any) -> bool:
