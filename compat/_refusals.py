@@ -8,8 +8,9 @@ candidate's new ones alike, so a member keeps its refusals after ``refitwire sch
 Members that hold a level (arrays of objects) are broken through that level's members, and
 in their own keywords and the level object's (``_domain.level_breaks``: the length, an inner
 required or unknown member), the items pinned to the payload's own; constants are not in a
-payload at all; a break the testee protocol cannot carry (a
-value of a type the decoded form does not allow) is left to the read vectors."""
+payload at all. A value of a JSON type the decoded form does not allow (a string ``addr``) is
+carried too: a write request's payload is any object, and the writer refuses it naming TYPE
+(SPEC.md WRITE_VALID); a break the request schema cannot carry is left to the read vectors."""
 
 from __future__ import annotations
 

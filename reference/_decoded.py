@@ -107,11 +107,14 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
     The tensors are ``registry``'s models (default: the default registry's).
     """
     try:
-        encoded, entries = decoded["agent_meta_b64"], list(decoded["tensors"])
+        encoded, table = decoded["agent_meta_b64"], decoded["tensors"]
     except (KeyError, TypeError) as exc:
         raise InvalidBlob.single("DECODED_FORM", "", decoded, f"not a decoded payload: {exc!r}") from None
     if not isinstance(encoded, str):  # TYPE before the value's own rule (SPEC 2.7)
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", encoded, "not a string")
+    if not isinstance(table, list):  # (an object would be read as its keys, a string as its characters)
+        raise InvalidBlob.single("TYPE", "/tensors", table, "not an array")
+    entries = list(table)
     if not canonical_base64(encoded):
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"

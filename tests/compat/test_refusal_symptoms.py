@@ -45,3 +45,24 @@ def test_an_invalid_blob_and_a_repaired_one_are_told_apart() -> None:
         symptoms[repairs] = result.symptom
     assert "wrote an invalid blob (ADDR_RANGE)" in symptoms[False]
     assert "repaired it" in symptoms[True]
+
+
+class _CoercingWriter(_Writer):
+    """The released writer's way with a step: ``int()`` whatever it is given, then write."""
+
+    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        payload = json.loads(json.dumps(message["payload"]))
+        payload["publisher_step"] = int(payload["publisher_step"])
+        return answer({**message, "payload": payload}, "1.2.0")
+
+
+def test_a_payload_member_of_the_wrong_type_is_a_refusal_case() -> None:
+    """WRITE_VALID's TYPE sentence has cases: a step given as the string "7" must be refused, and
+    a writer that coerces it to 7 is told it repaired the payload (the protocol carries it)."""
+    (case,) = [
+        c for c in refusal_cases("1.2.0") if c.rule == "TYPE" and c.payload.get("publisher_step") == "7"
+    ]
+    (result,) = _checks.refusal(_CoercingWriter(repairs=False), case)
+    assert result.outcome.bad and "breaks TYPE" in result.symptom and "repaired it" in result.symptom
+    answered = answer({"cmd": "write", "seq": 0, "payload": case.payload}, "1.2.0")
+    assert answered.get("rule") == "TYPE"  # the reference refuses it, naming the rule

@@ -534,25 +534,41 @@ function array(obj, name, where) {
 
 const optional = (obj, name) => (has(obj, name) ? obj[name] : null);
 
+/** A payload value of the JSON type it must have; a refusal naming TYPE otherwise (SPEC WRITE_VALID). */
+function typed(value, isRight, where, kind) {
+  if (!isRight(value)) throw new BadRequest(`${where} is ${short(value)}, not ${kind} [TYPE]`);
+  return value;
+}
+const arrayIn = (obj, name, where) => typed(member(obj, name, where), Array.isArray, `${where}.${name}`, 'an array');
+
+/** A payload member a writer needs; a refusal naming REQUIRED where it is missing. */
+function member(obj, name, where) {
+  if (!has(obj, name)) throw new BadRequest(`${where} has no "${name}" [REQUIRED]`);
+  return obj[name];
+}
+
 function write(payload) {
-  const meta = field(payload, 'agent_meta_b64', 'payload');
-  if (typeof meta !== 'string' || !canonicalBase64(meta)) {
+  const meta = member(payload, 'agent_meta_b64', 'payload');
+  typed(meta, (v) => typeof v === 'string', 'payload.agent_meta_b64', 'a string');
+  if (!canonicalBase64(meta)) {
     // Refuse rather than re-encode: the payload would not be what the blob carries.
     throw new BadRequest(`payload.agent_meta_b64 ${short(meta)} is not canonical padded base64 [AGENT_META_BASE64]`);
   }
   const endpoint = optional(payload, 'metadata_endpoint');
   const doc = {
     schema: WIRE_ID,
-    agent_name: field(payload, 'agent_name', 'payload'),
+    agent_name: member(payload, 'agent_name', 'payload'),
     metadata_endpoint: endpoint === null ? '' : endpoint,
     agent_meta_b64: meta,
-    tensors: array(payload, 'tensors', 'payload').map((t, i) => {
+    tensors: arrayIn(payload, 'tensors', 'payload').map((t, i) => {
       const where = `payload.tensors[${i}]`;
+      typed(t, isObject, where, 'an object');
       const entry = {};
-      for (const k of ['name', 'dtype', 'elsize', 'full_shape']) entry[k] = field(t, k, where);
-      entry.shards = array(t, 'shards', where).map((s, j) => {
+      for (const k of ['name', 'dtype', 'elsize', 'full_shape']) entry[k] = member(t, k, where);
+      entry.shards = arrayIn(t, 'shards', where).map((s, j) => {
+        typed(s, isObject, `${where}.shards[${j}]`, 'an object');
         const shard = {};
-        for (const k of REQUIRED.shard) shard[k] = field(s, k, `${where}.shards[${j}]`);
+        for (const k of REQUIRED.shard) shard[k] = member(s, k, `${where}.shards[${j}]`);
         if (optional(s, 'digest') !== null) shard.digest = s.digest;
         return shard;
       });
