@@ -243,9 +243,10 @@ def conform(
     model = model_of(version, registry)
     out: dict[str, Any] | None = None
     for path, level in model.levels.items():
+        # (a member holding a level is drawn whole, its objects by its schema)
         for member in level.members:
-            if member.const is not _forms.NO_CONST:
-                continue  # (a member holding a level is drawn whole, its objects by its schema)
+            if not member.in_decoded_form:
+                continue  # a required constant is never given
             for n, obj in enumerate(_forms.objects_at(out or payload, model, path)):
                 missing = member.name not in obj or (member.required and obj[member.name] is None)
                 if not missing:

@@ -33,8 +33,8 @@ def mutations(model: WireModel, base: dict[str, Any]) -> Iterator[tuple[str, str
     carried = protocol_validator("request").is_valid
     for path, level in model.levels.items():
         for member in level.members:
-            if member.const is not _forms.NO_CONST:
-                continue
+            if not member.in_decoded_form:
+                continue  # a required constant is written, never given
             for value, at, broken in _member_breaks(model, path, member, base):
                 if value is None:
                     continue  # a payload's null is an absent member, not a value to refuse

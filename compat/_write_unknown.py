@@ -62,7 +62,7 @@ def _later_members(version: str, registry: wire.Registry | None) -> dict[tuple[s
             if path not in model.levels:
                 continue  # inside a member the writer does not know: carried with that member
             for member in level.members:
-                if member.name not in model.levels[path] and member.const is _forms.NO_CONST:
+                if member.name not in model.levels[path] and member.in_decoded_form:
                     values = _cases.member_values(json.dumps(dict(member.schema), sort_keys=True))
                     found.setdefault(path, {}).setdefault(member.name, values[0])
     return found

@@ -111,7 +111,7 @@ def _document(
     model = wire.wire_model("rendezvous", spec_version, registry)
     table_level, _ = table_levels(model)
     for member in model.top.members:  # the writer's order
-        if member.const is not NO_CONST:
+        if not member.in_decoded_form:  # a required constant: written, never given
             document[member.name] = member.const
         elif member.child == table_level:
             document[member.name] = _entries(tensors, spec_version, mutable, registry)

@@ -1,7 +1,8 @@
 """The neutral decoded form shared by the golden vectors and the testee protocol (SPEC.md section 6).
 
-Every member the given spec version declares, at every level, except constants (``schema``):
-``null`` for an absent optional member, arrays as lists, the agent metadata as base64. Read
+Every member the given spec version declares, at every level, except required constants
+(``schema``: always there, always the same, they say nothing): ``null`` for an absent optional
+member (an optional constant too, whose presence is what it says), arrays as lists, the agent metadata as base64. Read
 from the wire model, so a member added to a schema file is in the decoded form with no edit.
 """
 
@@ -17,7 +18,7 @@ from refitwire._errors import InvalidBlob
 from refitwire._models import RendezvousPayload, as_model, classes_of, table_levels
 from refitwire._spec import resolved
 from refitwire._validate import canonical_base64, no_gc
-from refitwire.wire import NO_CONST, Level, Member, Registry, WireModel
+from refitwire.wire import Level, Member, Registry, WireModel
 
 __all__ = ["decoded_members", "from_decoded", "to_decoded"]
 
@@ -26,8 +27,8 @@ _PAYLOAD_FIELDS = {"agent_meta_b64": "agent_metadata"}
 
 
 def decoded_members(level: Level) -> list[Member]:
-    """The members of ``level`` the decoded form holds, in the schema's order (constants left out)."""
-    return [m for m in level.members if m.const is NO_CONST]
+    """The members of ``level`` the decoded form holds, in the schema's order."""
+    return [m for m in level.members if m.in_decoded_form]
 
 
 def to_decoded(

@@ -125,11 +125,13 @@ def with_written_levels(
     obj: dict[str, Any], nested: Sequence[tuple[str, tuple[str, ...]]], model: WireModel
 ) -> dict[str, Any]:
     """``obj`` (a copy it may change) with each member holding a level written as the writer of
-    ``model``'s version writes it: plain dicts of the members it declares, absent (``None``)
-    ones left out, in the order given, nested levels alike (a model or a decoded form's dict)."""
+    ``model``'s version writes it: plain dicts of the members it declares in the schema's order,
+    absent (``None``) ones left out, required constants written (the decoded form never holds
+    them), nested levels alike (a model or a decoded form's dict)."""
     for name, level in nested:
-        if obj.get(name) is not None:
-            obj[name] = [_written_object(item, level, model) for item in obj[name]]
+        items = obj.get(name)
+        if isinstance(items, (list, tuple)):  # anything else is refused, naming TYPE, when checked
+            obj[name] = [_written_object(item, level, model) for item in items]
     return obj
 
 
@@ -138,5 +140,9 @@ def _written_object(item: Any, level: tuple[str, ...], model: WireModel) -> Any:
         return item  # not an object: refused, naming the rule, when the document is checked
     declared = model.level(*level)
     fields = item.__dict__ if isinstance(item, BaseModel) else item
-    written = {name: value for name, value in fields.items() if name in declared and value is not None}
+    written = {
+        m.name: fields.get(m.name) if m.in_decoded_form else m.const
+        for m in declared.members
+        if not m.in_decoded_form or fields.get(m.name) is not None
+    }
     return with_written_levels(written, [(m.name, m.child) for m in declared.members if m.child], model)

@@ -40,7 +40,8 @@ from refitwire.compat._built_cases import base_payload
 from refitwire.compat._cases import member_values
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
-from refitwire.engine import version_key
+from refitwire.engine import decoded_members, version_key
+from refitwire.wire import NO_CONST
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
@@ -62,7 +63,7 @@ def _base() -> dict[str, Any]:
                 table = [t]
                 places = [(TENSOR, (0,))] + [(SHARD, (0, j)) for j in range(len(t[SHARD[-1]]))]
                 for level, where in places:
-                    for member in MODEL.level(*level).members:
+                    for member in decoded_members(MODEL.level(*level)):
                         if _at(table, where).get(member.name) is None:
                             table = _changed(table, where, member.name)
                 return table[0]
@@ -114,9 +115,9 @@ def _at(table: list[dict[str, Any]], where: tuple[int, ...]) -> dict[str, Any]:
 
 
 def _replica(table: list[dict[str, Any]], where: tuple[int, int]) -> list[dict[str, Any]]:
-    for name in MODEL.level(*SHARD).names:
-        if name not in BOX:
-            table = _changed(table, where, name)
+    for member in decoded_members(MODEL.level(*SHARD)):
+        if member.name not in BOX and member.const is NO_CONST:  # (a constant cannot differ)
+            table = _changed(table, where, member.name)
     return table
 
 

@@ -43,6 +43,13 @@ class Member:
         return self.schema.get("const", NO_CONST)
 
     @property
+    def in_decoded_form(self) -> bool:
+        """Whether the neutral decoded form (SPEC.md section 6) holds this member: all but the
+        required constants, which are always there and always the same (an optional one's
+        presence is what it says). A writer writes a required constant without being given it."""
+        return self.const is NO_CONST or not self.required
+
+    @property
     def pattern(self) -> str | None:
         pattern = self.schema.get("pattern")
         return pattern if isinstance(pattern, str) else None
