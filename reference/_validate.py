@@ -19,9 +19,11 @@ import binascii
 import contextlib
 import gc
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import msgspec
 import orjson
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
@@ -85,7 +87,24 @@ def parse(
         raise InvalidBlob.single(rule, "", data[max(0, exc.pos - 10) : exc.pos + 10], exc.msg) from None
     if not isinstance(document, dict):
         raise InvalidBlob.single("OBJECT", "", type(document).__name__, "the top level must be a JSON object")
+    if _rounding_matters(version, registry) and _LONG_INTEGER.search(data):
+        # orjson reads an integer past [-2^63, 2^64) as a double, msgspec exactly (READ_EXACT_INTEGERS);
+        # the same text, so the same document otherwise. Only asked where the schema has an integer
+        # a rounded value would not break (released ones bound every integer inside the range).
+        with contextlib.suppress(msgspec.DecodeError):
+            document = msgspec.json.decode(data, type=dict)
     return document
+
+
+#: A number of 19 digits or more: every integer past [-2^63, 2^64) (2^63 has 19).
+_LONG_INTEGER = re.compile(rb"[:\[,]\s*-?[0-9]{19}")
+
+
+def _rounding_matters(version: str | None, registry: Registry | None) -> bool:
+    registry = registry or wire.default_registry()
+    version = version or registry.released_versions()[-1]
+    known = [d for d in registry.documents if version in registry.known_versions(d)]
+    return any(registry.wire_model(d, version).rounds_integers for d in known)
 
 
 def is_utf8(data: bytes) -> bool:

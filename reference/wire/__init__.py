@@ -37,11 +37,21 @@ from refitwire.wire._basics import (
     unescape,
     version_key,
 )
-from refitwire.wire._model import JSON_TYPES, NO_CONST, Level, Member, WireModel, compile_model, schema_types
+from refitwire.wire._model import (
+    EXACT_INTEGERS,
+    JSON_TYPES,
+    NO_CONST,
+    Level,
+    Member,
+    WireModel,
+    compile_model,
+    schema_types,
+)
 from refitwire.wire._registry import Registry, SchemaFolderError, unreleased_files
 
 __all__ = [
     "ENV_VAR",
+    "EXACT_INTEGERS",
     "JSON_TYPES",
     "Level",
     "Member",

@@ -139,6 +139,14 @@ class WireModel:
         held = [(m.child, m.required) for m in self.level(*level).members if m.child is not None]
         return next((child for child, required in held if required), held[0][0])
 
+    @functools.cached_property
+    def rounds_integers(self) -> bool:
+        """Whether a JSON parser that reads an integer outside ``EXACT_INTEGERS`` as a double (orjson;
+        SPEC.md section 5) could change a verdict here: an integer the schema does not bound inside
+        that range, which a value past the range would not break once rounded to a double
+        (a bound of -2^63 itself included: -2^63 - 1 rounds onto it)."""
+        return any(not _bounded_inside(node) for node in _integer_nodes(self.resolved))
+
     def knows(self, name: str, *level: str) -> bool:
         """Whether this version declares ``name`` at ``level`` (default: the top)."""
         found = self.levels.get(level)
@@ -228,6 +236,30 @@ def _integer_paths(node: Any) -> tuple[tuple[str, ...], ...]:
     for name, sub in (node.get("properties") or {}).items():
         found += [(name, *path) for path in _integer_paths(sub)]
     return tuple(found)
+
+
+#: Where a JSON integer is read exactly by every reader (SPEC.md section 5, "an integer outside
+#: [-2^63, 2^64)"; orjson's own range, so checked against SPEC.md by tests/gate/test_gate_spec.py).
+EXACT_INTEGERS = (-(2**63), 2**64)
+
+
+def _integer_nodes(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every (sub)schema in ``node`` that allows integers and is not a constant or a list of values."""
+    if isinstance(node, Mapping):
+        if "integer" in schema_types(node) and "const" not in node and "enum" not in node:
+            yield node
+        for value in node.values():
+            yield from _integer_nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _integer_nodes(value)
+
+
+def _bounded_inside(node: Mapping[str, Any]) -> bool:
+    low = node.get("minimum", node.get("exclusiveMinimum"))
+    high = node.get("maximum", node.get("exclusiveMaximum"))
+    low_ok = isinstance(low, (int, float)) and low > EXACT_INTEGERS[0]
+    return low_ok and isinstance(high, (int, float)) and high < EXACT_INTEGERS[1]
 
 
 #: The JSON types (SPEC 2.2, TYPE), as JSON Schema names them.

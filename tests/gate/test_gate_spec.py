@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import SCHEMA, make_repo
+from refitwire import wire
 from refitwire.engine import SpecError, parse_spec, spec_rules
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
 
@@ -91,6 +92,10 @@ def test_the_constants_that_restate_the_spec_are_the_spec() -> None:
     assert spec_rules().limit("blob size", _spec.latest()) == _spec.blob_limit() == 64 * 1024 * 1024
     # the parser's own bound (orjson's), so checked rather than read
     assert spec_rules().limit("nesting depth", _spec.latest()) == _spec.MAX_NESTING_DEPTH
+    low, high = (
+        f"-2^{(-n).bit_length() - 1}" if n < 0 else f"2^{n.bit_length() - 1}" for n in wire.EXACT_INTEGERS
+    )
+    assert f"an integer outside [{low}, {high})" in [limit.name for limit in spec_rules().limits]
     assert spec_rules().dtype_sizes == _spec.dtype_sizes() and _spec.dtype_sizes()["bfloat16"] == 2
     # and reading them follows SPEC.md: a changed table gives changed numbers
     changed = parse_spec(SPEC.read_text(encoding="utf-8").replace("blob size 64 MiB", "blob size 32 MiB"))
