@@ -1,6 +1,7 @@
 """The generators of the keywords that apply subschemas (``anyOf``, ``oneOf``, ``allOf``, ``not``,
-``patternProperties``, ``propertyNames``, ``dependentRequired``, ``contains`` and its counts),
-valid values and breaks alike, registered into ``_values.VALID`` and ``_domain.BREAKS``.
+``patternProperties``, ``propertyNames``, ``dependentRequired``, ``contains`` and its counts,
+``unevaluatedProperties``), valid values and breaks alike, registered into ``_values.VALID``
+and ``_domain.BREAKS``; the conditional ones (``if``, ``dependentSchemas``) are ``_conditional``'s.
 
 A valid generator proposes values broadly (each branch's own values, the values that break an
 inner schema for ``not``); ``_values.domain`` keeps those the whole schema allows. A break
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from refitwire.compat._values import Schema
 
 #: Keywords holding one subschema, a list of them, or a map of them (``check_keywords`` walks them).
-ONE = ("not", "propertyNames", "contains")
+ONE = ("not", "propertyNames", "contains", "unevaluatedProperties")
 LIST = ("anyOf", "oneOf", "allOf")
 MAP = ("patternProperties",)
 
@@ -46,6 +47,11 @@ def _breaks_of(sub: Any) -> tuple[Any, ...]:
     from refitwire.compat._domain import breaks  # (that module registers these generators)
 
     return breaks(sub) if isinstance(sub, Mapping) else ()
+
+
+def _member_value(schema: Schema, name: str) -> Any:
+    """The first value the member ``name`` of the object ``schema`` may have (0 if undescribed)."""
+    return (_values_of(schema.get("properties", {}).get(name, True)) or (0,))[0]
 
 
 def _name_for(pattern: str) -> str:
@@ -107,8 +113,7 @@ def _v_dependent_required(schema: Schema) -> Iterator[dict[str, Any]]:
     for trigger, needed in schema["dependentRequired"].items():
         for name in (trigger, *needed):
             if name not in out:
-                sub = schema.get("properties", {}).get(name, True)
-                out[name] = (_values_of(sub) or (0,))[0]
+                out[name] = _member_value(schema, name)
     yield out
 
 
@@ -120,10 +125,18 @@ def _v_contains(schema: Schema) -> Iterator[list[Any]]:
             yield [item] * count
 
 
+def _v_unevaluated(schema: Schema) -> Iterator[dict[str, Any]]:
+    """A member nothing else evaluates (no other keyword names it) at each value it may have."""
+    from refitwire.compat import _values
+
+    for value in _values_of(schema["unevaluatedProperties"]):
+        yield {**_values._object(schema, optional=False), _values._unknown_name(schema): value}
+
+
 VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {
     "anyOf": _v_branches("anyOf"), "oneOf": _v_branches("oneOf"), "allOf": _v_branches("allOf"),
     "not": _v_not, "patternProperties": _v_pattern_properties, "propertyNames": _v_property_names,
-    "dependentRequired": _v_dependent_required,
+    "dependentRequired": _v_dependent_required, "unevaluatedProperties": _v_unevaluated,
     "contains": _v_contains, "minContains": _v_contains, "maxContains": _v_contains,
 }  # fmt: skip
 
@@ -219,10 +232,25 @@ def _b_contains(schema: Schema) -> Iterator[Any]:
         yield Break("maxContains", (), matching * (high + 1), f"more than {high} items it contains")
 
 
+def _b_unevaluated(schema: Schema) -> Iterator[Any]:
+    """A member nothing else evaluates: any one (``false``), or one its schema refuses. The
+    validator reports the keyword at the object, not inside the member."""
+    from refitwire.compat import _values
+    from refitwire.compat._domain import Break
+
+    extra, name = schema["unevaluatedProperties"], _values._unknown_name(schema)
+    if extra is False:
+        value = {**_values._object(schema, optional=True), name: 0}
+        yield Break("unevaluatedProperties", (), value, f"with a member {name} nothing else evaluates")
+    for inner in _breaks_of(extra):
+        value = {**_values._object(schema, optional=False), name: inner.value}
+        yield Break("unevaluatedProperties", (), value, f"member {name}, nothing else evaluates: {inner.what}")
+
+
 BREAKS: dict[str, Callable[[Schema], Iterator[Any]]] = {
     "anyOf": _b_branches("anyOf"), "oneOf": _b_branches("oneOf"), "allOf": _b_all_of, "not": _b_not,
     "patternProperties": _b_pattern_properties, "propertyNames": _b_property_names,
-    "dependentRequired": _b_dependent_required,
+    "dependentRequired": _b_dependent_required, "unevaluatedProperties": _b_unevaluated,
     "contains": _b_contains, "minContains": _b_contains, "maxContains": _b_contains,
 }  # fmt: skip
 

@@ -353,11 +353,14 @@ BREAKS: dict[str, Callable[[Schema], Iterator[Break]]] = {
     "uniqueItems": _b_unique, "properties": _b_properties, "required": _b_required,
     "additionalProperties": _b_additional, "minProperties": _b_min_properties, "maxProperties": _b_max_properties,
 }  # fmt: skip
-# The keywords that apply subschemas: their module was loaded by ``_values``, complete by now.
-from refitwire.compat import _composed  # noqa: E402
+# The keywords that apply subschemas: their modules were loaded by ``_values``, complete by now.
+from refitwire.compat import _composed, _conditional  # noqa: E402
 
 BREAKS.update(_composed.BREAKS)
-#: Keywords whose breaks are their parts' (reported at an item, an inner member or an inner keyword).
-_NESTED = frozenset({"items", "prefixItems", "properties", "allOf", "patternProperties", "propertyNames"})
+BREAKS.update(_conditional.BREAKS)
+#: Keywords whose breaks are their parts' (reported at an item, an inner member or an inner keyword;
+#: ``if`` only selects which of ``then`` and ``else`` applies).
+_NESTED = frozenset({"items", "prefixItems", "properties", "allOf", "patternProperties", "propertyNames",
+                     "if", "then", "else", "dependentSchemas"})  # fmt: skip
 # One generator of each kind per keyword: a keyword with only one of them would be half covered.
 assert BREAKS.keys() == VALID.keys(), sorted(BREAKS.keys() ^ VALID.keys())

@@ -99,12 +99,12 @@ def check_keywords(schema: Any, where: str = "") -> None:
                 check_keywords(sub, f"{where}/properties/{name}")
         elif keyword in ("items", "additionalProperties"):
             check_keywords(value, f"{where}/{keyword}")
-        elif keyword in ("prefixItems", *_composed.LIST):
+        elif keyword in ("prefixItems", *_composed.LIST, *_conditional.LIST):
             for n, sub in enumerate(value):
                 check_keywords(sub, f"{where}/{keyword}/{n}")
-        elif keyword in _composed.ONE:
+        elif keyword in (*_composed.ONE, *_conditional.ONE):
             check_keywords(value, f"{where}/{keyword}")
-        elif keyword in _composed.MAP:
+        elif keyword in (*_composed.MAP, *_conditional.MAP):
             for name, sub in value.items():
                 check_keywords(sub, f"{where}/{keyword}/{name}")
 
@@ -415,7 +415,8 @@ VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {
     "maxProperties": _v_property_counts,
 }  # fmt: skip
 
-# The keywords that apply subschemas have their generators in their own module (which uses this one's).
-from refitwire.compat import _composed  # noqa: E402
+# The keywords that apply subschemas have their generators in their own modules (which use this one's).
+from refitwire.compat import _composed, _conditional  # noqa: E402
 
 VALID.update(_composed.VALID)
+VALID.update(_conditional.VALID)

@@ -46,6 +46,25 @@ SHAPES: dict[str, dict[str, Any]] = {
     "contains": {"type": "array", "items": {"type": "integer", "minimum": 0}, "contains": {"const": 0},
                  "minContains": 2, "maxContains": 3, "maxItems": 4},
     "format": {"type": "string", "format": "hostname", "maxLength": 8, "contentEncoding": "base64"},
+    # the conditional keywords (compat._conditional) and unevaluatedProperties
+    "if-then-else": {"type": "integer", "minimum": 0, "maximum": 100, "if": {"minimum": 10}, "then": {"multipleOf": 2},
+                     "else": {"maximum": 3}},
+    "if-then": {"type": "string", "maxLength": 8, "if": {"maxLength": 2}, "then": {"pattern": "^a"}},
+    "if-else-overlapping": {"type": "integer", "minimum": 0, "if": {"maximum": 100}, "else": {"maximum": 3}},
+    "if-object": {"type": "object", "properties": {"kind": {"enum": ["tcp", "unix"]}, "port": {"type": "integer",
+                  "minimum": 1, "maximum": 65535}, "path": {"type": "string", "maxLength": 16}}, "required": ["kind"],
+                  "if": {"properties": {"kind": {"const": "tcp"}}}, "then": {"required": ["port"]},
+                  "else": {"required": ["path"]}},
+    "dependent-schemas": {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1},
+                          "host": {"type": "string", "maxLength": 8}},
+                          "dependentSchemas": {"port": {"required": ["host"], "properties": {"port": {"maximum": 65535}}}}},
+    "dependent-in-items": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"a": {"type": "boolean"}},
+                           "dependentSchemas": {"a": {"properties": {"b": {"type": "integer", "maximum": 9}}}}}},
+    "unevaluated-false": {"type": "object", "properties": {"a": {"type": "integer"}}, "if": {"required": ["a"]},
+                          "then": {"properties": {"b": {"type": "string"}}}, "unevaluatedProperties": False},
+    "unevaluated-schema": {"type": "object", "properties": {"a": {"type": "integer"}},
+                           "allOf": [{"properties": {"b": {"type": "string"}}}],
+                           "unevaluatedProperties": {"type": "boolean"}},
 }  # fmt: skip
 
 #: Every keyword each shape must see broken (the keyword and where inside the value).
@@ -69,6 +88,26 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "dependent": {("dependentRequired", ()), ("type", ("team",)), ("type", ("contact",)), ("type", ())},
     "contains": {("minContains", ()), ("maxContains", ()), ("minimum", (3,)), ("type", (3,)), ("maxItems", ())},
     "format": {("maxLength", ()), ("type", ())},
+    "if-then-else": {("multipleOf", ()), ("maximum", ()), ("minimum", ()), ("type", ())},
+    "if-then": {("pattern", ()), ("maxLength", ()), ("type", ())},
+    "if-else-overlapping": {("maximum", ()), ("minimum", ()), ("type", ())},
+    "if-object": {("required", ()), ("enum", ("kind",)), ("maximum", ("port",)), ("maxLength", ("path",))},
+    "dependent-schemas": {("required", ()), ("maximum", ("port",)), ("minimum", ("port",)), ("type", ("host",))},
+    "dependent-in-items": {("maximum", (0, "b")), ("type", (0, "b")), ("type", (0, "a")), ("maxItems", ())},
+    "unevaluated-false": {("unevaluatedProperties", ()), ("type", ("a",)), ("type", ())},
+    "unevaluated-schema": {("unevaluatedProperties", ()), ("type", ("a",)), ("type", ("b",))},
+}  # fmt: skip
+
+#: For the conditional shapes: the schema paths (python-jsonschema's) their breaks must reach, so
+#: a break of ``then`` is one its ``if`` allows, one of ``else`` one it does not.
+THROUGH: dict[str, set[tuple[Any, ...]]] = {
+    "if-then-else": {("then", "multipleOf"), ("else", "maximum"), ("minimum",)},
+    "if-then": {("then", "pattern"), ("maxLength",)},
+    "if-else-overlapping": {("else", "maximum")},
+    "if-object": {("then", "required"), ("else", "required"), ("required",)},
+    "dependent-schemas": {("dependentSchemas", "port", "required"),
+                          ("dependentSchemas", "port", "properties", "port", "maximum")},
+    "dependent-in-items": {("items", "dependentSchemas", "a", "properties", "b", "maximum")},
 }  # fmt: skip
 
 
@@ -89,7 +128,7 @@ def test_every_value_is_valid_and_every_break_breaks_exactly_its_keyword(name: s
     check = ECMA(schema)
     values = domain(schema)
     assert values and all(check.is_valid(v) for v in values), values
-    found = set()
+    found, through = set(), set()
     for broken in breaks(schema):
         errors = {(e.validator, tuple(e.absolute_path)) for e in check.iter_errors(broken.value)}
         wanted = (broken.keyword, broken.at)
@@ -97,7 +136,9 @@ def test_every_value_is_valid_and_every_break_breaks_exactly_its_keyword(name: s
         if broken.keyword != "type":  # a wrong type may also miss an enum: TYPE is reported
             assert errors == {wanted}, (broken, errors)
         found.add(wanted)
+        through |= {tuple(e.schema_path) for e in check.iter_errors(broken.value)}
     assert BROKEN[name] <= found, BROKEN[name] - found
+    assert THROUGH.get(name, set()) <= through, THROUGH[name] - through
     assert unbreakable(schema) == ()
 
 
@@ -117,19 +158,35 @@ def test_the_valid_values_span_the_domain() -> None:
     assert {a[1] for a in domain(SHAPES["prefix-const"])} >= {0}
 
 
+def test_the_valid_values_take_each_side_of_a_condition() -> None:
+    numbers = domain(SHAPES["if-then-else"])
+    assert any(n <= 3 for n in numbers) and any(n >= 10 for n in numbers)  # else's side and then's
+    assert any(len(s) > 2 and not s.startswith("a") for s in domain(SHAPES["if-then"]))  # no else: free
+    assert {o["kind"] for o in domain(SHAPES["if-object"])} == {"tcp", "unix"}
+    objects = domain(SHAPES["dependent-schemas"])
+    assert any("port" in o for o in objects) and any("port" not in o for o in objects)
+    assert any("b" in o and "a" in o for o in domain(SHAPES["unevaluated-false"]))  # evaluated by then
+    assert any(isinstance(o.get("x_unknown"), bool) for o in domain(SHAPES["unevaluated-schema"]))
+
+
 @pytest.mark.parametrize(
     ("schema", "keyword", "where"),
     [
-        ({"type": "string", "if": {"maxLength": 2}, "then": {"pattern": "^a"}}, "if", ""),
+        ({"type": "array", "items": {"unevaluatedItems": False}}, "unevaluatedItems", "/items"),
         (
-            {"type": "object", "properties": {"a": {"anyOf": [{"dependentSchemas": {}}]}}},
-            "dependentSchemas",
-            "/properties/a/anyOf/0",
+            {"type": "object", "properties": {"a": {"if": {"$dynamicRef": "#x"}, "then": {"type": "string"}}}},
+            "$dynamicRef",
+            "/properties/a/if",
         ),
         (
-            {"type": "array", "items": {"type": "object", "unevaluatedProperties": False}},
-            "unevaluatedProperties",
-            "/items",
+            {"type": "object", "dependentSchemas": {"a": {"else": {"unevaluatedItems": False}}}},
+            "unevaluatedItems",
+            "/dependentSchemas/a/else",
+        ),
+        (
+            {"type": "object", "unevaluatedProperties": {"type": "array", "unevaluatedItems": False}},
+            "unevaluatedItems",
+            "/unevaluatedProperties",
         ),
     ],
 )

@@ -1,0 +1,226 @@
+"""The generators of the keywords that apply a subschema only when a condition holds (``if`` with
+``then`` and ``else``, ``dependentSchemas``), valid values and breaks, registered into
+``_values.VALID`` and ``_domain.BREAKS`` as ``_composed``'s are (which see).
+
+``then`` applies to a value its ``if`` allows, ``else`` to one it does not (without an ``if``
+neither applies); a ``dependentSchemas`` entry applies to an object holding the entry's member.
+A valid generator proposes values on both sides of the condition; a break generator proposes
+values on the side where the subschema applies that break exactly one of its keywords, named
+as the validator names it (the subschema's own keyword at its place, as for ``allOf``), so the
+rule is the one ``WireModel.rule_at`` gives that keyword there. Proposals are built from the
+schema's other keywords merged with the subschemas; ``_values.domain`` and ``_domain._breaks``
+keep only what the whole schema confirms, so a merge that contradicts itself costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from refitwire.compat._domain import Break
+    from refitwire.compat._values import Schema
+
+#: Keywords holding one subschema, a list of them, or a map of them (``check_keywords`` walks them).
+ONE = ("if", "then", "else")
+LIST: tuple[str, ...] = ()
+MAP = ("dependentSchemas",)
+
+
+def _as_schema(sub: Any) -> Mapping[str, Any] | None:
+    """A subschema as a mapping: ``true`` is ``{}``; None for ``false`` (it allows nothing)."""
+    return {} if sub is True else sub if isinstance(sub, Mapping) else None
+
+
+def _merged(rest: Schema, *subs: Any) -> dict[str, Any] | None:
+    """``rest`` and ``subs`` as one schema, for proposals: member schemas merged member by member,
+    required members joined, any other keyword the later one's; None where one is ``false``."""
+    out = dict(rest)
+    for sub in map(_as_schema, subs):
+        if sub is None:
+            return None
+        for key, value in sub.items():
+            if key == "properties" and isinstance(out.get(key), Mapping):
+                members = dict(out[key])
+                for name, member in value.items():
+                    members[name] = _both(members[name], member) if name in members else member
+                value = members
+            elif key == "required" and isinstance(out.get(key), list):
+                value = list(dict.fromkeys([*out[key], *value]))
+            out[key] = value
+    return out
+
+
+def _both(a: Any, b: Any) -> Any:
+    """Two member schemas as one (``false`` where either is)."""
+    merged = _merged(a, b) if isinstance(a, Mapping) else None if a is False else _as_schema(b)
+    return False if merged is None else merged
+
+
+def _proposed(generate: Callable[[Schema], tuple[Any, ...]], schema: Schema | None) -> tuple[Any, ...]:
+    """What ``generate`` (``domain`` or ``breaks``) gives for a merged proposal, none where its
+    keywords together allow no value; a keyword no generator knows is still refused."""
+    from refitwire.compat._values import UnhandledKeyword, check_keywords
+
+    if schema is None:
+        return ()
+    check_keywords(schema)
+    try:
+        return generate(schema)
+    except UnhandledKeyword:  # (after check_keywords: no value satisfies it)
+        return ()
+
+
+def _domain_of(schema: Schema | None) -> tuple[Any, ...]:
+    from refitwire.compat._values import domain
+
+    return _proposed(domain, schema)
+
+
+def _breaks_of(schema: Schema | None) -> tuple[Break, ...]:
+    from refitwire.compat._domain import breaks
+
+    return _proposed(breaks, schema)
+
+
+def _only_error(sub: Schema, value: Any) -> tuple[str, tuple[str | int, ...]] | None:
+    """The keyword and place of the one error ``sub`` has for ``value``, as the validator reports
+    it; None for no error, several, or a ``false`` subschema's (a refusal no keyword names)."""
+    from refitwire.compat._values import _validator
+
+    errors = list(_validator(json.dumps(sub, sort_keys=True)).iter_errors(value))
+    if len(errors) != 1:
+        return None
+    node: Any = sub
+    for step in errors[0].schema_path:
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    return None if node is False else (str(errors[0].schema_path[-1]), tuple(errors[0].instance_path))
+
+
+def _breaking(sub: Schema, value: Any, inner: Break | None, context: str) -> Iterator[Break]:
+    """``value`` as a break of the one keyword of ``sub`` it breaks, if it breaks one."""
+    from refitwire.compat._composed import _short
+    from refitwire.compat._domain import Break
+
+    found = _only_error(sub, value)
+    if found is not None:
+        same = inner is not None and (inner.keyword, inner.at) == found
+        what = inner.what if inner is not None and same else f"{_short(value)}, breaking its {found[0]}"
+        yield Break(found[0], found[1], value, f"{context}: {what}")
+
+
+# -- if / then / else ---------------------------------------------------------------------------
+
+
+def _rest(schema: Schema) -> dict[str, Any]:
+    from refitwire.compat._values import _without
+
+    return _without(schema, *ONE)
+
+
+def _v_if(schema: Schema) -> Iterator[Any]:
+    """Values its ``if`` allows and values it does not (a side with no ``then``/``else`` is free)."""
+    yield from _domain_of(_merged(_rest(schema), schema["if"]))
+    yield from (b.value for b in _breaks_of(_merged(_rest(schema), schema["if"])))
+
+
+def _v_then(schema: Schema) -> Iterator[Any]:
+    """The values ``then`` allows where ``if`` holds, and those it refuses where ``if`` does not."""
+    if "if" not in schema:  # (then and else apply nowhere)
+        yield from _domain_of(_rest(schema))
+        return
+    yield from _domain_of(_merged(_rest(schema), schema["if"], schema["then"]))
+    yield from _domain_of(_merged(_rest(schema), schema["then"]))
+    yield from (b.value for b in _breaks_of(_merged(_rest(schema), schema["then"])))
+
+
+def _v_else(schema: Schema) -> Iterator[Any]:
+    """The values ``else`` allows where ``if`` does not hold (those breaking one keyword of ``if``
+    among them), and those it refuses where ``if`` holds."""
+    if "if" not in schema:
+        yield from _domain_of(_rest(schema))
+        return
+    yield from _domain_of(_merged(_rest(schema), schema["else"]))
+    yield from (b.value for b in _breaks_of(_merged(_rest(schema), schema["else"], schema["if"])))
+    yield from (b.value for b in _breaks_of(_merged(_rest(schema), schema["else"])))
+
+
+def _b_side(side: str) -> Callable[[Schema], Iterator[Break]]:
+    holds = side == "then"
+
+    def generate(schema: Schema) -> Iterator[Break]:
+        """Values on the side of ``if`` where ``side`` applies, each breaking one of its keywords:
+        its breaks, and values of that side the other keywords allow that it refuses (where
+        ``if`` and ``side`` constrain the same thing, or ``if`` picks a member's value)."""
+        from refitwire.compat._values import _validator
+
+        sub, rest = _as_schema(schema[side]), _rest(schema)
+        if "if" not in schema or sub is None:
+            return  # no if: it applies nowhere; false: it refuses its side, no keyword of it
+        condition = _validator(json.dumps(schema["if"], sort_keys=True))
+        broken = list(_breaks_of(_merged(rest, sub)))
+        others = list(_domain_of(rest))
+        if holds:
+            broken += _breaks_of(_merged(rest, schema["if"], sub))
+            others += _domain_of(_merged(rest, schema["if"]))
+        else:
+            others += (b.value for b in _breaks_of(_merged(rest, schema["if"])))
+        context = f"its if {'holds' if holds else 'fails'}, its {side}"
+        for inner, value in [*((b, b.value) for b in broken), *((None, v) for v in others)]:
+            if condition.is_valid(value) == holds:
+                yield from _breaking(sub, value, inner, context)
+
+    return generate
+
+
+# -- dependentSchemas ---------------------------------------------------------------------------
+
+
+def _with(schema: Schema, value: Any, trigger: str) -> Any:
+    """``value`` holding the member ``trigger`` (at its first value), where it is an object."""
+    from refitwire.compat._composed import _member_value
+
+    if not isinstance(value, dict) or trigger in value:
+        return value
+    return {**value, trigger: _member_value(schema, trigger)}
+
+
+def _v_dependent_schemas(schema: Schema) -> Iterator[Any]:
+    """Objects without each trigger member and with it, its dependent schema held."""
+    from refitwire.compat._values import _without
+
+    rest = _without(schema, "dependentSchemas")
+    bases = _domain_of(rest)
+    yield from bases
+    for trigger, sub in schema["dependentSchemas"].items():
+        for value in _domain_of(_merged(rest, sub)):
+            yield _with(schema, value, trigger)
+        for extra in _domain_of(_as_schema(sub)):
+            for base in bases[:2]:
+                if isinstance(base, dict) and isinstance(extra, dict):
+                    yield _with(schema, {**base, **extra}, trigger)
+
+
+def _b_dependent_schemas(schema: Schema) -> Iterator[Break]:
+    """Objects holding a trigger member whose dependent schema is broken in one keyword."""
+    from refitwire.compat._values import _object, _without
+
+    rest, base = _without(schema, "dependentSchemas"), _object(schema, optional=False)
+    for trigger, sub in schema["dependentSchemas"].items():
+        dependent = _as_schema(sub)
+        if dependent is None:
+            continue  # false: it refuses the trigger member, no keyword of it
+        for inner in (*_breaks_of(_merged(rest, dependent)), *_breaks_of(dependent)):
+            if isinstance(inner.value, dict):
+                value = _with(schema, {**base, **inner.value}, trigger)
+                yield from _breaking(dependent, value, inner, f"with {trigger}")
+
+
+VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {
+    "if": _v_if, "then": _v_then, "else": _v_else, "dependentSchemas": _v_dependent_schemas,
+}  # fmt: skip
+BREAKS: dict[str, Callable[[Schema], Iterator[Any]]] = {
+    "if": lambda schema: iter(()),  # it selects a side; only then and else are broken
+    "then": _b_side("then"), "else": _b_side("else"), "dependentSchemas": _b_dependent_schemas,
+}  # fmt: skip
