@@ -268,8 +268,9 @@ JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object
 
 def schema_types(node: Any) -> tuple[str, ...]:
     """The JSON types a (sub)schema allows: its ``type``, its constant's or its values' types,
-    the union of its ``anyOf``/``oneOf`` branches' and what its ``allOf`` parts all allow; ()
-    when it does not constrain the type (any JSON value)."""
+    the union of its ``anyOf``/``oneOf`` branches', what its ``allOf`` parts all allow and the
+    union of its ``then``'s and ``else``'s (beside an ``if``); () when it does not constrain the
+    type (any JSON value)."""
     if not isinstance(node, Mapping):
         return ()
     declared = node.get("type")
@@ -289,6 +290,9 @@ def schema_types(node: Any) -> tuple[str, ...]:
     if any(parts):
         constrained = [part for part in parts if part]
         return tuple(t for t in constrained[0] if all(t in part for part in constrained[1:]))
+    sides = [schema_types(node.get(side, True)) for side in ("then", "else")] if "if" in node else []
+    if sides and all(sides):  # (a side that is absent, or allows any type, leaves it unconstrained)
+        return tuple(dict.fromkeys(t for side in sides for t in side))
     return ()
 
 

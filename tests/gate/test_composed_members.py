@@ -56,6 +56,10 @@ def test_the_model_reads_a_members_types_from_its_branches(registry: Registry) -
     assert model.level("tensors")["mode"].types == ("integer", "string")
     assert wire.schema_types({"allOf": [{"type": ["integer", "null"]}, {"type": "integer"}]}) == ("integer",)
     assert wire.schema_types({"not": {"const": 1}}) == ()  # any type
+    sides = {"if": {"minimum": 0}, "then": {"type": "integer"}, "else": {"type": ["string", "null"]}}
+    assert wire.schema_types(sides) == ("integer", "string", "null")
+    assert wire.schema_types({**sides, "else": True}) == ()  # a side that allows any type
+    assert wire.schema_types({"then": {"type": "integer"}, "else": {"type": "string"}}) == ()  # no if: no sides
 
 
 @pytest.mark.parametrize(
