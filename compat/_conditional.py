@@ -120,9 +120,15 @@ def _rest(schema: Schema) -> dict[str, Any]:
 
 
 def _v_if(schema: Schema) -> Iterator[Any]:
-    """Values its ``if`` allows and values it does not (a side with no ``then``/``else`` is free)."""
-    yield from _domain_of(_merged(_rest(schema), schema["if"]))
-    yield from (b.value for b in _breaks_of(_merged(_rest(schema), schema["if"])))
+    """Values its ``if`` allows and values it does not (a side with no ``then``/``else`` is free);
+    an object also with every optional member it lacks (a member only one side allows, say)."""
+    from refitwire.compat._values import _object
+
+    holding = _merged(_rest(schema), schema["if"])
+    for value in (*_domain_of(holding), *_domain_of(_rest(schema)), *(b.value for b in _breaks_of(holding))):
+        yield value
+        if isinstance(value, dict):
+            yield {**_object(schema, optional=True), **value}
 
 
 def _v_then(schema: Schema) -> Iterator[Any]:

@@ -58,6 +58,10 @@ SHAPES: dict[str, dict[str, Any]] = {
     "dependent-schemas": {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1},
                           "host": {"type": "string", "maxLength": 8}},
                           "dependentSchemas": {"port": {"required": ["host"], "properties": {"port": {"maximum": 65535}}}}},
+    "dependent-undeclared": {"type": "object", "properties": {"y": {"type": "string"}},
+                             "dependentSchemas": {"x": {"required": ["y"]}}},
+    "then-false-member": {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
+                          "if": {"properties": {"kind": {"const": "a"}}}, "then": {"properties": {"n": False}}},
     "dependent-in-items": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"a": {"type": "boolean"}},
                            "dependentSchemas": {"a": {"properties": {"b": {"type": "integer", "maximum": 9}}}}}},
     "unevaluated-false": {"type": "object", "properties": {"a": {"type": "integer"}}, "if": {"required": ["a"]},
@@ -93,6 +97,8 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "if-else-overlapping": {("maximum", ()), ("minimum", ()), ("type", ())},
     "if-object": {("required", ()), ("enum", ("kind",)), ("maximum", ("port",)), ("maxLength", ("path",))},
     "dependent-schemas": {("required", ()), ("maximum", ("port",)), ("minimum", ("port",)), ("type", ("host",))},
+    "dependent-undeclared": {("required", ()), ("type", ("y",))},  # (the trigger x added to the object)
+    "then-false-member": {("enum", ("kind",)), ("type", ("n",))},  # (no keyword of a false schema to break)
     "dependent-in-items": {("maximum", (0, "b")), ("type", (0, "b")), ("type", (0, "a")), ("maxItems", ())},
     "unevaluated-false": {("unevaluatedProperties", ()), ("type", ("a",)), ("type", ())},
     "unevaluated-schema": {("unevaluatedProperties", ()), ("type", ("a",)), ("type", ("b",))},
@@ -107,6 +113,7 @@ THROUGH: dict[str, set[tuple[Any, ...]]] = {
     "if-object": {("then", "required"), ("else", "required"), ("required",)},
     "dependent-schemas": {("dependentSchemas", "port", "required"),
                           ("dependentSchemas", "port", "properties", "port", "maximum")},
+    "dependent-undeclared": {("dependentSchemas", "x", "required")},
     "dependent-in-items": {("items", "dependentSchemas", "a", "properties", "b", "maximum")},
 }  # fmt: skip
 
@@ -167,6 +174,9 @@ def test_the_valid_values_take_each_side_of_a_condition() -> None:
     assert any("port" in o for o in objects) and any("port" not in o for o in objects)
     assert any("b" in o and "a" in o for o in domain(SHAPES["unevaluated-false"]))  # evaluated by then
     assert any(isinstance(o.get("x_unknown"), bool) for o in domain(SHAPES["unevaluated-schema"]))
+    assert any("x" in o for o in domain(SHAPES["dependent-undeclared"]))
+    members = domain(SHAPES["then-false-member"])
+    assert any(o.get("kind") == "a" for o in members) and any("n" in o for o in members)
 
 
 @pytest.mark.parametrize(
