@@ -44,8 +44,11 @@ def base() -> dict[str, Any]:
 
 def fullest(member: Member) -> Any:
     """A value of ``member`` with something in it (the first non-empty one of its domain), so each
-    dimension has an item or inner member to vary."""
+    dimension has an item or inner member to vary; an integer where it may be one or something
+    else (``anyOf`` an integer or a string), so its integer vectors have an integer to write."""
     values = [v for v in domain(member.schema) if v is not None]
+    if () in member.integer_places:
+        values = [v for v in values if _integer(v)] or values
     return next((v for v in values if v not in ([], {}, "")), values[0])
 
 
@@ -115,9 +118,13 @@ def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], IntegerPla
     for member in newest.members():
         for steps in member.integer_places:
             path, schema = _concrete(doc, place(member), steps, member.schema)
-            if path is not None:
+            if path is not None and _integer(get(doc, path)):  # (where a string may sit instead, say)
                 bounds = (schema.get("minimum"), schema.get("maximum"))
                 yield member, path, IntegerPlace(bounds, newest.rule_at("maximum", path))
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _concrete(
