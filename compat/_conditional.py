@@ -209,7 +209,8 @@ def _v_dependent_schemas(schema: Schema) -> Iterator[Any]:
 
 
 def _b_dependent_schemas(schema: Schema) -> Iterator[Break]:
-    """Objects holding a trigger member whose dependent schema is broken in one keyword."""
+    """Objects holding a trigger member whose dependent schema is broken in one keyword: its
+    breaks, and objects the other keywords allow that it refuses (a member it narrows)."""
     from refitwire.compat._values import _object, _without
 
     rest, base = _without(schema, "dependentSchemas"), _object(schema, optional=False)
@@ -217,10 +218,10 @@ def _b_dependent_schemas(schema: Schema) -> Iterator[Break]:
         dependent = _as_schema(sub)
         if dependent is None:
             continue  # false: it refuses the trigger member, no keyword of it
-        for inner in (*_breaks_of(_merged(rest, dependent)), *_breaks_of(dependent)):
-            if isinstance(inner.value, dict):
-                value = _with(schema, {**base, **inner.value}, trigger)
-                yield from _breaking(dependent, value, inner, f"with {trigger}")
+        broken = (*_breaks_of(_merged(rest, dependent)), *_breaks_of(dependent))
+        for inner, value in [*((b, {**base, **b.value}) for b in broken if isinstance(b.value, dict)),
+                             *((None, v) for v in _domain_of(rest) if isinstance(v, dict))]:  # fmt: skip
+            yield from _breaking(dependent, _with(schema, value, trigger), inner, f"with {trigger}")
 
 
 VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {

@@ -60,6 +60,8 @@ SHAPES: dict[str, dict[str, Any]] = {
                           "dependentSchemas": {"port": {"required": ["host"], "properties": {"port": {"maximum": 65535}}}}},
     "dependent-undeclared": {"type": "object", "properties": {"y": {"type": "string"}},
                              "dependentSchemas": {"x": {"required": ["y"]}}},
+    "dependent-narrowing": {"type": "object", "properties": {"bits": {"enum": [4, 8]}, "scale": {"type": "string"}},
+                            "dependentSchemas": {"scale": {"properties": {"bits": {"const": 8}}}}},
     "then-false-member": {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
                           "if": {"properties": {"kind": {"const": "a"}}}, "then": {"properties": {"n": False}}},
     "dependent-in-items": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"a": {"type": "boolean"}},
@@ -98,6 +100,7 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "if-object": {("required", ()), ("enum", ("kind",)), ("maximum", ("port",)), ("maxLength", ("path",))},
     "dependent-schemas": {("required", ()), ("maximum", ("port",)), ("minimum", ("port",)), ("type", ("host",))},
     "dependent-undeclared": {("required", ()), ("type", ("y",))},  # (the trigger x added to the object)
+    "dependent-narrowing": {("const", ("bits",)), ("type", ())},
     "then-false-member": {("enum", ("kind",)), ("type", ("n",))},  # (no keyword of a false schema to break)
     "dependent-in-items": {("maximum", (0, "b")), ("type", (0, "b")), ("type", (0, "a")), ("maxItems", ())},
     "unevaluated-false": {("unevaluatedProperties", ()), ("type", ("a",)), ("type", ())},
@@ -114,6 +117,7 @@ THROUGH: dict[str, set[tuple[Any, ...]]] = {
     "dependent-schemas": {("dependentSchemas", "port", "required"),
                           ("dependentSchemas", "port", "properties", "port", "maximum")},
     "dependent-undeclared": {("dependentSchemas", "x", "required")},
+    "dependent-narrowing": {("dependentSchemas", "scale", "properties", "bits", "const")},
     "dependent-in-items": {("items", "dependentSchemas", "a", "properties", "b", "maximum")},
 }  # fmt: skip
 
