@@ -244,7 +244,7 @@ def _b_unevaluated(schema: Schema) -> Iterator[Any]:
         yield Break("unevaluatedProperties", (), value, f"with a member {name} nothing else evaluates")
     for inner in _breaks_of(extra):
         value = {**_values._object(schema, optional=False), name: inner.value}
-        yield Break("unevaluatedProperties", (), value, f"member {name}, nothing else evaluates: {inner.what}")
+        yield Break("unevaluatedProperties", (), value, f"unevaluated member {name}: {inner.what}")
 
 
 BREAKS: dict[str, Callable[[Schema], Iterator[Any]]] = {

@@ -35,6 +35,8 @@ def vector_model() -> Iterator[Any]:
     ],
 )
 def test_a_member_that_may_be_an_integer_is_one_in_the_base_blob(vector_model: Any, schema: Any) -> None:
-    member = Member("either", ("tensors", "shards"), False, wire.schema_types(schema), False, None, "1.3.0", schema)
+    member = Member(
+        "either", ("tensors", "shards"), False, wire.schema_types(schema), False, None, "1.3.0", schema
+    )
     assert () in member.integer_places
     assert type(vector_model.fullest(member)) is int

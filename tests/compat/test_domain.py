@@ -188,7 +188,10 @@ def test_the_valid_values_take_each_side_of_a_condition() -> None:
     [
         ({"type": "array", "items": {"unevaluatedItems": False}}, "unevaluatedItems", "/items"),
         (
-            {"type": "object", "properties": {"a": {"if": {"$dynamicRef": "#x"}, "then": {"type": "string"}}}},
+            {
+                "type": "object",
+                "properties": {"a": {"if": {"$dynamicRef": "#x"}, "then": {"type": "string"}}},
+            },
             "$dynamicRef",
             "/properties/a/if",
         ),

@@ -59,7 +59,7 @@ def test_the_model_reads_a_members_types_from_its_branches(registry: Registry) -
     sides = {"if": {"minimum": 0}, "then": {"type": "integer"}, "else": {"type": ["string", "null"]}}
     assert wire.schema_types(sides) == ("integer", "string", "null")
     assert wire.schema_types({**sides, "else": True}) == ()  # a side that allows any type
-    assert wire.schema_types({"then": {"type": "integer"}, "else": {"type": "string"}}) == ()  # no if: no sides
+    assert wire.schema_types({k: v for k, v in sides.items() if k != "if"}) == ()  # no if: no sides
 
 
 @pytest.mark.parametrize(
