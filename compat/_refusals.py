@@ -15,6 +15,7 @@ carried too: a write request's payload is any object, and the writer refuses it 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,7 +47,10 @@ def mutations(model: WireModel, base: dict[str, Any]) -> Iterator[tuple[str, str
                 if not carried(write(0, payload)):
                     continue
                 place = [*(step for name in path for step in (name, 0)), member.name, *at]
-                rule = model.rule_at(broken.keyword, place)
+                instance = functools.reduce(
+                    lambda inner, step: inner[step], at, value
+                )  # (the value at the break)
+                rule = model.rule_at(broken.keyword, place, instance)
                 yield rule, f"{pointer(*place)}: {broken.what}", payload
 
 

@@ -84,6 +84,22 @@ def test_the_model_of_the_latest_release() -> None:
     assert not wire.wire_model("rendezvous", "1.0.0").knows("digest", "tensors", "shards")
 
 
+def test_a_value_of_no_type_an_enum_allows_is_a_type_error_at_any_depth() -> None:
+    """An untyped ``enum`` missed by a value of a type its values have is the member's own rule
+    (SCHEMA here); by one of another type, TYPE. Inside an object member's value too: the
+    subschema at the path is asked, not the member holding it."""
+    transport = {"type": "object", "properties": {"kind": {"enum": ["tcp", "unix"]},
+                 "ports": {"type": "array", "prefixItems": [{"enum": [1, 2]}]}}}  # fmt: skip
+    schema = {"type": "object", "properties": {"transport": transport, "mode": {"enum": ["a", "b"]}}}
+    model = compile_model(schema, "rendezvous")
+    assert model.rule_at("enum", ("mode",), "c") == "SCHEMA"
+    assert model.rule_at("enum", ("mode",), 7) == "TYPE"
+    assert model.rule_at("enum", ("transport", "kind"), "TCP") == "SCHEMA"
+    assert model.rule_at("enum", ("transport", "kind"), 7) == "TYPE"
+    assert model.rule_at("enum", ("transport", "ports", 0), 3) == "SCHEMA"
+    assert model.rule_at("enum", ("transport", "ports", 0), "1") == "TYPE"
+
+
 def test_a_reference_that_does_not_resolve_is_an_error() -> None:
     with pytest.raises(RefError, match="does not resolve"):
         resolve_refs({"properties": {"a": {"$ref": "#/$defs/missing"}}})

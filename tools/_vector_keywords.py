@@ -141,7 +141,7 @@ def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> A
     if not model.knows(member.name, *member.level):
         return None
     at = list(place(member))
-    errors = [(model.rule_at(str(e.schema_path[-1]), [*at, *e.instance_path]), wire.pointer(*at, *e.instance_path))
+    errors = [(model.rule_at(str(e.schema_path[-1]), [*at, *e.instance_path], e.instance), wire.pointer(*at, *e.instance_path))
               for e in _validator(json.dumps(dict(model.at(at).schema), sort_keys=True)).iter_errors(value)]  # fmt: skip
     if errors:
         return min(errors, key=lambda e: (len(e[1]), _FIRST.get(e[0], 2), e[0]))

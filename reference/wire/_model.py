@@ -160,12 +160,16 @@ class WireModel:
     def at(self, path: Sequence[str | int]) -> Member | None:
         """The member (or array items) an instance path points into: ``("tensors", 3, "shards",
         0, "shape", 1)`` is an item of ``shape`` at level ``("tensors", "shards")``."""
+        return self._find(path)[0]
+
+    def _find(self, path: Sequence[str | int]) -> tuple[Member | None, int]:
+        """:meth:`at`'s member, and how many steps of ``path`` lead to it (the rest are inside its value)."""
         level: tuple[str, ...] = ()
         member: Member | None = None
-        for step in path:
+        for n, step in enumerate(path):
             if isinstance(step, int) or (isinstance(step, str) and step.isdigit() and member is not None):
                 if member is None or member.items is None:
-                    return member
+                    return member, n
                 if member.child is not None:
                     level, member = member.child, None
                 else:
@@ -173,9 +177,9 @@ class WireModel:
                 continue
             found = self.levels.get(level)
             if found is None or member is not None or step not in found:
-                return member
+                return member, n
             member = found[step]
-        return member
+        return member, len(path)
 
     def rule_at(self, keyword: str, path: Sequence[str | int], instance: Any = _UNSEEN) -> str:
         """The rule a schema error names: ``required`` and ``type`` by the keyword (SPEC 2.2), as
@@ -193,9 +197,26 @@ class WireModel:
         return "SCHEMA"
 
     def _typed(self, path: Sequence[str | int], instance: Any) -> bool:
-        """Whether ``instance`` has a JSON type the member at ``path`` allows (True when unknown)."""
-        member = self.at(path)
-        return instance is _UNSEEN or member is None or _allows(member.types, instance)
+        """Whether ``instance`` has a JSON type the schema at ``path`` allows (True when unknown):
+        a member's, or the subschema inside a member's value (``{"kind": {"enum": [...]}}``)."""
+        member, depth = self._find(path)
+        if instance is _UNSEEN or member is None:
+            return True
+        node: Any = member.schema
+        for step in path[depth:]:
+            node = _subschema_at(node, step)
+        return node is None or _allows(tuple(t for t in schema_types(node) if t != "null"), instance)
+
+
+def _subschema_at(node: Any, step: str | int) -> Any:
+    """The subschema of ``node`` a value's ``step`` (a member name, an item index) is held to;
+    None where the schema does not say (an object's unlisted member, say)."""
+    if not isinstance(node, Mapping):
+        return None
+    if isinstance(step, int) or step.isdigit():
+        prefix = node.get("prefixItems") or ()
+        return prefix[int(step)] if int(step) < len(prefix) else node.get("items")
+    return (node.get("properties") or {}).get(step)
 
 
 def _allows(types: tuple[str, ...], instance: Any) -> bool:
