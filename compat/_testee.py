@@ -142,6 +142,10 @@ class Testee:
             reply = _loads(line)
         except ValueError:
             raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
+        except RecursionError:  # (a testee that echoes a blob's deepest unknown member, say)
+            raise proto.ProtocolError(
+                f"reply nested too deep for the runner to read: {_as_text(line)}"
+            ) from None
         if not isinstance(reply, dict):
             raise proto.ProtocolError(f"reply is not a JSON object: {_as_text(line)}")
         self._answered = True

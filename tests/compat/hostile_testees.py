@@ -56,6 +56,8 @@ def main(mode: str) -> int:
                 say(out, chunk)
         elif mode == "invalid-json":
             say(out, '{"seq": ' + str(request.get("seq")) + ", this is not JSON\n")
+        elif mode == "too-deep":  # JSON, nested deeper than a recursive parser reads
+            say(out, '{"seq": ' + str(request.get("seq")) + ', "payload": ' + "[" * 5000 + "]" * 5000 + "}\n")
         elif mode == "repeated-seq":
             reply = json.dumps(answer(request, VERSION)) + "\n"
             say(out, reply + reply)

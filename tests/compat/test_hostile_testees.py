@@ -23,7 +23,7 @@ import pytest
 
 HOSTILE = Path(__file__).with_name("hostile_testees.py")
 MODES = [
-    "endless-line", "invalid-json", "repeated-seq", "silence", "mute",
+    "endless-line", "invalid-json", "too-deep", "repeated-seq", "silence", "mute",
     "exit-after-handshake", "stderr-only", "flood",
 ]  # fmt: skip
 # The modes that take longest (a 64 MiB line, a 10 s handshake wait, a flood) run in the slow
@@ -38,6 +38,7 @@ TIMEOUT_S = {"endless-line": 10}
 REASONS = {
     "endless-line": "line limit",
     "invalid-json": "not JSON",
+    "too-deep": "nested too deep",
     "repeated-seq": "seq",
     "silence": "no reply within",
     "mute": "no reply within",
