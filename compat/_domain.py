@@ -47,6 +47,7 @@ from refitwire.compat._values import (
     _without,
     check_keywords,
     domain,
+    wrong_values,
 )
 
 __all__ = ["Break", "UnhandledKeyword", "breaks", "domain", "level_breaks", "level_domain", "unbreakable"]
@@ -157,9 +158,10 @@ def _b_type(schema: Schema) -> Iterator[Break]:
         allowed.discard("number")  # 7.5 is no integer; an integral number is an integer
     if "number" in allowed:
         allowed.add("integer")
-    for kind, value in SAMPLES.items():
+    for kind in SAMPLES:
         if kind not in allowed:
-            yield Break("type", (), value, f"a JSON {kind} ({json.dumps(value)})")
+            for value in wrong_values(kind):
+                yield Break("type", (), value, f"a JSON {kind} ({json.dumps(value)})")
 
 
 def _near(value: Any) -> Iterator[Any]:

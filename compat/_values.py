@@ -22,7 +22,7 @@ import jsonschema_rs
 from refitwire.compat._cache import cache_home, content_key, write_whole
 from refitwire.wire import JSON_TYPES, schema_types
 
-__all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain"]
+__all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain", "wrong_values"]
 
 #: Keywords that never change which values validate (JSON Schema annotations), and ``$``-keys.
 ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$anchor", "title", "description", "examples",
@@ -35,6 +35,16 @@ LONGEST = 4096
 #: One value of each JSON type (SPEC 2.2, TYPE); an integer's wrong "number" is a fraction.
 SAMPLES: dict[str, Any] = {"string": "7", "integer": 7, "number": 7.5, "boolean": True, "null": None,
                            "array": [], "object": {}}  # fmt: skip
+#: And the falsy value of each type whose sample is not: a reader that checks a member only when
+#: it is truthy (``if (step)``) takes ``false``, ``0`` or ``""`` for an absent one.
+FALSY: dict[str, Any] = {"string": "", "integer": 0, "boolean": False}
+
+
+def wrong_values(kind: str) -> tuple[Any, ...]:
+    """The values of JSON type ``kind`` a member that must not have it is broken with."""
+    return (SAMPLES[kind], FALSY[kind]) if kind in FALSY else (SAMPLES[kind],)
+
+
 _ALPHABET = "a0zZ9_-.!é"
 
 

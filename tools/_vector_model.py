@@ -20,6 +20,7 @@ from typing import Any
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
 from refitwire.compat._domain import domain
+from refitwire.compat._values import SAMPLES, wrong_values
 from refitwire.wire import NO_CONST, Member
 
 DOCUMENT = "rendezvous"
@@ -210,11 +211,6 @@ def literal_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 # -- values of the wrong JSON type -------------------------------------------------------------
 
-#: One value of each JSON type (SPEC 2.2, TYPE); an integer member's "number" is a fraction.
-SAMPLES: dict[str, Any] = {
-    "string": "7", "integer": 7, "number": 7.5, "boolean": True, "null": None, "array": [], "object": {},
-}  # fmt: skip
-
 
 def wrong_types(member: Member) -> list[str]:
     """The JSON types a value of ``member`` must not have (none when its schema allows any)."""
@@ -251,8 +247,11 @@ def type_vectors() -> list[dict[str, Any]]:
         else:
             kinds, rule = wrong_types(typed), "TYPE"
         for kind in kinds:
-            copy = json.loads(json.dumps(doc))
-            put(copy, path, SAMPLES[kind])
-            shown = json.dumps(SAMPLES[kind])
-            found.append(bad(f"{at} is {shown} (a JSON {kind})", text(copy), rule, at, knowing(member), tags))
+            for value in wrong_values(kind):  # a truthy and a falsy one (``false``, ``0``, ``""``)
+                copy = json.loads(json.dumps(doc))
+                put(copy, path, value)
+                shown = json.dumps(value)
+                found.append(
+                    bad(f"{at} is {shown} (a JSON {kind})", text(copy), rule, at, knowing(member), tags)
+                )
     return found

@@ -265,3 +265,15 @@ def test_the_simplest_string_of_a_pattern_is_found_once_and_kept(
     with pytest.raises(AssertionError, match="searched again"):
         _values._match(pattern)
     _values._match.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("schema", "falsy"),
+    [({"type": "integer"}, [False, ""]), ({"type": "string"}, [False, 0]), ({"type": "boolean"}, [0, ""])],
+)
+def test_a_type_is_broken_with_falsy_values_too(schema: dict[str, Any], falsy: list[Any]) -> None:
+    """A reader that checks a member only when it is truthy (``if (step)``) takes ``false``, ``0`` or
+    ``""`` for an absent member: each wrong JSON type is also given as its falsy value."""
+    found = [(b.keyword, b.value) for b in breaks(schema)]
+    for value in falsy:
+        assert any(k == "type" and v == value and type(v) is type(value) for k, v in found), (value, found)
