@@ -132,3 +132,26 @@ def test_a_must_sentence_no_case_covers_is_a_gap(tmp_path: Path) -> None:
                        encoding="utf-8")  # fmt: skip
     lines, gaps = musts.must_rows(_load(), {"FROBNICATE"}, {"PLANTED": planted})
     assert len(gaps) == 1 and gaps[0].startswith("PLANTED:FROBNICATE:"), (gaps, lines)
+
+
+def test_every_member_inside_the_table_is_broken_in_a_later_object() -> None:
+    """A reader that checks only the first tensor, or only as many shards as the first tensor
+    has, must fail a vector: each member of each level of the table is broken once in the second
+    tensor, in its second shard for a shard's member (tools/_vector_later.py)."""
+    from _support import load_vectors
+    from refitwire import wire
+
+    model = wire.newest_model()
+    tensors = model.table_at()
+    shards = model.table_at(*tensors)
+    later = {
+        e["pointer"]
+        for v in load_vectors()
+        if "later-object" in v["tags"]
+        for e in v["expect"].values()
+        if not e["valid"]
+    }
+    for level, where in ((tensors, (tensors[-1], 1)), (shards, (tensors[-1], 1, shards[-1], 1))):
+        for member in model.level(*level).members:
+            at = wire.pointer(*where, member.name)
+            assert any(p == at or p.startswith(at + "/") for p in later), at

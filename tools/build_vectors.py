@@ -36,6 +36,7 @@ from _vector_kit import (
     vector,
     writer_vector,
 )
+from _vector_later import later_object_vectors
 from _vector_model import literal_vectors, type_vectors
 from _vector_order import order_vectors
 from _vector_stages import stage_pair_vectors
@@ -307,6 +308,7 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + keyword_invalid
         + alias_invalid
     )
+    invalid += later_object_vectors(invalid)  # each member's breaks once more in a later object
     invalid += (
         grammar_vectors()
         + structure_invalid
