@@ -8,6 +8,7 @@ change to upstream's algorithm both show here. A testee that computes no digest 
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from dataclasses import dataclass
@@ -42,15 +43,22 @@ def digest_cases() -> tuple[DigestCase, ...]:
         resources.files("refitwire.schema").joinpath("vectors/digest/digest.json").read_text(encoding="utf-8")
     )
     return tuple(
-        DigestCase(
-            f"digest:{v['id']}",
-            v["description"],
-            v["tier"],
-            {k: v[k] for k in ("data_b64", "dtype", "shape", "box") if k in v},
-            v["digest"],
-        )
+        DigestCase(f"digest:{v['id']}", v["description"], v["tier"], digest_request(v), v["digest"])
         for v in json.loads(text)["vectors"]
     )
+
+
+def tensor_bytes(vector: dict[str, Any]) -> bytes:
+    """A digest vector's whole tensor: ``data_b64``'s bytes, ``repeat`` times over (once without it)."""
+    repeat: int = vector.get("repeat", 1)
+    return base64.b64decode(vector["data_b64"]) * repeat
+
+
+def digest_request(vector: dict[str, Any]) -> dict[str, Any]:
+    """The members of the protocol's digest request for ``vector`` besides ``cmd`` and ``seq``."""
+    request: dict[str, Any] = {k: vector[k] for k in ("dtype", "shape", "box") if k in vector}
+    data = vector["data_b64"] if "repeat" not in vector else base64.b64encode(tensor_bytes(vector)).decode()
+    return {"data_b64": data, **request}
 
 
 def check_digest(who: Any, case: DigestCase) -> Result:

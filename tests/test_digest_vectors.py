@@ -5,7 +5,6 @@ gives every recorded digest.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -19,6 +18,7 @@ import pytest
 from _support import VECTORS
 from refitwire import tensor_digest
 from refitwire._spec import dtype_sizes
+from refitwire.compat._digest import tensor_bytes
 from refitwire.compat.upstream import envs
 
 FOLDER = VECTORS / "digest"
@@ -30,7 +30,7 @@ ROW = 4096
 def box_bytes(v: dict[str, Any]) -> bytes:
     """The bytes the digest is of: the box, row-major (written here from SPEC.md section 4)."""
     size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
-    full = np.frombuffer(base64.b64decode(v["data_b64"]), dtype=np.dtype(f"V{size}")).reshape(v["shape"])
+    full = np.frombuffer(tensor_bytes(v), dtype=np.dtype(f"V{size}")).reshape(v["shape"])
     if "box" in v:
         box = v["box"]
         full = full[tuple(slice(o, o + e) for o, e in zip(box["shard_offset"], box["shape"]))]
@@ -48,15 +48,14 @@ def test_ids_are_unique_and_derived_from_content() -> None:
     for v in CASES:
         box = [v["box"]["shard_offset"], v["box"]["shape"]] if "box" in v else None
         key = json.dumps([v["dtype"], v["shape"], box, v["data_b64"]], sort_keys=True)
+        key = json.dumps([key, v["repeat"]]) if "repeat" in v else key
         assert v["id"] == "d-" + hashlib.sha256(key.encode()).hexdigest()[:12], v["description"]
 
 
 def test_each_input_fills_its_shape_and_its_box_fits() -> None:
     for v in CASES:
         size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
-        assert len(base64.b64decode(v["data_b64"])) == size * int(np.prod(v["shape"], dtype=np.int64)), v[
-            "id"
-        ]
+        assert len(tensor_bytes(v)) == size * int(np.prod(v["shape"], dtype=np.int64)), v["id"]
         if "box" in v:
             box = v["box"]
             assert len(box["shard_offset"]) == len(box["shape"]) == len(v["shape"]), v["id"]

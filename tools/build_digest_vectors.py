@@ -29,14 +29,20 @@ from typing import Any
 
 import _clone
 from refitwire._spec import dtype_sizes
+from refitwire.compat._digest import digest_request
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors" / "digest" / "digest.json"
 ROW = 4096  # bytes in one digest row (SPEC.md section 4)
 
 
-def vector(description: str, dtype: str, shape: list[int], data: bytes, box: Any = None) -> dict[str, Any]:
+def vector(
+    description: str, dtype: str, shape: list[int], data: bytes, box: Any = None, repeat: int = 1
+) -> dict[str, Any]:
+    """A digest input; ``repeat``: the tensor is ``data`` that many times over (kept once here)."""
     key = json.dumps([dtype, shape, box, base64.b64encode(data).decode()], sort_keys=True)
+    if repeat > 1:
+        key = json.dumps([key, repeat])
     v: dict[str, Any] = {
         "id": "d-" + hashlib.sha256(key.encode()).hexdigest()[:12],
         "description": description,
@@ -45,6 +51,8 @@ def vector(description: str, dtype: str, shape: list[int], data: bytes, box: Any
     if box is not None:
         v["box"] = {"shard_offset": box[0], "shape": box[1]}
     v["data_b64"] = base64.b64encode(data).decode()
+    if repeat > 1:
+        v["repeat"] = repeat
     return v
 
 
@@ -75,6 +83,11 @@ def inputs() -> list[dict[str, Any]]:
             b"\x00\x00\x00\x80" * words + b"\x80\x81\xff",
         )
     )
+    # Weighted row sums past 2^53, not a multiple of a large power of two: a sum kept in a double
+    # (JavaScript's Number) rounds S2 here. 128 rows of one row whose words sum to an odd number.
+    row = b"\xff\xff\xff\x7f" * (ROW // 4 - 1) + b"\xfe\xff\xff\x7f"
+    described = "128 rows of int32 near 2^31-1, odd row sums (S2 past 2^53)"
+    found.append(vector(described, "int32", [128, ROW // 4], row, repeat=128))
     # Every dtype label of the table, as written on the wire (with and without torch.).
     for i, (label, size) in enumerate(sorted(dtype_sizes().items())):
         written = f"torch.{label}" if i % 2 == 0 else label
@@ -115,10 +128,7 @@ def digests(version: str, cases: list[dict[str, Any]]) -> list[str]:
         )
     requests = [{"cmd": "start", "protocol": 1}]
     for seq, case in enumerate(cases, 1):
-        asked = {"cmd": "digest", "seq": seq, **{k: case[k] for k in ("data_b64", "dtype", "shape")}}
-        if "box" in case:
-            asked["box"] = case["box"]
-        requests.append(asked)
+        requests.append({"cmd": "digest", "seq": seq, **digest_request(case)})
     text = "".join(json.dumps(r) + "\n" for r in requests + [{"cmd": "stop"}])
     proc = subprocess.run(
         [str(python), str(ADAPTER_SCRIPT)], input=text.encode(), capture_output=True, timeout=600, check=False
