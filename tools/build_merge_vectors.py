@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import itertools
 import json
 import subprocess
 import sys
@@ -40,7 +41,7 @@ from refitwire.compat._built_cases import base_payload
 from refitwire.compat._cases import member_values
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
-from refitwire.engine import decoded_members, version_key
+from refitwire.engine import decoded_members, dtype_sizes, version_key
 from refitwire.wire import NO_CONST
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,6 +110,18 @@ def _other(table: list[dict[str, Any]], where: tuple[int, ...], name: str) -> li
     return None
 
 
+def _whole_box(table: list[dict[str, Any]], name: str, value: Any) -> list[dict[str, Any]]:
+    """``table`` with tensor member ``name`` set to ``value`` and, where the shards no longer fit
+    (a ``full_shape`` of another rank or order), one shard whose box is the whole tensor."""
+    changed = [{**table[0], name: value}]
+    if not _valid(changed):
+        offset, extent = BOX
+        whole = {**table[0][SHARD[-1]][0], offset: [0] * len(value), extent: list(value)}
+        changed = [{**changed[0], SHARD[-1]: [whole]}]
+    assert _valid(changed), (name, value)
+    return changed
+
+
 def _at(table: list[dict[str, Any]], where: tuple[int, ...]) -> dict[str, Any]:
     tensor = table[where[0]]
     return tensor if len(where) == 1 else tensor[SHARD[-1]][where[1]]
@@ -160,6 +173,30 @@ def inputs() -> list[dict[str, Any]]:
         cases.append(
             ("MERGE_CONSISTENT", f"two tables disagree on {name}", [first, _changed(first, (0,), name)])
         )
+    for name in AGREED:  # an array disagreeing in order or length, not only in one item's value
+        value = base[0][name]
+        if isinstance(value, list) and len({json.dumps(item) for item in value}) > 1:
+            for what, changed in (
+                ("the same items in another order", value[::-1]),
+                ("one more item", [*value, 1]),
+            ):
+                cases.append(("MERGE_CONSISTENT", f"two tables disagree on {name}: {what}",
+                              [base, _whole_box(base, name, changed)]))  # fmt: skip
+    # Two labels SPEC.md's table gives one size still disagree (labels are compared, not sizes):
+    # each label beside the next of its size, in the table's order (which lists half by float16).
+    by_size: dict[int, list[str]] = {}
+    for dtype, size in dtype_sizes().items():
+        by_size.setdefault(size, []).append(dtype)
+    for size, labels in by_size.items():
+        for a, b in itertools.pairwise(labels):
+            pair = [[{**base[0], "dtype": dtype, "elsize": size}] for dtype in (a, b)]
+            cases.append(
+                (
+                    "MERGE_CONSISTENT",
+                    f"two tables disagree on dtype: {a} and {b}, {size} byte{'s' * (size > 1)} each",
+                    pair,
+                )
+            )
     label = base[0]["dtype"]
     respelled = label.removeprefix("torch.") if label.startswith("torch.") else f"torch.{label}"
     cases.append(("MERGE_CONSISTENT", f"{label} and {respelled} agree: the same dtype",

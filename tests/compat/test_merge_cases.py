@@ -7,6 +7,7 @@ what its builder makes, matches its schema, and every case passes against the re
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ FOLDER = ROOT / "schema" / "vectors" / "merge"
 
 
 def _merge_as(tables: list[list[dict[str, Any]]], *, keep: str = "first", dedupe: str = "name",
-              agree: tuple[str, ...] = ("dtype", "elsize", "full_shape"), prefix: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+              agree: tuple[str, ...] = ("dtype", "elsize", "full_shape"), prefix: bool = False,
+              by_count: bool = False, aliases: dict[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """A merger written here from SPEC.md 2.6, each way of breaking it a parameter."""
     merged: dict[str, dict[str, Any]] = {}
     seen: dict[Any, int] = {}
@@ -35,6 +37,10 @@ def _merge_as(tables: list[list[dict[str, Any]]], *, keep: str = "first", dedupe
                 mine, theirs = kept[member], tensor[member]
                 if member == "dtype" and not prefix:
                     mine, theirs = mine.removeprefix("torch."), theirs.removeprefix("torch.")
+                if member == "dtype" and aliases:  # (labels of one size taken for one dtype)
+                    mine, theirs = aliases.get(mine, mine), aliases.get(theirs, theirs)
+                if member == "full_shape" and by_count:  # (shapes compared by their element count)
+                    mine, theirs = math.prod(mine), math.prod(theirs)
                 if mine != theirs:
                     raise ValueError("MERGE_CONSISTENT")
             for shard in tensor["shards"]:
@@ -88,6 +94,8 @@ def test_a_right_merge_passes_every_case(merger: Any) -> None:
         ({"agree": ("dtype", "elsize")}, REQUIRED),  # full_shape unchecked
         ({"agree": ("dtype", "full_shape")}, RECOMMENDED),  # elsize unchecked: as upstream does
         ({"prefix": True}, RECOMMENDED),  # torch.bfloat16 is not bfloat16: as upstream does
+        ({"by_count": True}, REQUIRED),  # [8, 4] taken for [4, 8]
+        ({"aliases": {"half": "float16", "float": "float32", "double": "float64"}}, REQUIRED),
     ],
 )
 def test_a_wrong_merge_fails(options: dict[str, Any], tier: str) -> None:
