@@ -155,3 +155,25 @@ def test_every_member_inside_the_table_is_broken_in_a_later_object() -> None:
         for member in model.level(*level).members:
             at = wire.pointer(*where, member.name)
             assert any(p == at or p.startswith(at + "/") for p in later), at
+
+
+def test_every_declared_name_is_matched_exactly_as_json_reads_it() -> None:
+    """Each level has a valid vector holding the names declared at other levels and its own names
+    in another case (both unknown there, with values refused where they are known), and each
+    declared name has one spelling it with a \\u escape (tools/_vector_names.py)."""
+    from _support import blob_of, load_vectors
+    from refitwire import wire
+
+    named = [v for v in load_vectors() if "names" in v["tags"]]
+    assert named and all(e["valid"] for v in named for e in v["expect"].values())
+    model = wire.newest_model()
+    for level, members in model.levels.items():
+        where = wire.pointer(*level) or "the top level"
+        phrases = (f"unknown in {where}, with", f"names of {where} in another case")
+        assert all(any(p in v["description"] for v in named) for p in phrases), where
+        path = [s for part in level for s in (part, "0")]
+        for member in members.members:
+            escaped = [
+                v for v in named if v["description"].startswith(wire.pointer(*path, member.name) + ":")
+            ]
+            assert escaped and b'"\\u00' in blob_of(escaped[0]), member.name

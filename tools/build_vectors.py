@@ -38,6 +38,7 @@ from _vector_kit import (
 )
 from _vector_later import later_object_vectors
 from _vector_model import literal_vectors, type_vectors
+from _vector_names import name_vectors
 from _vector_order import order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
@@ -298,6 +299,7 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + alias_valid
         + structure_valid
         + legal_spellings()
+        + name_vectors()
     )
     invalid = (
         literal_invalid
