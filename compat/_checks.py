@@ -142,11 +142,16 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None)
             yield reason(case.id, r.label, reply, allowed["rule"], allowed["pointer"])
             return
         if isinstance(reply, Rejected):
+            may = (
+                f"; a reader MAY reject it only naming {allowed['rule']} at {show_pointer(allowed['pointer'])}"
+                if allowed
+                else ""
+            )
             yield failed(
                 base,
                 "reader",
                 rejected_valid(reply),
-                f"rejected a valid blob ({case.description}): {reply.message}",
+                f"rejected a valid blob ({case.description}): {reply.message}{may}",
             )
             return
         assert isinstance(reply, Decoded)
