@@ -193,7 +193,9 @@ def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> 
             base,
             "reader",
             f"wrong pointer for {rule}: named {show_pointer(general(reply.pointer))}, "
-            f"the spec says {show_pointer(general(pointer))}",
+            f"the spec says {show_pointer(general(pointer))}"
+            # (the same place but for an index: which item, dimension or object is the one due)
+            + (" (another index)" if general(reply.pointer) == general(pointer) else ""),
             f"rejected at the wrong place: named {rule} at {show_pointer(reply.pointer)}, {spec_says}",
         )
     return Result(**base, outcome=Outcome.PASSED)

@@ -156,6 +156,10 @@ def arithmetic_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         (span, "2^62 elements of 8 bytes (2^65 bytes: wraps to 0)", _geometry((2**62,), (0,), (2**62,), 0, "torch.float64", 8), S + "/addr"),
         (span, "2^63 bytes from 2^63 + 1 (8 x 2^60 elements of 1 byte)", _geometry((8, 2**60), (0, 0), (8, 2**60), I63 + 1, "torch.int8", 1), S + "/addr"),
         (span, "addr 2^64 - 1 with one 2-byte element", _geometry((1,), (0,), (1,), U64 - 1), S + "/addr"),
+        # every dimension out of bounds: the first one is reported
+        (box, "the box passes the tensor in both dimensions: the first is reported", _geometry((4, 4), (3, 3), (2, 2), 4096), S + "/shape/0"),
+        # a dtype label the table does not list: elsize alone gives the byte count (8 here, not 1 or 2)
+        (span, "4 elements of an unlisted dtype, elsize 8, 16 bytes below 2^64", _geometry((4,), (0,), (4,), U64 - 16, "fp8x", 8), S + "/addr"),
     ]  # fmt: skip
     return valid, [bad(f"{rule}: {what}", blob, rule, at, _all(), tags) for rule, what, blob, at in invalid]
 
