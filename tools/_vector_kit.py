@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from refitwire import wire
+from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
 from refitwire._spec import added_in, knows, wire_schema_id
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
@@ -308,3 +308,12 @@ def edge_blob(
     text = text.replace('"torch.bfloat16"', f'"{dtype}"').replace('"addr": 4096', f'"addr": {addr}')
     doc["tensors"][0]["shards"][0]["addr"] = int(addr) if addr.isdigit() else addr
     return (text[:-1] + extra + "}").encode(), doc
+
+
+def first_violation(blob: bytes, version: str) -> tuple[str, str] | None:
+    """The (rule, pointer) the reference rejects ``blob`` with as a reader of ``version``; None: it reads it."""
+    try:
+        unwrap_rendezvous_blob(blob, spec_version=version)
+    except InvalidBlob as exc:
+        return exc.rule, exc.pointer
+    return None

@@ -16,10 +16,9 @@ import copy
 import json
 from typing import Any
 
-from _vector_kit import vector
+from _vector_kit import first_violation, vector
 from _vector_model import DOCUMENT, base, get, model, put, text
 from _vector_upstream import upstream_verdict
-from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.wire import pointer, tokens, version_key
 
 #: The kinds of vector whose break is a value at its pointer (not a spelling of the JSON text).
@@ -93,7 +92,7 @@ def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
     for version, expect in v["expect"].items():
         if not expect["valid"]:
             invalid[version] = (expect["rule"], pointer(*_later(_path(expect["pointer"]))))
-        if _judged(blob, version) != invalid.get(version):
+        if first_violation(blob, version) != invalid.get(version):
             return None
     description = f"{pointer(*moved)}, in a later object of the table: {v['description']}"
     return vector(description, blob, invalid=invalid, upstream=upstream_verdict(DOCUMENT, blob),
@@ -102,11 +101,3 @@ def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
 
 def _path(at: str) -> tuple[str | int, ...]:
     return tuple(int(t) if t.isdigit() else t for t in tokens(at))
-
-
-def _judged(blob: bytes, version: str) -> tuple[str, str] | None:
-    try:
-        unwrap_rendezvous_blob(blob, spec_version=version)
-    except InvalidBlob as exc:
-        return exc.rule, exc.pointer
-    return None

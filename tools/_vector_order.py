@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
 
-from _vector_kit import VERSIONS, vector
+from _vector_kit import VERSIONS, first_violation, vector
 from _vector_model import base, get, integer_places, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
@@ -35,14 +35,6 @@ def _breaks() -> Iterator[tuple[str, str, Change]]:
 
 def _as_float(path: tuple[str | int, ...]) -> Change:
     return lambda doc: put(doc, path, float(get(doc, path)))
-
-
-def _first(blob: bytes, version: str) -> tuple[str, str] | None:
-    try:
-        unwrap_rendezvous_blob(blob, spec_version=version)
-    except InvalidBlob as exc:
-        return exc.rule, exc.pointer
-    return None
 
 
 def _both(blob: bytes, alone_a: dict[str, Any], alone_b: dict[str, Any]) -> bool:
@@ -82,7 +74,7 @@ def order_vectors() -> list[dict[str, Any]]:
     for rule, what, change in _breaks():
         doc = base()
         change(doc)
-        alone = {v: _first(text(doc), v) for v in VERSIONS}
+        alone = {v: first_violation(text(doc), v) for v in VERSIONS}
         if any(found_ is not None and found_[0] != rule for found_ in alone.values()):
             continue  # the change breaks something else first: not this rule's single violation
         singles.append((rule, what, change, alone))
