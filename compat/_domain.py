@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -207,6 +208,8 @@ def _b_bound(keyword: str, low: bool) -> Callable[[Schema], Iterator[Break]]:
         steps += [1] if _integer(schema) else [0.5, 1]
         for step in [0] if exclusive and "multipleOf" not in schema else steps:
             past = bound - step if low else bound + step
+            if isinstance(past, float) and past == bound and step:  # a bound past 2^53: the next double
+                past = math.nextafter(bound, -math.inf if low else math.inf)
             if not exclusive or step == 0 or (past < bound if low else past > bound):
                 yield Break(keyword, (), past, f"{past}, {'below' if low else 'above'} its {keyword} {bound}")
         if exclusive and "multipleOf" in schema:

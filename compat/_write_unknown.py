@@ -64,7 +64,8 @@ def _later_members(version: str, registry: wire.Registry | None) -> dict[tuple[s
             for member in level.members:
                 if member.name not in model.levels[path] and member.in_decoded_form:
                     values = _cases.member_values(json.dumps(dict(member.schema), sort_keys=True))
-                    found.setdefault(path, {}).setdefault(member.name, values[0])
+                    if values:  # (none for a member that may only be null: absent is all it can say)
+                        found.setdefault(path, {}).setdefault(member.name, values[0])
     return found
 
 

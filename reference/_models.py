@@ -12,12 +12,21 @@ built the same way from its newest model (:func:`table_classes`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 from annotated_types import Interval
-from pydantic import BaseModel, ConfigDict, Strict, StringConstraints, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Strict,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
 from refitwire.wire import Member, Registry, WireModel
@@ -48,19 +57,39 @@ def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]
     if member.child is not None:
         return _TUPLE[models[member.child], ...]
     if member.types == ("array",) and member.items is not None:
-        return _TUPLE[_annotation(member.items, models), ...]
+        item = _annotation(member.items, models)
+        return _TUPLE[item | None if member.items.nullable else item, ...]
     if len(member.types) != 1 or member.types[0] not in _SCALARS:
         return Any
+    kind = member.types[0]
     constraints: list[Any] = [Strict()]
     low, high = member.bounds
+    if kind == "integer":  # a fractional bound of an integer (`maximum: 10.5`) is the integer inside it
+        low = None if low is None else math.ceil(low)
+        high = None if high is None else math.floor(high)
     if (
         low is not None or high is not None
     ):  # (not a Field: at pydantic 2.6 one in Annotated made `...` a default)
         constraints.append(Interval(ge=low, le=high))
-    if member.pattern is not None:
+    if member.pattern is not None and _compiles(member.pattern):
         constraints.append(StringConstraints(pattern=member.pattern))
-    args = (_SCALARS[member.types[0]], *constraints)
+    whole, fraction = (int, *constraints), (float, *constraints)
+    if kind == "number":  # an integer stays an integer (1, not 1.0): read as written (SPEC section 6)
+        return _ANNOTATED[whole] | _ANNOTATED[fraction]
+    args = (_SCALARS[kind], *constraints)
     return _ANNOTATED[args]
+
+
+@functools.cache
+def _compiles(pattern: str) -> bool:
+    """Whether pydantic's regex engine reads ``pattern``. One it cannot (a lookahead: ECMA-262 has
+    them, its engine not) is left out of the model: every document is checked against the schema
+    (jsonschema-rs) before it is read or written, pattern included."""
+    try:
+        TypeAdapter(Annotated[str, StringConstraints(pattern=pattern)])
+    except Exception:  # pydantic_core.SchemaError, whose module is not public
+        return False
+    return True
 
 
 def _build(
@@ -73,7 +102,9 @@ def _build(
     fields: dict[str, Any] = {}
     for member in newest.level(*level).members:
         annotation = _annotation(member, models)
-        if member.required and not member.nullable:
+        if not member.in_decoded_form:  # a required constant: never given, written as itself
+            fields[member.name] = (annotation, member.const)
+        elif member.required and not member.nullable:
             fields[member.name] = (annotation, ...)
         else:  # absent and null are one thing to a model: None
             fields[member.name] = (annotation | None, None)

@@ -24,10 +24,16 @@ class _Envelope:
     def __init__(self, model: WireModel) -> None:
         self.table = model.table_at()[-1]
         fields: list[Any] = []
+        # Fields by position, each renamed to its member: a member's name need not be an identifier.
+        self.fields = {m.name: f"m{i}" for i, m in enumerate(model.top.members)}
         for m in model.top.members:  # any other level at the top is a member like the rest, checked here
             kind = list[msgspec.Raw] if m.name == self.table else msgspec.Raw
-            fields.append((m.name, kind) if m.required else (m.name, kind, None))  # absent: None
-        self.decoder = msgspec.json.Decoder(msgspec.defstruct("Envelope", fields, kw_only=True))
+            field = self.fields[m.name]
+            fields.append((field, kind) if m.required else (field, kind, None))  # absent: None
+        rename = {field: name for name, field in self.fields.items()}
+        self.decoder = msgspec.json.Decoder(
+            msgspec.defstruct("Envelope", fields, kw_only=True, rename=rename)
+        )
         top = copy.deepcopy(dict(model.resolved))
         top["properties"][self.table] = {"type": "array"}  # the entries are checked when the table is read
         self.validator = jsonschema_rs.validator_for(top)
@@ -70,7 +76,7 @@ def quorum_envelope(
         members = {
             name: orjson.loads(memoryview(raw))
             for name in reader.names
-            if (raw := getattr(envelope, name)) is not None
+            if (raw := getattr(envelope, reader.fields[name])) is not None
         }
     except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError):
         return None  # the full read names the rule (or accepts what msgspec could not nest into)
@@ -78,4 +84,4 @@ def quorum_envelope(
         return None
     if next(top_level_violations(members, "rendezvous", version, registry), None) is not None:
         return None
-    return members, len(getattr(envelope, reader.table))
+    return members, len(getattr(envelope, reader.fields[reader.table]))

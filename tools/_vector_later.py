@@ -69,7 +69,8 @@ def _later_table() -> dict[str, Any]:
 
 def _later(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
     """``path`` with each index into a level of the table (``tensors/0``, ``shards/0``) made 1."""
-    levels, level, out = model().levels, (), list(path)
+    tensors = model().table_at()
+    levels, level, out = (tensors, model().table_at(*tensors)), (), list(path)
     for i, step in enumerate(path[:-1]):
         if isinstance(step, str) and (*level, step) in levels and path[i + 1] == 0:
             level = (*level, step)

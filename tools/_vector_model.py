@@ -13,6 +13,7 @@ and the element sizes of section 4. Each vector is checked against the reference
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,8 @@ def fullest(member: Member) -> Any:
     values = [v for v in domain(member.schema) if v is not None]
     if () in member.integer_places:
         values = [v for v in values if _integer(v)] or values
+    if not values:  # (a member that may only be null)
+        return None
     return next((v for v in values if v not in ([], {}, "")), values[0])
 
 
@@ -120,7 +123,9 @@ def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], IntegerPla
         for steps in member.integer_places:
             path, schema = _concrete(doc, place(member), steps, member.schema)
             if path is not None and _integer(get(doc, path)):  # (where a string may sit instead, say)
-                bounds = (schema.get("minimum"), schema.get("maximum"))
+                low, high = schema.get("minimum"), schema.get("maximum")
+                # a fractional bound of an integer (`maximum: 10.5`) is the integer inside it
+                bounds = (low if low is None else math.ceil(low), high if high is None else math.floor(high))
                 yield member, path, IntegerPlace(bounds, newest.rule_at("maximum", path))
 
 
@@ -226,9 +231,10 @@ def wrong_types(member: Member) -> list[str]:
 
 def type_places() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:
     """(member, path, the member or items whose type applies) for every member and every item kind."""
+    doc = base()
     for member in model().members():
         yield member, place(member), member
-        if member.items is not None:
+        if member.items is not None and get(doc, place(member)):  # (an array that may hold no item has none)
             yield member, (*place(member), 0), member.items
 
 

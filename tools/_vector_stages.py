@@ -45,8 +45,8 @@ def breaks(member: Member) -> Iterator[Break]:
     """A wrong type, a value rule broken (bound or pattern), and an integer not written as one."""
     if member.const is not NO_CONST or member.child is not None:
         return
-    kind = wrong_types(member)[0]
-    yield Break(member, "TYPE", json.dumps(SAMPLES[kind]), f"a JSON {kind}")
+    for kind in wrong_types(member)[:1]:  # (none where any JSON value is allowed)
+        yield Break(member, "TYPE", json.dumps(SAMPLES[kind]), f"a JSON {kind}")
     low, high = member.bounds
     if high is not None:
         yield Break(member, member.rule or "SCHEMA", str(high + 1), f"{high + 1}, past its maximum")

@@ -108,6 +108,9 @@ def array_breaks() -> Iterator[tuple[str, Callable[[list[str]], str]]]:
     repeats a lone one)."""
 
     def two(items: list[str]) -> tuple[str, str]:
+        items = items or [
+            "0"
+        ]  # (an array that may hold no item: a break need not be valid but for one keyword)
         return items[0], ", ".join(items[1:] or items[:1])
 
     yield "a value-separator after the last item", lambda items: "[" + ", ".join(items) + ",]"

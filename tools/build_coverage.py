@@ -37,8 +37,8 @@ def required_cells() -> dict[tuple[str, str], str]:
     cells: dict[tuple[str, str], str] = {}
     for member in model.members():
         at = member.place
-        if member.const is NO_CONST:  # any other value of a constant breaks its own rule (SPEC 2.7 step 2)
-            cells[("TYPE", at)] = "a value of a wrong JSON type"
+        if member.const is NO_CONST and member.types:  # a constant's other values break its own rule
+            cells[("TYPE", at)] = "a value of a wrong JSON type"  # (SPEC 2.7 step 2); any type: none
         if member.const is not NO_CONST or member.pattern is not None or member.bounds != (None, None):
             cells[(member.rule or "SCHEMA", at)] = "a value outside its constant, pattern or bounds"
         if member.required:

@@ -65,8 +65,8 @@ def _base() -> dict[str, Any]:
                 places = [(TENSOR, (0,))] + [(SHARD, (0, j)) for j in range(len(t[SHARD[-1]]))]
                 for level, where in places:
                     for member in decoded_members(MODEL.level(*level)):
-                        if _at(table, where).get(member.name) is None:
-                            table = _changed(table, where, member.name)
+                        if _at(table, where).get(member.name) is None:  # (one that may only be null stays)
+                            table = _other(table, where, member.name) or table
                 return table[0]
     raise SystemExit("build_merge_vectors: no golden tensor with two shards")
 
@@ -91,7 +91,7 @@ def _changed(table: list[dict[str, Any]], where: tuple[int, ...], name: str) -> 
 
 def _other(table: list[dict[str, Any]], where: tuple[int, ...], name: str) -> list[dict[str, Any]] | None:
     level = TENSOR if len(where) == 1 else SHARD
-    value = _at(table, where)[name]
+    value = _at(table, where).get(name)
     candidates: list[Any] = []
     if type(value) is int:
         candidates += [value + 1, value - 1]
@@ -130,7 +130,8 @@ def _at(table: list[dict[str, Any]], where: tuple[int, ...]) -> dict[str, Any]:
 def _replica(table: list[dict[str, Any]], where: tuple[int, int]) -> list[dict[str, Any]]:
     for member in decoded_members(MODEL.level(*SHARD)):
         if member.name not in BOX and member.const is NO_CONST:  # (a constant cannot differ)
-            table = _changed(table, where, member.name)
+            # a member with one value (only null, say) cannot differ either
+            table = _other(table, where, member.name) or table
     return table
 
 

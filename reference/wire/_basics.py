@@ -150,7 +150,7 @@ class References:
             seen.append(node["$ref"])
             target = self.lookup(node["$ref"])[1]
             beside = {key: value for key, value in node.items() if key != "$ref"}
-            node = _merged(target, beside) if isinstance(target, Mapping) else target
+            node = _merged(target, beside) if isinstance(target, (Mapping, bool)) else target
         return node
 
     def inline(self, node: Any) -> Any:
@@ -162,8 +162,7 @@ def resolve_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``schema`` with every ``$ref`` replaced by what it names, recursively.
 
     Sibling keywords beside a ``$ref`` apply together with the target (JSON Schema
-    2020-12): annotations of the referring schema win, and ``minimum``/``maximum`` take
-    the tighter bound. ``$defs`` is dropped from the result (everything it held is
+    2020-12; see :func:`_merged`). ``$defs`` is dropped from the result (everything it held is
     inlined where used). A cycle raises RefError: the wire has no recursive members.
     """
     inlined: dict[str, Any] = References(schema).inline(schema)
@@ -187,17 +186,30 @@ def _inline(node: Any, references: References, seen: tuple[str, ...]) -> Any:
     return _merged(_inline(references.lookup(ref)[1], references, (*seen, ref)), out)
 
 
-def _merged(target: Mapping[str, Any], beside: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``$ref``'s target with the keywords beside the ``$ref`` applied together with it."""
-    merged = dict(target)
+#: Keywords of which the tighter of two applies: the larger lower bound, the smaller upper one.
+_LOWER = frozenset({"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"})
+_UPPER = frozenset({"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"})
+#: Keywords that constrain nothing: the referring schema's win.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
+                          "writeOnly", "format", "contentEncoding", "contentMediaType"})  # fmt: skip
+
+
+def _merged(target: Any, beside: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``$ref``'s target with the keywords beside the ``$ref`` applied together with it: a bound
+    given twice is the tighter one, an annotation the referring schema's, and any other keyword
+    both schemas give differently applies as well (``allOf``), never in place of the target's.
+    A boolean target is the schema it stands for (``true``: ``{}``, ``false``: ``{"not": {}}``)."""
+    merged = dict({} if target is True else {"not": {}} if target is False else target)
     merged.pop("$defs", None)
     for key, value in beside.items():
-        if key == "minimum" and "minimum" in merged:
+        if key not in merged or merged[key] == value or key in _ANNOTATIONS or key.startswith("x-"):
+            merged[key] = value
+        elif key in _LOWER:
             merged[key] = max(merged[key], value)
-        elif key == "maximum" and "maximum" in merged:
+        elif key in _UPPER:
             merged[key] = min(merged[key], value)
         else:
-            merged[key] = value
+            merged["allOf"] = [*merged.get("allOf", ()), {key: value}]
     return merged
 
 

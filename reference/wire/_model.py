@@ -63,7 +63,8 @@ class Member:
         """An integer, or an array of integers: where INTEGER_LITERAL applies."""
         if self.types == ("integer",):
             return True
-        return self.items is not None and self.items.types == ("integer",)
+        # (items that may be null are not summed: the deep path looks at each)
+        return self.items is not None and self.items.types == ("integer",) and not self.items.nullable
 
     @functools.cached_property
     def integer_places(self) -> tuple[tuple[str, ...], ...]:
