@@ -5,9 +5,9 @@ and the second two (``/tensors/1/shards/1/addr``), everything else valid.
 Every other generated break sits in the first object of its level, so a reader that checks only
 the first tensor, or only as many shards as the first tensor has, passed them all (a red-team
 mutant of the JavaScript example). One vector per member and rule is enough to tell: the
-break's value, rule and versions are those of the first such vector (a Required one where there
-is one, so the moved break is Required where the released readers reject it), moved; the
-reference is asked again, and a vector it judges otherwise is left out, counted.
+break's value, rule and versions are those of a vector of that member and rule, moved (the first whose
+moved break every released reader rejects, so it is Required, else the first); the reference is
+asked again, and a vector it judges otherwise is left out, counted.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ def later_object_vectors(invalid: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One vector per (member inside the table, rule) of ``invalid``, its break moved to the last object."""
     doc, table = _later_table(), model().table_at()
     inside = pointer(table[-1], 0) + "/"
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    candidates: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    judged_otherwise = 0
     for v in invalid:
         if not any(tag in v["tags"] for tag in _BY_VALUE):
             continue
@@ -37,19 +38,17 @@ def later_object_vectors(invalid: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if newest["valid"] or not newest["pointer"].startswith(inside):
             continue
         member = next((t for t in v["tags"] if t.startswith("member:")), newest["pointer"])
-        held = chosen.setdefault((member, newest["rule"]), v)
-        if held["tier"] != "required" and v["tier"] == "required":  # one every released reader rejects
-            chosen[member, newest["rule"]] = v
-    found, judged_otherwise = [], 0
-    for v in chosen.values():
+        # Every candidate is moved (so every one's upstream verdict is asked for and measured), and
+        # the first the released readers all reject is kept: the choice never rests on a verdict
+        # a later pass of the tools would measure differently.
         built = _moved(v, doc)
         if built is None:
             judged_otherwise += 1
         else:
-            found.append(built)
+            candidates.setdefault((member, newest["rule"]), []).append(built)
     if judged_otherwise:
         print(f"{judged_otherwise} later-object vectors left out: the reference judges them otherwise")
-    return found
+    return [next((c for c in moved if c["tier"] == "required"), moved[0]) for moved in candidates.values()]
 
 
 def _later_table() -> dict[str, Any]:
@@ -78,6 +77,18 @@ def _later(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return tuple(out)
 
 
+def _member_end(path: tuple[str | int, ...]) -> int:
+    """How many steps of ``path`` lead to the member it is in (``tensors/0/shards/0/shape`` of
+    ``.../shape/1``): past each level of the table and its index, then the member's name."""
+    tensors = model().table_at()
+    levels, level, i = (tensors, model().table_at(*tensors)), (), 0
+    while i + 1 < len(path) and isinstance(path[i], str) and (*level, path[i]) in levels:
+        if not isinstance(path[i + 1], int):
+            break
+        level, i = (*level, str(path[i])), i + 2
+    return i + 1
+
+
 def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
     """Vector ``v``'s break put in the last object of ``doc``'s table, or None when the reference
     does not judge it as ``v`` says (a break that depends on its neighbours, say)."""
@@ -86,8 +97,10 @@ def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
     original = json.loads(v["blob"]) if "blob" in v else None
     if original is None:
         return None
+    # the member's whole value moves (a break deep inside it keeps what surrounds it)
+    member = path[: _member_end(path)]
     later, moved = copy.deepcopy(doc), _later(path)
-    put(later, moved, get(original, path))
+    put(later, _later(member), get(original, member))
     blob = text(later)
     invalid: dict[str, tuple[str, str]] = {}
     for version, expect in v["expect"].items():

@@ -151,8 +151,9 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     refusals = {c.description: c.rule for c in refusal_cases("1.3.0", registry)}
     assert refusals["/publisher_rank: -1, below its minimum 0"] == "SCHEMA"  # the schema names no rule for it
     assert refusals['/tensors/0/shards/0/numa_node: a JSON string ("7")'] == "TYPE"
-    # each: both bounds, and five wrong JSON types (a null is an absent member in a payload)
-    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 14
+    # each: both bounds, and seven wrong JSON values: five types (a null is an absent member in a
+    # payload), a string and a boolean also as their falsy values ("", false)
+    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 18
     assert "1.3.0" not in wire.known_versions()  # the default registry is as it was
 
 
