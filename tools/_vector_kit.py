@@ -47,7 +47,7 @@ def ecma_search(pattern: str, text: str, python: bool = False) -> bool:
 def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
     """The versions whose schema declares the value at pointer ``at`` (the whole document, an
     object or a member): where a vector about that value states a rejection."""
-    path = [int(t) if t.isdigit() else t for t in wire.tokens(at)]
+    path = list(wire.path_of(at))
 
     def declares(model: wire.WireModel) -> bool:
         if not path or model.at(path) is not None:

@@ -19,7 +19,7 @@ from typing import Any
 from _vector_kit import first_violation, vector
 from _vector_model import DOCUMENT, base, get, model, put, text
 from _vector_upstream import upstream_verdict
-from refitwire.wire import pointer, tokens, version_key
+from refitwire.wire import path_of, pointer, version_key
 
 #: The kinds of vector whose break is a value at its pointer (not a spelling of the JSON text).
 _BY_VALUE = ("type", "keyword")
@@ -93,7 +93,7 @@ def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
     """Vector ``v``'s break put in the last object of ``doc``'s table, or None when the reference
     does not judge it as ``v`` says (a break that depends on its neighbours, say)."""
     newest = v["expect"][max(v["expect"], key=version_key)]
-    path = _path(newest["pointer"])
+    path = path_of(newest["pointer"])
     original = json.loads(v["blob"]) if "blob" in v else None
     if original is None:
         return None
@@ -105,13 +105,9 @@ def _moved(v: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any] | None:
     invalid: dict[str, tuple[str, str]] = {}
     for version, expect in v["expect"].items():
         if not expect["valid"]:
-            invalid[version] = (expect["rule"], pointer(*_later(_path(expect["pointer"]))))
+            invalid[version] = (expect["rule"], pointer(*_later(path_of(expect["pointer"]))))
         if first_violation(blob, version) != invalid.get(version):
             return None
     description = f"{pointer(*moved)}, in a later object of the table: {v['description']}"
     return vector(description, blob, invalid=invalid, upstream=upstream_verdict(DOCUMENT, blob),
                   tags=[*v["tags"], "later-object"])  # fmt: skip
-
-
-def _path(at: str) -> tuple[str | int, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in tokens(at))

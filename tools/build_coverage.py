@@ -94,7 +94,7 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
     if level is not None:
         names: Any = level.required
     else:  # an object member's own object (no level of the model): its schema's required list
-        member = model.at([int(t) if t.isdigit() else t for t in wire.tokens(at)])
+        member = model.at(wire.path_of(at))
         names = member.schema.get("required", []) if member is not None else []
     return {("REQUIRED", join(general_pointer(at), name)) for name in names if name not in obj}
 

@@ -72,6 +72,11 @@ def tokens(at: str) -> list[str]:
     return [unescape(t) for t in at.split("/")[1:]] if at else []
 
 
+def path_of(at: str) -> tuple[str | int, ...]:
+    """A pointer as a path into a document: its tokens, the digit ones as array indices."""
+    return tuple(int(t) if t.isdigit() else t for t in tokens(at))
+
+
 # -- spec versions ------------------------------------------------------------------------------
 
 #: MAJOR.MINOR.PATCH with no leading zeros: the only form a spec version has.
