@@ -12,7 +12,6 @@ built the same way from its newest model (:func:`table_classes`).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
@@ -63,10 +62,7 @@ def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]
         return Any
     kind = member.types[0]
     constraints: list[Any] = [Strict()]
-    low, high = member.bounds
-    if kind == "integer":  # a fractional bound of an integer (`maximum: 10.5`) is the integer inside it
-        low = None if low is None else math.ceil(low)
-        high = None if high is None else math.floor(high)
+    low, high = wire.integer_bounds(member.schema) if kind == "integer" else member.bounds
     if (
         low is not None or high is not None
     ):  # (not a Field: at pydantic 2.6 one in Annotated made `...` a default)

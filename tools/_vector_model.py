@@ -13,7 +13,6 @@ and the element sizes of section 4. Each vector is checked against the reference
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -123,10 +122,7 @@ def integer_places() -> Iterator[tuple[Member, tuple[str | int, ...], IntegerPla
         for steps in member.integer_places:
             path, schema = _concrete(doc, place(member), steps, member.schema)
             if path is not None and _integer(get(doc, path)):  # (where a string may sit instead, say)
-                low, high = schema.get("minimum"), schema.get("maximum")
-                # a fractional bound of an integer (`maximum: 10.5`) is the integer inside it
-                bounds = (low if low is None else math.ceil(low), high if high is None else math.floor(high))
-                yield member, path, IntegerPlace(bounds, newest.rule_at("maximum", path))
+                yield member, path, IntegerPlace(wire.integer_bounds(schema), newest.rule_at("maximum", path))
 
 
 def _integer(value: Any) -> bool:

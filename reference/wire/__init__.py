@@ -46,6 +46,7 @@ from refitwire.wire._model import (
     Member,
     WireModel,
     compile_model,
+    integer_bounds,
     schema_types,
 )
 from refitwire.wire._registry import Registry, SchemaFolderError, unreleased_files
@@ -80,6 +81,7 @@ __all__ = [
     "released_versions",
     "resolve_refs",
     "schema_root",
+    "integer_bounds",
     "schema_types",
     "show_pointer",
     "path_of",

@@ -10,6 +10,7 @@ model is the same however the file is laid out.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -263,6 +264,13 @@ def _integer_paths(node: Any) -> tuple[tuple[str, ...], ...]:
 #: Where a JSON integer is read exactly by every reader (SPEC.md section 5, "an integer outside
 #: [-2^63, 2^64)"; orjson's own range, so checked against SPEC.md by tests/gate/test_gate_spec.py).
 EXACT_INTEGERS = (-(2**63), 2**64)
+
+
+def integer_bounds(node: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The ``minimum`` and ``maximum`` of an integer schema as integers: a fractional bound
+    (``maximum: 10.5``) is the integer inside it."""
+    low, high = node.get("minimum"), node.get("maximum")
+    return (None if low is None else math.ceil(low), None if high is None else math.floor(high))
 
 
 def _integer_nodes(node: Any) -> Iterator[Mapping[str, Any]]:
