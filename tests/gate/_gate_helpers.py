@@ -6,10 +6,12 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from refitwire.gate import Document, load_baseline, render, run_gate
+from refitwire.wire import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schema"
@@ -105,3 +107,20 @@ def fake_matrix(tmp: Path, results: list[dict[str, Any]], participants: list[tup
         f"out = sys.argv[sys.argv.index('--output') + 1]\nopen(out, 'w').write({chr(10).join(json.dumps(x) for x in lines)!r})\n"
     )
     return [sys.executable, str(script)]
+
+
+def candidate_registry(tmp: Path, edit: Callable[[str, dict[str, Any]], None]) -> Registry:
+    """The default registry with a candidate 1.3.0 (``refitwire schema new`` in a throwaway
+    checkout), each of its documents changed in place by ``edit(document, schema)``; the default
+    registry itself is never changed."""
+    from refitwire import wire
+
+    repo = make_repo(tmp)
+    done = refitwire(repo, "schema", "new", "1.3.0")
+    assert done.returncode == 0, done.stderr
+    for document in ("rendezvous", "shard-table"):
+        path = repo / "schema" / document / "1.3.0.json"
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        edit(document, schema)
+        write(path, schema)
+    return wire.default_registry().with_candidates(repo / "schema")

@@ -10,12 +10,11 @@ In-process, like ``test_new_level.py``: the candidate registry is passed explici
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _gate_helpers import make_repo, refitwire
-from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
+from _gate_helpers import candidate_registry
+from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
 from refitwire.compat._built_cases import refusal_cases
 from refitwire.engine import decoded_members
@@ -35,17 +34,12 @@ TENSOR = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": [4],
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    repo = make_repo(tmp_path_factory.mktemp("constants"))
-    done = refitwire(repo, "schema", "new", "1.3.0")
-    assert done.returncode == 0, done.stderr
-    for document in ("rendezvous", "shard-table"):
-        path = repo / "schema" / document / "1.3.0.json"
-        schema = json.loads(path.read_text(encoding="utf-8"))
+    def edit(document: str, schema: dict[str, Any]) -> None:
         schema["$defs"]["tensor"]["properties"]["pinned"] = PINNED
         if document == "rendezvous":
             schema["properties"].update(flavor=FLAVOR, extents=EXTENTS)
-        path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    return wire.default_registry().with_candidates(Path(repo / "schema"))
+
+    return candidate_registry(tmp_path_factory.mktemp("constants"), edit)
 
 
 def _written(registry: Registry, decoded: dict[str, Any]) -> bytes:

@@ -7,11 +7,10 @@ INTEGER_LITERAL, while the same value in a plain member (fast path, msgspec) was
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import Any
 
 import pytest
-from _gate_helpers import make_repo, refitwire
+from _gate_helpers import candidate_registry
 from refitwire import unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
 from refitwire.wire import Registry
@@ -25,14 +24,11 @@ BIG = 2**64 + 1
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    repo = make_repo(tmp_path_factory.mktemp("long"))
-    done = refitwire(repo, "schema", "new", "1.3.0")
-    assert done.returncode == 0, done.stderr
-    path = repo / "schema" / "rendezvous" / "1.3.0.json"
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    schema["properties"].update(ranks=RANKS, epoch=EPOCH)
-    path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    return wire.default_registry().with_candidates(Path(repo / "schema"))
+    def edit(document: str, schema: dict[str, Any]) -> None:
+        if document == "rendezvous":
+            schema["properties"].update(ranks=RANKS, epoch=EPOCH)
+
+    return candidate_registry(tmp_path_factory.mktemp("long"), edit)
 
 
 def test_only_a_schema_with_an_integer_unbounded_in_that_range_asks_for_the_exact_read(

@@ -8,17 +8,15 @@ In-process, like ``test_new_level.py``: the candidate registry is passed explici
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _gate_helpers import make_repo, refitwire
+from _gate_helpers import candidate_registry
 from refitwire import (
     InvalidBlob,
     from_decoded,
     to_decoded,
     unwrap_rendezvous_blob,
-    wire,
     wrap_rendezvous_blob,
 )
 from refitwire.wire import Registry
@@ -43,20 +41,15 @@ DEFS = {"anything": True, "short": {"type": "string", "maxLength": 3}}
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    repo = make_repo(tmp_path_factory.mktemp("shapes"))
-    done = refitwire(repo, "schema", "new", "1.3.0")
-    assert done.returncode == 0, done.stderr
-    for document in ("rendezvous", "shard-table"):
-        path = repo / "schema" / document / "1.3.0.json"
-        schema = json.loads(path.read_text(encoding="utf-8"))
+    def edit(document: str, schema: dict[str, Any]) -> None:
         added = {"x-added-in": "1.3.0", "description": "a member of a new shape"}
         schema["$defs"].update(DEFS)
         schema["$defs"]["tensor"]["properties"].update({k: {**v, **added} for k, v in TENSOR.items()})
         schema["$defs"]["shard"]["properties"].update({k: {**v, **added} for k, v in SHARD.items()})
         if document == "rendezvous":
             schema["properties"].update({k: {**v, **added} for k, v in TOP.items()})
-        path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    return wire.default_registry().with_candidates(Path(repo / "schema"))
+
+    return candidate_registry(tmp_path_factory.mktemp("shapes"), edit)
 
 
 def _decoded(registry: Registry, **top: Any) -> dict[str, Any]:
