@@ -30,7 +30,7 @@ from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import PublishedTensor, as_model, table_levels
 from refitwire._nested import member_literals
 from refitwire._registry import model_validator
-from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit
+from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit, latest
 from refitwire._table import TableShape, table_rules, table_shape
 from refitwire._typed import typed_read
 from refitwire.wire import Registry, WireModel, pointer
@@ -102,7 +102,7 @@ _LONG_INTEGER = re.compile(rb"[:\[,]\s*-?[0-9]{19}")
 
 def _rounding_matters(version: str | None, registry: Registry | None) -> bool:
     registry = registry or wire.default_registry()
-    version = version or registry.released_versions()[-1]
+    version = version or latest(registry)
     known = [d for d in registry.documents if version in registry.known_versions(d)]
     return any(registry.wire_model(d, version).rounds_integers for d in known)
 
