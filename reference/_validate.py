@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import gc
 import itertools
 import re
@@ -101,7 +102,12 @@ _LONG_INTEGER = re.compile(rb"[:\[,]\s*-?[0-9]{19}")
 
 
 def _rounding_matters(version: str | None, registry: Registry | None) -> bool:
-    registry = registry or wire.default_registry()
+    return _rounding_matters_in(registry or wire.default_registry(), version)
+
+
+@functools.lru_cache(maxsize=64)
+def _rounding_matters_in(registry: Registry, version: str | None) -> bool:
+    # asked on every parse: kept per registry (immutable) and version, as the blob limit is
     version = version or latest(registry)
     known = [d for d in registry.documents if version in registry.known_versions(d)]
     return any(registry.wire_model(d, version).rounds_integers for d in known)

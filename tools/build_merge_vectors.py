@@ -42,7 +42,6 @@ from refitwire.compat._cases import member_values
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 from refitwire.engine import decoded_members, dtype_sizes, version_key
-from refitwire.wire import NO_CONST
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
@@ -129,8 +128,7 @@ def _at(table: list[dict[str, Any]], where: tuple[int, ...]) -> dict[str, Any]:
 
 def _replica(table: list[dict[str, Any]], where: tuple[int, int]) -> list[dict[str, Any]]:
     for member in decoded_members(MODEL.level(*SHARD)):
-        if member.name not in BOX and member.const is NO_CONST:  # (a constant cannot differ)
-            # a member with one value (only null, say) cannot differ either
+        if member.name not in BOX:  # (one with a single value, a constant say, cannot differ)
             table = _other(table, where, member.name) or table
     return table
 
