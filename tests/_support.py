@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import collections
+import importlib
 import json
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +165,14 @@ def check_workflow_schema(workflow: Path) -> None:
         [linter, "--builtin-schema", "vendor.github-workflows", str(workflow)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def tools_module(name: str) -> Iterator[Any]:
+    """A module of the checkout's tools/ (they import each other by plain name), imported with that
+    folder on the path only while the caller (a fixture) holds it."""
+    folder = str(Path(__file__).resolve().parents[1] / "tools")
+    sys.path.insert(0, folder)
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)

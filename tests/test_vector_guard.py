@@ -5,26 +5,19 @@ schema error is elsewhere, and one whose rule the schema does not name at its po
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import tools_module
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
 VECTORS = Path(__file__).resolve().parents[1] / "schema" / "vectors"
 
 
 @pytest.fixture(scope="module")
 def guard() -> Iterator[Any]:
-    sys.path.insert(0, str(TOOLS))
-    try:
-        import _vector_guard
-
-        yield _vector_guard
-    finally:
-        sys.path.remove(str(TOOLS))
+    yield from tools_module("_vector_guard")
 
 
 def _committed() -> list[dict[str, Any]]:

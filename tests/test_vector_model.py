@@ -4,27 +4,18 @@ whichever of a member's values its domain lists first."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import tools_module
 from refitwire import wire
 from refitwire.wire import Member
-
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
 @pytest.fixture(scope="module")
 def vector_model() -> Iterator[Any]:
-    sys.path.insert(0, str(TOOLS))
-    try:
-        import _vector_model
-
-        yield _vector_model
-    finally:
-        sys.path.remove(str(TOOLS))
+    yield from tools_module("_vector_model")
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _gate_helpers import make_repo, refitwire
-from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
+from _gate_helpers import candidate_registry
+from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
 from refitwire.compat import _cases
 from refitwire.compat._built_cases import refusal_cases
@@ -45,17 +45,14 @@ TENSOR = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": [4],
 
 
 def _candidate(tmp: Path, scales: dict[str, Any]) -> Registry:
-    repo = make_repo(tmp)
-    done = refitwire(repo, "schema", "new", "1.3.0")
-    assert done.returncode == 0, done.stderr
-    for document in ("rendezvous", "shard-table"):
-        path = repo / "schema" / document / "1.3.0.json"
-        schema = json.loads(path.read_text(encoding="utf-8"))
+    def edit(document: str, schema: dict[str, Any]) -> None:
         schema["$defs"]["tensor"]["properties"].update(scales=scales, label=LABEL, quant=QUANT)
         if document == "rendezvous":  # listed before the table, which stays ``tensors``
-            schema["properties"] = {"peers": PEERS, **schema["properties"]}
-        path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    return wire.default_registry().with_candidates(Path(repo / "schema"))
+            top = {"peers": PEERS, **schema["properties"]}
+            schema["properties"].clear()
+            schema["properties"].update(top)
+
+    return candidate_registry(tmp, edit)
 
 
 @pytest.fixture(scope="module")
