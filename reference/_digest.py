@@ -112,61 +112,75 @@ def _hashed(table: np.ndarray[Any, np.dtype[np.uint64]]) -> list[str]:
     return out
 
 
-def tensor_digests(pieces: Sequence[np.ndarray[Any, np.dtype[np.uint8]]]) -> list[str]:
-    """:func:`tensor_digest` of each of many contiguous uint8 arrays, in a few numpy calls for all.
+def slice_digests(
+    buffer: np.ndarray[Any, np.dtype[np.uint8]], offsets: Sequence[int], sizes: Sequence[int]
+) -> list[str]:
+    """:func:`tensor_digest` of ``buffer[o : o + n]`` for each offset ``o`` and size ``n``.
 
-    A refit step verifies thousands of small shards; digesting them one by one costs a dozen
-    numpy calls each, under the GIL, more than their bytes (and, on two verifier threads, more
-    again in handing the GIL back and forth). Here the whole rows of every piece are summed
-    into one array (one numpy call per piece, no copy), and the words after the last whole
-    row of every piece are gathered into one array (one call for all: a few KiB each); the
-    per-piece sums and weighted sums of both come from ``np.add.reduceat``. The scalars of
-    every piece are laid out as one table, so that each piece costs one BLAKE2b of a slice of
+    A refit step verifies thousands of small shards staged in one buffer, most of them of a
+    few sizes (an MoE layer's experts) and laid out at even spacing. Slices of one size at one
+    spacing are a run: one strided view, whose rows are summed in one numpy call that releases
+    the GIL, where one call per slice would hold it (and two verifier threads would hand it
+    back and forth more than they sum). Raises ValueError for a slice outside ``buffer``.
+    """
+    if buffer.ndim != 1 or buffer.dtype != np.uint8 or buffer.strides != (1,):
+        raise ValueError("slice_digests reads a one-dimensional contiguous uint8 buffer")
+    at, n = np.asarray(offsets, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    if at.shape != n.shape or at.ndim != 1:
+        raise ValueError(f"{at.size} offsets and {n.size} sizes: one of each per slice")
+    if at.size and ((at < 0).any() or (n < 0).any() or (at + n > buffer.size).any()):
+        raise ValueError(f"a slice lies outside the buffer of {buffer.size} bytes")
+    order = np.lexsort((at, n))  # equal sizes together, each size by address
+    at, n = at[order], n[order]
+    gaps = np.diff(at)
+    new_size = np.ones(at.size, dtype=bool)
+    new_size[1:] = n[1:] != n[:-1]
+    # A slice starts a run where its size is new, or where its gap from the one before is not
+    # the gap before that inside the same size (this may split a run in two, never join two).
+    starts = new_size.copy()
+    starts[2:] |= ~new_size[1:-1] & (gaps[1:] != gaps[:-1])
+    first = np.flatnonzero(starts).tolist()
+    runs = []
+    for a, b in zip(first, [*first[1:], at.size]):
+        spacing = int(gaps[a]) if b - a > 1 else 0
+        view = buffer[int(at[a]) : int(at[b - 1] + n[a])]
+        runs.append(np.lib.stride_tricks.as_strided(view, (b - a, int(n[a])), (spacing, 1), writeable=False))
+    digests = _run_digests(runs)
+    out = [""] * len(digests)
+    for j, i in enumerate(order.tolist()):
+        out[i] = digests[j]
+    return out
+
+
+def _run_digests(runs: Sequence[np.ndarray[Any, np.dtype[np.uint8]]]) -> list[str]:
+    """The digest of each row of each run: ``runs`` are two-dimensional uint8 arrays whose rows
+    are the inputs (any row spacing, each row contiguous), the digests in row order.
+
+    Each of a run's scalars takes one numpy call for all its inputs: the sums of their whole
+    4 KiB rows (no copy), the sum and the position-weighted sum (``einsum`` with the positions,
+    no product array) of those and of the words after them, the ragged bytes. The scalars of
+    every input are laid out as one table, so that each input costs one BLAKE2b of a slice of
     its bytes. The sums wrap mod 2**64 exactly as :class:`RowDigest`'s do.
     """
-    count = len(pieces)
-    if not count:
-        return []
-    sizes = np.fromiter((p.size for p in pieces), dtype=np.int64, count=count)
-    rows, words, ragged = sizes // ROW_BYTES, sizes % ROW_BYTES // 4, sizes % 4
-    row_counts = rows[rows > 0].tolist()
-    row_values = np.empty(int(rows.sum()), dtype=np.int64)
+    count = sum(run.shape[0] for run in runs)
+    table = np.zeros((count, 7), dtype=np.int64)  # each input's scalars, as _hashed takes them
     at = 0
-    for piece, n in zip(pieces, rows.tolist()):  # one numpy call per piece, summed in place: no copy
+    for run in runs:
+        (k, size), scalars = run.shape, table[at : at + run.shape[0]]
+        at += k
+        n, m, r = size // ROW_BYTES, size % ROW_BYTES // 4, size % 4
+        scalars[:, 0] = size
         if n:
-            block = piece[: n * ROW_BYTES].view("<i4").reshape(n, ROW_WORDS)
-            block.sum(axis=1, dtype=np.int64, out=row_values[at : at + n])
-            at += n
-    tails = [
-        piece[n * ROW_BYTES : n * ROW_BYTES + m * 4].view("<i4")
-        for piece, n, m in zip(pieces, rows.tolist(), words.tolist())
-        if m
-    ]
-    word_values = np.concatenate(tails) if tails else np.zeros(0, "<i4")  # summed into int64
-    table = np.zeros((count, 7), dtype=np.int64)  # each piece's scalars, as _hashed takes them
-    table[:, 0] = sizes
-    table[rows > 0, 1], table[rows > 0, 2] = _sums_and_weighted(row_values, row_counts)
-    table[words > 0, 3], table[words > 0, 4] = _sums_and_weighted(word_values, words[words > 0].tolist())
-    for i in np.flatnonzero(ragged).tolist():
-        table[i, 5], table[i, 6] = int(pieces[i][sizes[i] - ragged[i] :].sum(dtype=np.int64)), ragged[i]
+            sums = run[:, : n * ROW_BYTES].view("<i4").reshape(k, n, ROW_WORDS).sum(axis=2, dtype=np.int64)
+            scalars[:, 1] = sums.sum(axis=1)
+            scalars[:, 2] = np.einsum("kn,n->k", sums, np.arange(1, n + 1, dtype=np.int64))
+        if m:
+            words = run[:, n * ROW_BYTES : n * ROW_BYTES + m * 4].view("<i4")
+            scalars[:, 3] = words.sum(axis=1, dtype=np.int64)
+            scalars[:, 4] = np.einsum("km,m->k", words, np.arange(1, m + 1, dtype=np.int64))
+        if r:
+            scalars[:, 5], scalars[:, 6] = run[:, size - r :].sum(axis=1, dtype=np.int64), r
     return _hashed(table.view(np.uint64))  # the same bits: two's complement is mod 2**64
-
-
-def _sums_and_weighted(
-    values: np.ndarray[Any, Any], counts: list[int]
-) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
-    """For each run of ``counts[i]`` consecutive ``values``: their sum and their position-weighted
-    sum (1, 2, ... from the run's start), wrapping mod 2**64."""
-    if not counts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    starts = np.zeros(len(counts), dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    sums = np.add.reduceat(values, starts, dtype=np.int64)
-    # A run's weights are the positions 1, 2, ... of the whole array less the run's start:
-    # one product with the positions, no weights array per run (equal mod 2**64).
-    positioned = np.add.reduceat(values * np.arange(1, values.size + 1, dtype=np.int64), starts)
-    return sums, positioned - starts * sums
 
 
 def _row_sums(block: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:

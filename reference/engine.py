@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from refitwire._codec import rendezvous_document
 from refitwire._decoded import decoded_members
-from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, tensor_digests
+from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
@@ -51,7 +51,7 @@ __all__ = [
     "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
     "writer_violations",
     # the codec's building blocks
-    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "tensor_digests", "decoded_members", "no_gc", "rendezvous_document",
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "slice_digests", "decoded_members", "no_gc", "rendezvous_document",
     "typed_read",
     # the one driver of a JSON-lines child process
     "REPLY_FD", "LineProcess", "LinesError", "NoReply", "ProcessExited", "ReplyTooLong",

@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 from refitwire import RendezvousPayload
-from refitwire.engine import no_gc, tensor_digests
+from refitwire.engine import no_gc, slice_digests
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type
@@ -239,7 +239,8 @@ class Receiver:
         def digest_share(k: int) -> None:
             mine = [r for r, o in zip(reads, owner) if o == k]
             for lo in range(0, len(mine), 4096):
-                tensor_digests([slot.host_bytes(r, 0, r.nbytes) for r in mine[lo : lo + 4096]])
+                buffer, offsets = slot.host_slices(mine[lo : lo + 4096])
+                slice_digests(buffer, offsets, [r.nbytes for r in mine[lo : lo + 4096]])
 
         def digest_all() -> None:
             for job in [w.submit(digest_share, k) for k, w in enumerate(workers)]:

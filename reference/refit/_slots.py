@@ -11,7 +11,8 @@ a bigger staging buffer or a tensor newly needs a bank.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,17 @@ class Slot:
     def shard(self, r: PlannedRead) -> torch.Tensor:
         """The staged bytes of one read."""
         return self.staging[r.staging_offset : r.staging_offset + r.nbytes]
+
+    def host_slices(
+        self, reads: Sequence[PlannedRead]
+    ) -> tuple[np.ndarray[Any, np.dtype[np.uint8]], list[int]]:
+        """A host buffer holding the staged bytes of every read, and where each read starts in it:
+        the staging buffer itself in DRAM (no copy); off a device, the reads gathered there and
+        copied once."""
+        if self._host is not None:
+            return self._host, [r.staging_offset for r in reads]
+        gathered = torch.cat([self.shard(r) for r in reads]).cpu().numpy() if reads else np.zeros(0, np.uint8)
+        return gathered, list(itertools.accumulate((r.nbytes for r in reads[:-1]), initial=0))
 
     def host_bytes(self, r: PlannedRead, start: int, end: int) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """Bytes ``start:end`` of one staged read as a host numpy array (copied off a device)."""

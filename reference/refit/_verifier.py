@@ -13,28 +13,26 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, tensor_digests
+from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
 
 from ._check import PlannedRead, ReadPlan
 from ._pull import Piece, Segment
 from ._slots import Slot
 from ._verdict import ShardVerdict, judge
 
-__all__ = ["SHARED_MIN_BYTES", "StepVerifier", "owners"]
+__all__ = ["StepVerifier", "owners"]
 
 _RUN_ROWS = max(1, THREADED_MIN_BYTES // 2 // ROW_BYTES)
-#: Shards of at least this many bytes are dealt out to every verifier thread; smaller ones all go
-#: to the first. A small shard's digest is a few short numpy calls under the GIL, and two
-#: threads doing those at once hand the GIL back and forth more than they gain. On two cores,
-#: warm steps of the MoE layout at 1 GiB (19,061 shards of 55 kB) took 570 ms with every shard
-#: dealt out to two threads and 533 ms with this split; dense-8b (517 shards of 2 MB) 287 ms on
-#: one thread and 241-257 ms dealt out to two (2026-12-05).
-SHARED_MIN_BYTES = 1 << 20
 
 
 def owners(plan: ReadPlan, workers: int) -> list[int]:
-    """The verifier thread of each read of ``plan`` (see :data:`SHARED_MIN_BYTES`)."""
-    return [i % workers if r.nbytes >= SHARED_MIN_BYTES else 0 for i, r in enumerate(plan.reads)]
+    """The verifier thread of each read of ``plan``: dealt out in turn, small shards too.
+
+    The small shards a piece holds are digested together (``slice_digests``: one numpy call per
+    run of one size, which releases the GIL), so two threads digest them at twice the rate of
+    one. Shards of one size dealt out in turn are still evenly spaced, so still one run each.
+    """
+    return [i % workers for i in range(len(plan.reads))]
 
 
 @dataclass
@@ -105,7 +103,7 @@ class StepVerifier:
         wait(self.jobs)
 
     def _segments(self, segments: Sequence[Segment]) -> None:
-        whole = []  # shards that landed in one piece: digested together (tensor_digests), then judged
+        whole = []  # shards that landed in one piece: digested together (slice_digests), then judged
         for seg in segments:
             s = self.state.get(seg.read)
             if s is None:
@@ -132,8 +130,9 @@ class StepVerifier:
                     seg.read, s.digest.finish(self.slot.host_bytes(r, s.digest.rows * ROW_BYTES, r.nbytes))
                 )
         if whole:
-            reads = self.plan.reads
-            actual = tensor_digests([self.slot.host_bytes(reads[i], 0, reads[i].nbytes) for i in whole])
+            reads = [self.plan.reads[i] for i in whole]
+            buffer, offsets = self.slot.host_slices(reads)
+            actual = slice_digests(buffer, offsets, [r.nbytes for r in reads])
             for i, digest in zip(whole, actual, strict=True):
                 self.final[i] = self._judge(i, digest)
 

@@ -38,33 +38,35 @@ def test_a_missing_row_or_a_partial_row_is_refused() -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_many_pieces_digested_together_equal_each_digested_alone(seed: int) -> None:
-    """The verifier's batch (tensor_digests) is tensor_digest per piece: empty, ragged, one row,
-    exact rows, words of all ones (negative int32) and pieces of a shared buffer, one of them
-    at an odd address."""
-    from refitwire import tensor_digest
-    from refitwire.engine import tensor_digests
+def test_many_slices_digested_together_equal_each_digested_alone(seed: int) -> None:
+    """The verifier's batch (slice_digests) is tensor_digest per slice: empty, ragged, one row,
+    exact rows, words of all ones (negative int32), slices at odd addresses, overlapping ones,
+    and runs of one size at one spacing (summed as one strided view), one of them broken by
+    another gap, in any order."""
+    from refitwire.engine import slice_digests
 
     rng = np.random.default_rng(seed)
-    sizes = [
-        0,
-        1,
-        3,
-        4,
-        5,
-        4095,
-        4096,
-        4097,
-        8195,
-        12295,
-        393216,
-        *rng.integers(0, 200_000, size=40).tolist(),
-    ]
-    pieces = [rng.integers(0, 256, size=int(n), dtype=np.uint8) for n in sizes]
-    pieces.append(np.full(4096 * 50 + 6, 255, dtype=np.uint8))
-    shared = rng.integers(0, 256, size=1 << 20, dtype=np.uint8)
-    pieces += [
-        shared[a : a + n] for a, n in ((0, 8192), (8192, 4096 * 3 + 2), (40_000, 70_000), (40_001, 9_003))
-    ]
-    assert tensor_digests(pieces) == [tensor_digest(p) for p in pieces]
-    assert tensor_digests([]) == []
+    buffer = rng.integers(0, 256, size=4 << 20, dtype=np.uint8)
+    buffer[3 << 20 :] = 255
+    slices = [(0, 0), (9, 1), (17, 3), (64, 4), (100, 5), (200, 4095), (8192, 4096), (13_001, 4097)]
+    slices += [(o, 8195) for o in range(20_000, 20_000 + 30 * 8195, 8195)]  # back to back
+    slices += [(o, 12_296) for o in range(400_000, 400_000 + 20 * 16_384, 16_384)]  # evenly spaced
+    slices += [(o, 12_296) for o in range(800_001, 800_001 + 5 * 20_000, 20_000)]  # same size, odd, other gap
+    slices += [(o, 55_488) for o in (1 << 20, (1 << 20) + 55_488, (1 << 20) + 3 * 55_488)]  # a gap breaks it
+    slices += [((3 << 20) + 7, 4096 * 50 + 6), (40_000, 70_000), (40_001, 9_003)]
+    slices += [(int(o), int(n)) for o, n in zip(rng.integers(0, 2 << 20, 40), rng.integers(0, 200_000, 40))]
+    rng.shuffle(slices)
+    offsets, sizes = [o for o, _ in slices], [n for _, n in slices]
+    expected = [tensor_digest(buffer[o : o + n]) for o, n in slices]
+    assert slice_digests(buffer, offsets, sizes) == expected
+    assert slice_digests(buffer, [], []) == []
+
+
+def test_a_slice_outside_the_buffer_is_refused() -> None:
+    from refitwire.engine import slice_digests
+
+    buffer = np.zeros(100, dtype=np.uint8)
+    with pytest.raises(ValueError, match="outside the buffer of 100 bytes"):
+        slice_digests(buffer, [0, 90], [10, 11])
+    with pytest.raises(ValueError, match="one of each per slice"):
+        slice_digests(buffer, [0, 1], [10])

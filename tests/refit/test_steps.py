@@ -22,7 +22,6 @@ pytest.importorskip("torch")
 import refitwire._lazy_table as lazy_table_module
 import refitwire.refit._receiver as receiver_module
 import refitwire.refit._tables as tables_module
-import refitwire.refit._verifier as verifier_module
 from _fleet import Publishers, make_receiver
 from refitwire import InvalidBlob, unwrap_rendezvous_blob
 from refitwire.refit import DirectoryStore, DiscoveryTimeout, TableRejected
@@ -161,11 +160,10 @@ def test_each_shard_is_verified_as_its_bytes_land(pubs: Publishers, monkeypatch:
         r.close()
 
 
-@pytest.mark.parametrize(("shared_min_bytes", "threads"), [(0, 2), (1 << 40, 1)])
-def test_large_shards_are_dealt_out_to_every_verifier_thread_and_small_ones_kept_on_one(
-    pubs: Publishers, monkeypatch: pytest.MonkeyPatch, shared_min_bytes: int, threads: int
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shards_are_dealt_out_to_every_verifier_thread(
+    pubs: Publishers, monkeypatch: pytest.MonkeyPatch, threads: int
 ) -> None:
-    monkeypatch.setattr(verifier_module, "SHARED_MIN_BYTES", shared_min_bytes)  # every shard large, or none
     used: set[str] = set()
     real = StepVerifier._segments
 
@@ -174,7 +172,7 @@ def test_large_shards_are_dealt_out_to_every_verifier_thread_and_small_ones_kept
         real(self, segs)
 
     monkeypatch.setattr(StepVerifier, "_segments", segments)
-    r = make_receiver(pubs.store, 0, verify_threads=2)
+    r = make_receiver(pubs.store, 0, verify_threads=threads)
     try:
         step = next(_steps)
         pubs.publish(step)
