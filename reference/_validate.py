@@ -372,10 +372,15 @@ def writer_violations(
     model = model or wire.wire_model("rendezvous", version, registry)
     found: list[Violation] = []
     if EMPTY_WHEN_ABSENT in model.top and document.get(EMPTY_WHEN_ABSENT) is None:
-        # Not WRITE_OMIT_ABSENT: this optional is never omitted, "" stands for none.
-        detail = 'always written; "" when there is none'
-        value = document.get(EMPTY_WHEN_ABSENT)
-        found.append(Violation("WRITE_ENDPOINT", pointer(EMPTY_WHEN_ABSENT), value, detail))
+        # Not WRITE_OMIT_ABSENT: this optional is never omitted, "" stands for none. Left out, it
+        # is named as REQUIRED names a missing member: at the object, whose value is shown.
+        always = 'always written; "" when there is none'
+        if EMPTY_WHEN_ABSENT in document:
+            found.append(Violation("WRITE_ENDPOINT", pointer(EMPTY_WHEN_ABSENT), None, always))
+        else:
+            found.append(
+                Violation("WRITE_ENDPOINT", pointer(), document, f"{EMPTY_WHEN_ABSENT!r} left out: {always}")
+            )
 
     def visit(obj: Any, level: tuple[str, ...], at: tuple[str | int, ...]) -> None:
         declared = model.levels[level]

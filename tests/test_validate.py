@@ -258,3 +258,18 @@ def test_the_compiler_refuses_a_keyword_it_does_not_translate() -> None:
     root["properties"]["agent_name"]["minLength"] = 1
     with pytest.raises(_Unsupported):
         _Compiled(root)
+
+
+def test_a_writer_that_leaves_the_endpoint_out_is_told_so_not_that_it_wrote_null() -> None:
+    """WRITE_ENDPOINT: a null endpoint is named at the member, one left out at its object (as
+    REQUIRED names a missing member), so neither message says what the writer did not do."""
+    from refitwire._validate import writer_violations
+
+    document = json.loads(wrap_rendezvous_blob(b"meta", "a", "", []))
+    del document["metadata_endpoint"]
+    (left_out,) = writer_violations(document, "1.2.0")
+    assert (left_out.rule, left_out.pointer, left_out.value) == ("WRITE_ENDPOINT", "", document)
+    assert "'metadata_endpoint' left out" in left_out.detail
+    document["metadata_endpoint"] = None
+    (null,) = writer_violations(document, "1.2.0")
+    assert (null.rule, null.pointer, null.value) == ("WRITE_ENDPOINT", "/metadata_endpoint", None)
