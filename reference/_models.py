@@ -28,7 +28,7 @@ from pydantic import (
 )
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
-from refitwire.wire import Member, Registry, WireModel
+from refitwire.wire import Member, Registry, SchemaFolderError, WireModel
 
 __all__ = [
     "PublishedShard", "PublishedTensor", "RendezvousPayload", "TableClasses", "as_model", "classes_of", "table_classes",
@@ -104,7 +104,16 @@ def _build(
             fields[member.name] = (annotation, ...)
         else:  # absent and null are one thing to a model: None
             fields[member.name] = (annotation | None, None)
-    built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
+    # Members are fields under their wire names (the codec's hot paths read them by it), so a
+    # name pydantic keeps for itself cannot be one: said as the schema's fault, not a traceback.
+    kept = [m for m in fields if m.startswith("_") or (m.startswith("model_") and hasattr(BaseModel, m))]
+    try:
+        if kept:
+            raise ValueError(f"{', '.join(map(repr, kept))}: a leading '_' or a name of BaseModel's own")
+        built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
+    except (NameError, TypeError, ValueError) as exc:
+        where = f"{newest.document} {newest.version}, the members of {wire.pointer(*level)}"
+        raise SchemaFolderError(f"{where}: names the reference's models cannot hold ({exc})") from None
     models[level] = built
     return built
 

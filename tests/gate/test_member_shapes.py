@@ -103,3 +103,21 @@ def test_each_shape_refuses_what_its_schema_refuses(
     with pytest.raises(InvalidBlob) as caught:
         _written(registry, _decoded(registry, **given))
     assert (caught.value.rule, caught.value.pointer) == (rule, at)
+
+
+@pytest.mark.parametrize(("level", "name"), [("shard", "model_config"), ("tensor", "_private")])
+def test_a_member_name_pydantic_keeps_is_refused_naming_it_not_a_traceback(
+    tmp_path: Any, level: str, name: str
+) -> None:
+    """The typed models keep members under their wire names, so a name pydantic keeps for itself
+    cannot be a field: the schema folder is refused naming the member and its level."""
+    from refitwire._models import classes_of
+    from refitwire.wire import SchemaFolderError
+
+    def edit(document: str, schema: dict[str, Any]) -> None:
+        member = {"type": "integer", "x-added-in": "1.3.0", "description": "a reserved name"}
+        schema["$defs"][level]["properties"][name] = member
+
+    candidate = candidate_registry(tmp_path, edit)
+    with pytest.raises(SchemaFolderError, match=f"'{name}': a leading '_' or a name of BaseModel's own"):
+        classes_of(candidate)
