@@ -51,9 +51,10 @@ _ALPHABET = "a0zZ9_-.!é"
 class UnhandledKeyword(ValueError):
     """A schema keyword the generators do not know: add its generator to this module."""
 
-    def __init__(self, keyword: str, where: str) -> None:
-        super().__init__(f"keyword {keyword!r} at {where or '(the member)'}: no value generator handles it "
-                         "(refitwire.compat._values); add one before the schema can use it")  # fmt: skip
+    def __init__(self, keyword: str, where: str, reason: str = "") -> None:
+        reason = reason or ("no value generator handles it (refitwire.compat._values); "
+                            "add one before the schema can use it")  # fmt: skip
+        super().__init__(f"keyword {keyword!r} at {where or '(the member)'}: {reason}")
         self.keyword, self.where = keyword, where
 
 
@@ -88,7 +89,9 @@ def _domain(schema_json: str) -> tuple[Any, ...]:
                 found.append(value)
     if not found:
         raise UnhandledKeyword(
-            ", ".join(_keywords(schema)), "no valid value found: the keywords together allow none"
+            ", ".join(_keywords(schema)),
+            "",
+            "no generated value satisfies the keywords together (the schema may allow none)",
         )
     return tuple(found)
 

@@ -217,6 +217,15 @@ def test_a_keyword_no_generator_handles_fails_naming_it(
         assert repr(keyword) in str(raised.value)
 
 
+def test_a_schema_no_generated_value_satisfies_is_refused_saying_so() -> None:
+    with pytest.raises(UnhandledKeyword) as raised:
+        domain({"type": "integer", "not": {}})
+    assert str(raised.value) == (
+        "keyword 'not' at (the member): no generated value satisfies the keywords together "
+        "(the schema may allow none)"
+    )
+
+
 @pytest.mark.parametrize("version", wire.known_versions("rendezvous"))
 def test_every_released_member_has_values_and_breaks(version: str) -> None:
     for member in wire.wire_model("rendezvous", version).members():
