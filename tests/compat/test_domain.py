@@ -220,9 +220,9 @@ def test_a_keyword_no_generator_handles_fails_naming_it(
 def test_a_schema_no_generated_value_satisfies_is_refused_saying_so() -> None:
     with pytest.raises(UnhandledKeyword) as raised:
         domain({"type": "integer", "not": {}})
-    assert str(raised.value) == (
-        "keyword 'not' at (the member): no generated value satisfies the keywords together "
-        "(the schema may allow none)"
+    assert "not" in raised.value.keyword.split(", ")
+    assert str(raised.value).endswith(
+        "at (the member): no generated value satisfies the keywords together (the schema may allow none)"
     )
 
 
