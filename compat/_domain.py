@@ -203,6 +203,10 @@ def _integer(schema: Schema) -> bool:
 def _b_bound(keyword: str, low: bool) -> Callable[[Schema], Iterator[Break]]:
     def generate(schema: Schema) -> Iterator[Break]:
         bound = schema[keyword]
+        if _integer(schema) and not float(bound).is_integer():  # 10.5: the integers it allows end at 10
+            past = math.ceil(bound) - 1 if low else math.floor(bound) + 1
+            yield Break(keyword, (), past, f"{past}, {'below' if low else 'above'} its {keyword} {bound}")
+            return
         exclusive = keyword.startswith("exclusive")
         steps = [schema["multipleOf"]] if "multipleOf" in schema else []  # past the bound, still a multiple
         steps += [1] if _integer(schema) else [0.5, 1]

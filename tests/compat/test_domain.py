@@ -286,3 +286,20 @@ def test_a_type_is_broken_with_falsy_values_too(schema: dict[str, Any], falsy: l
     found = [(b.keyword, b.value) for b in breaks(schema)]
     for value in falsy:
         assert any(k == "type" and v == value and type(v) is type(value) for k, v in found), (value, found)
+
+
+@pytest.mark.parametrize("keyword", ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"])
+@pytest.mark.parametrize("bound", [10.5, -0.5, 3])
+def test_every_bound_of_an_integer_has_an_integer_break_even_a_fractional_bound(
+    keyword: str, bound: float
+) -> None:
+    """A bound's break is the first integer past it, so it breaks that keyword and no other
+    (10.5 + 1 is no integer: it would break the type as well, and no vector broke the bound)."""
+    schema = {"type": "integer", keyword: bound}
+    found = [b for b in breaks(schema) if b.keyword == keyword]
+    assert found, f"no break of {keyword} {bound}"
+    for b in found:
+        assert type(b.value) is int, b
+        assert [e.validator for e in jsonschema.Draft202012Validator(schema).iter_errors(b.value)] == [
+            keyword
+        ]
