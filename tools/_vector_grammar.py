@@ -131,6 +131,12 @@ def number_spellings() -> Iterator[tuple[str, str]]:
     yield "an exponent with a leading zero", "1e05"
     yield "a fraction and an exponent", "-1.5E-3"
     yield "a zero exponent of zero", "0e0"
+    # RFC 8259 section 6 bounds no part: a number is read as its nearest double (SPEC 2.7), which
+    # may be subnormal or zero (only one that overflows is refused, section 5), or need every digit.
+    yield "an exponent whose nearest double is 0 (underflow)", "1e-400"
+    yield "a minus and an exponent whose nearest double is -0 (underflow)", "-1e-400"
+    yield "the least subnormal double", "5e-324"
+    yield "more digits than a double holds", "0.1000000000000000055511151231257827021181583404541015625"
 
 
 def escape_spellings() -> Iterator[tuple[str, str]]:

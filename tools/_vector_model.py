@@ -198,12 +198,16 @@ def literal_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             for form in (f"1e{power}", f"1E+{power}", f"{high + 1}.0"):
                 invalid.append(bad(f"{at} written as {form} (an integer above the maximum, as a number)",
                                    blob(form), rule, at, versions, tags))  # fmt: skip
+        underflow = "1e-400"  # its nearest double is 0 (SPEC 2.7: a number is judged by it)
         if value == 0:
             valid.append(good(f"{at} written as -0 (an integer literal: reads as 0)", blob("-0"), tags,
                               parsed=doc))  # fmt: skip
+            invalid.append(bad(f"{at} written as {underflow} (0, in range, not written as an integer)",
+                               blob(underflow), "INTEGER_LITERAL", at, versions, tags))  # fmt: skip
         elif low is not None and low > 0:
-            invalid.append(bad(f"{at} written as -0 (zero is below the minimum)", blob("-0"), rule, at,
-                               versions, tags))  # fmt: skip
+            for zero in ("-0", underflow):
+                invalid.append(bad(f"{at} written as {zero} (zero is below the minimum)", blob(zero), rule, at,
+                                   versions, tags))  # fmt: skip
         for huge in ("1e400", "-1e400"):
             invalid.append(bad(f"{at} written as {huge} (overflows a double)", blob(huge), "JSON", "",
                                VERSIONS, [*tags, "overflow"]))  # fmt: skip

@@ -14,7 +14,8 @@ together. Each near-miss changes one production of RFC 8259 section 2-5 and noth
   and other languages' words for them, where the schema lets a literal stand;
 - ``ws = *( %x20 / %x09 / %x0A / %x0D )``: every other character Unicode calls a space, and
   comments, between tokens (each character at one place, and one of them in every container);
-  and, legal, each of the four (and all four in a run) at every token boundary.
+  and, legal, each of the four (and all four in a run) at every token boundary, and inside an
+  empty array and an empty object (the container's empty alternative) at every level.
 - ``quotation-mark = %x22``: a string in single quotes in every string position.
 
 The containers come from the wire model: every object level and every array member; the
@@ -229,6 +230,14 @@ def structure_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         legal.append(
             good(f"'{what}' at every token boundary (RFC 8259 ws)", blob, ["grammar", "whitespace"], doc)
         )
+    for level, path, unknown in level_paths():  # the empty alternative of each container, spaced
+        for what, gap in (runs[0], runs[-1]):
+            for kind, empty in (("array", f"[{gap}]"), ("object", f"{{{gap}}}")):
+                marked = base()
+                put(marked, (*path, unknown), RAW)
+                blob = raw_blob(marked, empty.encode())
+                legal.append(good(f"an empty {kind} with '{what}' inside, in an unknown member of {level}", blob,
+                                  ["grammar", "whitespace"], doc))  # fmt: skip
     return legal, invalid
 
 
