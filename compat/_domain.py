@@ -255,8 +255,30 @@ def _b_pattern(schema: Schema) -> Iterator[Break]:
     lengths = {len(v) for v in valid} | {rest.get("minLength", 0)}
     candidates = [m for v in valid for m in (v.upper(), "!" + v[1:], v[:-1] + "!", v + "\n", " " + v[1:])]
     candidates += ["!" * n for n in sorted(lengths)] + ["é" * n for n in sorted(lengths)]
+    candidates += [m for v in valid for m in _one_character_off(v, schema["pattern"])]
     for value in dict.fromkeys(candidates):
         yield Break("pattern", (), value, f"{json.dumps(value)}, not matching its pattern")
+
+
+#: What may stand for a character: what an unescaped ``.`` matches, another case, a digit, a
+#: word character, a space, beyond ASCII, and the dot a class might leave out.
+_STAND_INS = "-A0_ é."
+
+
+def _one_character_off(value: str, pattern: str) -> Iterator[str]:
+    """``value`` with one character replaced so that ``pattern`` no longer matches, once per kind
+    of place: a place is told by its character (a letter, a digit, or itself) and by the stand-ins
+    the pattern takes there, so a literal (``torch\\.``: ``torch-``) and each class of the pattern
+    are each tried once, not every character of a 32-digit hash."""
+    matches = _validator(json.dumps({"pattern": pattern})).is_valid
+    tried = set()
+    for i, char in enumerate(value):
+        kind = "letter" if char.isalpha() else "digit" if char.isdigit() else char
+        swapped = [value[:i] + c + value[i + 1 :] for c in _STAND_INS if c != char]
+        taken = tuple(matches(s) for s in swapped)
+        if (kind, taken) not in tried:
+            tried.add((kind, taken))
+            yield from [s for s, ok in zip(swapped, taken) if not ok][:1]
 
 
 def _b_items(schema: Schema) -> Iterator[Break]:

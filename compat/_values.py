@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire.compat._cache import cache_home, content_key, write_whole
+from refitwire.compat._regex import taking_every_part
 from refitwire.wire import JSON_TYPES, schema_types
 
 __all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain", "wrong_values"]
@@ -211,10 +212,15 @@ def _numbers(schema: Schema, integer: bool) -> Iterator[Any]:
 
 
 def _strings(schema: Schema, length: int) -> Iterator[str]:
-    """A string of ``length`` characters (or the nearest longer one) allowed by ``pattern``."""
-    found = _pattern_string(schema.get("pattern"), length, schema.get("maxLength"))
+    """A string of ``length`` characters (or the nearest longer one) allowed by ``pattern``, and
+    one taking every optional part of the pattern (``_regex``) where that is another."""
+    pattern, longest = schema.get("pattern"), schema.get("maxLength")
+    found = _pattern_string(pattern, length, longest)
     if found is not None:
         yield found
+    every = taking_every_part(pattern) if isinstance(pattern, str) else None
+    if every is not None and every != found and length <= len(every) <= (longest or len(every)):
+        yield every
 
 
 @functools.cache

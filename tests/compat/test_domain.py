@@ -303,3 +303,31 @@ def test_every_bound_of_an_integer_has_an_integer_break_even_a_fractional_bound(
         assert [e.validator for e in jsonschema.Draft202012Validator(schema).iter_errors(b.value)] == [
             keyword
         ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "every"),
+    [
+        (r"^(torch\.)?[a-z][a-z0-9_]*$", "torch.aa"),  # the optional group and the starred class
+        (r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "AAAAAA=="),
+        (r"^[^:]+:\d+$", "a:0"),  # a negated class, a category
+        (r"^\p{Lu}\p{Ll}+$", None),  # ECMA-262 that Python's parser does not read
+    ],
+)
+def test_a_pattern_string_takes_every_optional_part(pattern: str, every: str | None) -> None:
+    from refitwire.compat._regex import taking_every_part
+
+    assert taking_every_part(pattern) == every
+
+
+def test_a_pattern_is_broken_one_character_off_at_each_kind_of_place() -> None:
+    """A literal of an optional part is broken in place ('torch-aa': an unescaped '.' takes it),
+    and a run of one class once, not at every character."""
+    schema = {"type": "string", "pattern": r"^(torch\.)?[a-z][a-z0-9_]*$"}
+    assert "torch.aa" in domain(schema)
+    off = [b.value for b in breaks(schema) if b.keyword == "pattern" and len(b.value) == len("torch.aa")]
+    assert "torch-aa" in off
+    digest = [
+        b.value for b in breaks({"type": "string", "pattern": "^[0-9a-f]{32}$"}) if b.keyword == "pattern"
+    ]
+    assert sum(v.startswith("-") for v in digest) == 1
