@@ -7,10 +7,12 @@ right answer is a refusal (``errored`` with a message), never a blob (``WRITE_VA
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import hashlib
 import json
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,8 +61,32 @@ def _tensor(p: dict[str, Any]) -> dict[str, Any]:
 # (rule, what is wrong, the change): the rules JSON Schema cannot say (a break of a schema
 # keyword is generated for every member, ``_refusals``)
 _Mutation = tuple[str, str, Callable[[dict[str, Any]], Any]]
+
+
+def nonzero_pad_bits() -> list[tuple[str, str]]:
+    """(what, text): base64 of each kind of final quantum RFC 4648 has, one byte (``==``, 4 pad
+    bits) and two (``=``, 2 pad bits), with the lowest pad bit set: not the canonical encoding
+    (AGENT_META_BASE64), which a decoder that drops pad bits would take."""
+    alphabet = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
+    found = []
+    for data, what in ((b"a", ""), (b"ab", " in a last quantum of two bytes ('=')")):
+        text = base64.b64encode(data).decode()
+        body, pad = text.rstrip("="), "=" * text.count("=")
+        found.append(
+            (
+                f"agent_meta_b64 with non-zero pad bits{what}",
+                body[:-1] + alphabet[alphabet.index(body[-1]) | 1] + pad,
+            )
+        )
+    return found
+
+
+def _with_meta(text: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda p: p.update(agent_meta_b64=text)
+
+
 RULE_BREAKS: tuple[_Mutation, ...] = (
-    ("AGENT_META_BASE64", "agent_meta_b64 with non-zero pad bits", lambda p: p.update(agent_meta_b64="YR==")),
+    *(("AGENT_META_BASE64", what, _with_meta(text)) for what, text in nonzero_pad_bits()),
     (
         "RANK_AGREEMENT",
         "shard_offset has fewer dims than shape",

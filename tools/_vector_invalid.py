@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from _vector_kit import D1, WIRE, blob_doc, mutated, py_dumps, raw_invalid, vector
+from refitwire.compat._built_cases import nonzero_pad_bits
 
 
 def invalid_vectors() -> list[dict[str, Any]]:
@@ -165,11 +166,14 @@ def invalid_vectors() -> list[dict[str, Any]]:
             "AGENT_META_BASE64",
             "/agent_meta_b64",
         ),
-        mutated(
-            "agent_meta_b64 with non-zero pad bits",
-            lambda d: d.update(agent_meta_b64="YR=="),
-            "AGENT_META_BASE64",
-            "/agent_meta_b64",
+        *(
+            mutated(
+                what,
+                lambda d, text=text: d.update(agent_meta_b64=text),
+                "AGENT_META_BASE64",
+                "/agent_meta_b64",
+            )
+            for what, text in nonzero_pad_bits()
         ),
         mutated(
             "digest in upper case",

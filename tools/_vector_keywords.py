@@ -24,16 +24,13 @@ from typing import Any
 
 import jsonschema
 import jsonschema_rs
-from _vector_kit import VERSIONS, decoded, vector
+from _vector_kit import VERSIONS, at_one_value, decoded, vector
 from _vector_model import DOCUMENT, base, get, place, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._domain import breaks, domain, level_breaks, level_domain
 from refitwire.engine import EMPTY_WHEN_ABSENT, semantic_violations
 from refitwire.wire import Member
-
-#: Which error SPEC 2.7 reports first among several at one value: the shape, then the value.
-_FIRST = {"REQUIRED": 0, "TYPE": 1}
 
 
 def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -144,7 +141,7 @@ def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> A
     errors = [(model.rule_at(str(e.schema_path[-1]), [*at, *e.instance_path], e.instance), wire.pointer(*at, *e.instance_path))
               for e in _validator(json.dumps(dict(model.at(at).schema), sort_keys=True)).iter_errors(value)]  # fmt: skip
     if errors:
-        return min(errors, key=lambda e: (len(e[1]), _FIRST.get(e[0], 2), e[0]))
+        return min(errors, key=lambda e: (len(e[1]), *at_one_value(e[0])))
     return "geometry" if semantic_violations(doc, version, DOCUMENT) else None
 
 

@@ -1,6 +1,7 @@
-"""Two step-4 violations in one blob, in different objects: the first in document order is
-reported (SPEC 2.7: "within step 4, the first violation in document order", a value before the
-values inside it), whatever the rule and however deep.
+"""Two step-4 violations in one blob: the first in document order is reported (SPEC 2.7:
+"within step 4, the first violation in document order", a value before the values inside it),
+whatever the rule and however deep; two at one value (an integer written as a number that also
+breaks a box or a span there), the first by rule ID in ASCII order.
 
 The violations are the rules JSON Schema cannot say, each broken alone by one change
 (``compat._built_cases.RULE_BREAKS``: pad bits, a rank, a box, an element size, a span) and
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
 
-from _vector_kit import VERSIONS, first_violation, vector
+from _vector_kit import VERSIONS, at_one_value, first_violation, vector
 from _vector_model import base, get, integer_places, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
@@ -91,14 +92,16 @@ def order_vectors() -> list[dict[str, Any]]:
             expect: dict[str, tuple[str, str]] = {}
             for v in VERSIONS:
                 reported = [r for r in (alone_a[v], alone_b[v]) if r is not None]
-                if reported:
-                    expect[v] = min(reported, key=lambda r: order[r[1]])
-            if any(a and b and a[1] == b[1] for a, b in zip(alone_a.values(), alone_b.values())):
-                continue  # both at one value: document order does not tell them apart
+                if reported:  # the first in document order; at one value, by SPEC 2.7's tie rule
+                    expect[v] = min(reported, key=lambda r: (order[r[1]], *at_one_value(r[0])))
             if not _both(text(doc), alone_a, alone_b):
                 continue  # the two changes interact (one undoes the other): not a pair
+            tie = any(a and b and a[1] == b[1] for a, b in zip(alone_a.values(), alone_b.values()))
+            if tie and written != "as written":
+                continue  # at one value the order the members are written in cannot matter
             blob = text(doc)
-            found.append(vector(f"{what_a} and {what_b}, {written}: the first in document order", blob,
+            how = "both at one value: by rule ID" if tie else "the first in document order"
+            found.append(vector(f"{what_a} and {what_b}, {written}: {how}", blob,
                                 invalid=expect, upstream=upstream_verdict("rendezvous", blob),
                                 tags=["precedence", "document-order"]))  # fmt: skip
     return found

@@ -445,7 +445,11 @@ function before(doc, a, b) {
 }
 
 function firstInDocument(doc, rejects) {
-  return rejects.reduce((first, r) => (before(doc, r.at, first.at) ? r : first));
+  return rejects.reduce((first, r) => {
+    if (before(doc, r.at, first.at)) return r;
+    if (before(doc, first.at, r.at)) return first;
+    return r.rule < first.rule ? r : first; // one place: by rule ID in ASCII order (SPEC 2.7)
+  });
 }
 
 function read(blob, kind) {
