@@ -287,6 +287,13 @@ def _b_items(schema: Schema) -> Iterator[Break]:
     counted = schema.get("minContains", 1) if "contains" in schema else 0  # left whole beside the broken one
     length = max(schema.get("minItems", 0), prefix + 1, counted + 1)
     length = min(length, schema.get("maxItems", length))
+    if schema["items"] is False:  # no item past prefixItems: one more is its break (maxItems allowing)
+        if prefix < schema.get("maxItems", prefix + 1):
+            for base in _arrays(schema, prefix):
+                yield Break(
+                    "items", (prefix,), [*base, 0], f"{prefix + 1} items, past its {prefix} prefixItems"
+                )
+        return
     yield from _item_breaks(schema, prefix, length, "items")
     if length < schema.get("maxItems", length + 1):
         yield from _item_breaks(schema, length, length + 1, "items")

@@ -41,8 +41,11 @@ class _Envelope:
 
 
 @functools.cache
-def _envelope(model: WireModel) -> _Envelope:
-    return _Envelope(model)  # kept per model (models are immutable)
+def _envelope(model: WireModel) -> _Envelope | None:
+    try:
+        return _Envelope(model)  # kept per model (models are immutable)
+    except ValueError:  # msgspec renames to no name holding a backslash, a quote or a control character
+        return None  # then this model has no fast path: every blob takes the full read
 
 
 def quorum_envelope(
@@ -71,6 +74,8 @@ def quorum_envelope(
     if not data.isascii() and not is_utf8(data):
         return None
     reader = _envelope(wire.wire_model("rendezvous", version, registry))
+    if reader is None:
+        return None
     try:
         envelope = reader.decoder.decode(data)
         members = {

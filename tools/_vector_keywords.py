@@ -121,8 +121,8 @@ def written_by(blob: bytes) -> list[str]:
     wrote otherwise would lose the case, never change what it expects."""
     doc, found = json.loads(blob), []
     for version in VERSIONS:
-        payload = from_decoded(decoded(doc, version, DOCUMENT))
-        try:
+        try:  # (a decoded form a version cannot take, one lacking a member it requires, is no case)
+            payload = from_decoded(decoded(doc, version, DOCUMENT))
             written = wrap_rendezvous_blob(*payload[:4], payload.publisher_step, spec_version=version,
                                            **payload.optional_members)  # fmt: skip
         except InvalidBlob:

@@ -36,7 +36,7 @@ class Member:
     rule: str | None  # the SPEC rule the schema names for this value (``x-rule``)
     added_in: str
     schema: Mapping[str, Any] = field(repr=False)  # the member's subschema, references resolved
-    items: Member | None = None  # for an array: what each item is
+    items: Member | None = None  # for an array: what each item is (None when prefixItems says the first)
     child: tuple[str, ...] | None = None  # for an array of objects: the level of its items
 
     @property
@@ -360,7 +360,8 @@ def _member(
     added = sub.get("x-added-in", first)
     items, child = None, None
     item_schema = sub.get("items")
-    if "array" in types and isinstance(item_schema, Mapping):
+    # ``items`` says what every item is only without ``prefixItems`` (which says the first ones)
+    if "array" in types and isinstance(item_schema, Mapping) and not sub.get("prefixItems"):
         item_types = schema_types(item_schema)
         if "object" in item_types:
             child = (*level, name)

@@ -35,7 +35,14 @@ TENSOR = {
         "items": {"type": "object", "required": ["z"], "properties": {"z": {"const": 1}}},
     },
 }
-SHARD = {"opt": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 0, "maximum": 9}}}
+SHARD = {
+    "opt": {"type": "array", "items": {"type": ["integer", "null"], "minimum": 0, "maximum": 9}},
+    "tp": {
+        "type": "array",
+        "prefixItems": [{"type": "string"}],
+        "items": {"type": "integer"},
+    },  # items after the first
+}
 DEFS = {"anything": True, "short": {"type": "string", "maxLength": 3}}
 
 
@@ -54,7 +61,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
 
 def _decoded(registry: Registry, **top: Any) -> dict[str, Any]:
     shard = {"agent_name": "a", "device_id": 0, "addr": 4096, "shard_offset": [0], "shape": [4], "digest": None,
-             "opt": [1, None]}  # fmt: skip
+             "opt": [1, None], "tp": ["s", 1, 2]}  # fmt: skip
     tensor = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": [4], "shards": [shard],
               "ratio": 1, "half": 10, "subs": [{}]}  # fmt: skip
     return {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": None,
@@ -78,6 +85,7 @@ def test_each_shape_is_written_and_read_back_as_given(registry: Registry) -> Non
         assert (
             type(tensor["ratio"]) is int and tensor["half"] == 10 and tensor["shards"][0]["opt"] == [1, None]
         )
+        assert tensor["shards"][0]["tp"] == ["s", 1, 2]
         assert (decoded["anything"], decoded["label"], decoded["code"], decoded["a-b"]) == (
             {"x": [1]},
             "abc",
@@ -121,3 +129,36 @@ def test_a_member_name_pydantic_keeps_is_refused_naming_it_not_a_traceback(
     candidate = candidate_registry(tmp_path, edit)
     with pytest.raises(SchemaFolderError, match=f"'{name}': a leading '_' or a name of BaseModel's own"):
         classes_of(candidate)
+
+
+def test_a_top_level_name_msgspec_cannot_rename_is_read_without_the_count_only_fast_path(
+    tmp_path: Any,
+) -> None:
+    """A name holding a backslash or a quote: the count-only read's Struct cannot be renamed to it
+    (msgspec refuses), so every blob of that version takes the full read, which reads it."""
+
+    def edit(document: str, schema: dict[str, Any]) -> None:
+        if document == "rendezvous":
+            schema["properties"]['a\\b"c'] = {"type": "integer", "x-added-in": "1.3.0", "description": "odd"}
+
+    candidate = candidate_registry(tmp_path, edit)
+    blob = _written(candidate, {**_bare(), 'a\\b"c': 4})
+    for with_tensors in (True, False):
+        read = unwrap_rendezvous_blob(
+            blob, spec_version="1.3.0", with_tensors=with_tensors, registry=candidate
+        )
+        assert (read.optional_members['a\\b"c'], read.entry_count()) == (4, 1)
+
+
+def _bare() -> dict[str, Any]:
+    shard = {
+        "agent_name": "a",
+        "device_id": 0,
+        "addr": 4096,
+        "shard_offset": [0],
+        "shape": [4],
+        "digest": None,
+    }
+    tensor = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": [4], "shards": [shard]}
+    return {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": None,
+            "tensors": [tensor]}  # fmt: skip
