@@ -202,6 +202,9 @@ def _b_property_names(schema: Schema) -> Iterator[Any]:
     for inner in _breaks_of(schema["propertyNames"]):
         if isinstance(inner.value, str) and not inner.at:
             value = {**_values._object(schema, optional=False), inner.value: _values._extra_value(schema)}
+            names = _values.unknown_names(schema)  # padded to minProperties with names it allows
+            while len(value) < schema.get("minProperties", 0):
+                value[next(names)] = _values._extra_value(schema)
             yield type(inner)(inner.keyword, (), value, f"a member named {_short(inner.value)}: {inner.what}")
 
 

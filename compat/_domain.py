@@ -48,6 +48,7 @@ from refitwire.compat._values import (
     _without,
     check_keywords,
     domain,
+    unknown_names,
     wrong_values,
 )
 
@@ -376,9 +377,9 @@ def _b_min_properties(schema: Schema) -> Iterator[Break]:
 
 def _b_max_properties(schema: Schema) -> Iterator[Break]:
     n = schema["maxProperties"]
-    value = _object(schema, optional=True)
-    for k in range(n + 1 - len(value)):
-        value[f"{_unknown_name(schema)}{k}"] = _extra_value(schema)
+    value, names = _object(schema, optional=True), unknown_names(schema)
+    while len(value) <= n:
+        value[next(names)] = _extra_value(schema)
     yield Break("maxProperties", (), value, f"more than {n} members")
 
 

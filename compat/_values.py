@@ -397,7 +397,7 @@ def _v_additional(schema: Schema) -> Iterator[dict[str, Any]]:
 def _v_property_counts(schema: Schema) -> Iterator[dict[str, Any]]:
     low = schema.get("minProperties", 0)
     out = _object(schema, optional=False)
-    names = iter(f"{_unknown_name(schema)}{n}" for n in range(LONGEST))
+    names = unknown_names(schema)
     while len(out) < low:
         out[next(names)] = _extra_value(schema)
     yield out
@@ -410,18 +410,48 @@ def _extra_value(schema: Schema) -> Any:
 
 
 def _unknown_name(schema: Schema) -> str:
-    """A member name the object does not declare (and its ``propertyNames`` allows)."""
-    names = schema.get("propertyNames")
-    if isinstance(names, Mapping):
-        allowed = [
-            n for n in domain({**names, "type": "string"}) if n and n not in schema.get("properties", {})
-        ]
-        if allowed:
-            return str(allowed[-1])
-    name = "x_unknown"
-    while name in schema.get("properties", {}):
-        name += "_"
-    return name
+    """A member name the object does not declare (see :func:`unknown_names`)."""
+    return next(unknown_names(schema), "x_unknown")
+
+
+def unknown_names(schema: Schema) -> Iterator[str]:
+    """Member names the object does not declare, that match none of its ``patternProperties``
+    (so ``additionalProperties`` is what applies to them) and that its ``propertyNames`` allows:
+    the first names an unknown member, the rest pad an object to a count of members. Built from
+    the allowed names ``propertyNames`` gives and plain ones, each also one character longer or
+    with its last character changed, so a pattern on names still leaves enough of them."""
+    declared = schema.get("properties", {})
+    matched = [_validator(json.dumps({"pattern": p})).is_valid for p in schema.get("patternProperties", {})]
+    rule = schema.get("propertyNames")
+    allowed = (
+        _validator(json.dumps(rule)).is_valid
+        if isinstance(rule, Mapping)
+        else (lambda _name: rule is not False)
+    )
+    bases = (
+        [str(n) for n in reversed(domain({**rule, "type": "string"}))] if isinstance(rule, Mapping) else []
+    )
+    bases += ["x_unknown", "unknown"]
+    seen: set[str] = set()
+    for base in bases:
+        for name in itertools.chain(
+            [base],
+            (base + c for c in _NAME_CHARACTERS),
+            (base[:-1] + c for c in _NAME_CHARACTERS if base),
+            (f"{base}{n}" for n in range(LONGEST)),
+        ):
+            if (
+                name not in seen
+                and name not in declared
+                and not any(m(name) for m in matched)
+                and allowed(name)
+            ):
+                seen.add(name)
+                yield name
+
+
+#: What a padding name may end in.
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 
 VALID: dict[str, Callable[[Schema], Iterator[Any]]] = {

@@ -41,6 +41,11 @@ SHAPES: dict[str, dict[str, Any]] = {
     "map": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "string", "maxLength": 8}},
             "additionalProperties": False},
     "names": {"type": "object", "propertyNames": {"maxLength": 4}, "additionalProperties": {"type": "integer"}},
+    # an unknown name matching no patternProperties; padding names propertyNames allows
+    "pattern-map-closed": {"type": "object", "patternProperties": {"^x_": {"type": "integer"}},
+                           "additionalProperties": False},
+    "named-count": {"type": "object", "propertyNames": {"enum": ["p", "q", "r"]}, "minProperties": 2},
+    "patterned-count": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "maxProperties": 2},
     "dependent": {"type": "object", "properties": {"team": {"type": "string"}, "contact": {"type": "string"}},
                   "dependentRequired": {"team": ["contact"]}},
     "contains": {"type": "array", "items": {"type": "integer", "minimum": 0}, "contains": {"const": 0},
@@ -91,6 +96,9 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "not": {("not", ()), ("minimum", ()), ("maximum", ()), ("type", ())},
     "map": {("maxLength", ("a",)), ("type", ("a",)), ("additionalProperties", ()), ("type", ())},
     "names": {("maxLength", ()), ("type", ("aa",)), ("type", ())},  # (an unknown name propertyNames allows)
+    "pattern-map-closed": {("additionalProperties", ()), ("type", ("x_",)), ("type", ())},
+    "named-count": {("minProperties", ()), ("enum", ()), ("type", ())},
+    "patterned-count": {("maxProperties", ()), ("pattern", ()), ("type", ())},
     "dependent": {("dependentRequired", ()), ("type", ("team",)), ("type", ("contact",)), ("type", ())},
     "contains": {("minContains", ()), ("maxContains", ()), ("minimum", (3,)), ("type", (3,)), ("maxItems", ())},
     "format": {("maxLength", ()), ("type", ())},
