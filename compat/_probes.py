@@ -32,9 +32,9 @@ UNKNOWN_MEMBER = "refitwire_probe_unknown_member"
 
 def probe(who: Any) -> Iterator[Result]:
     yield unknown_command(who)
-    member = unknown_member(who)
-    if member is not None:
-        yield member
+    for found in (unknown_member(who), long_request(who)):
+        if found is not None:
+            yield found
 
 
 def unknown_command(who: Any) -> Result:
@@ -103,4 +103,33 @@ def unknown_member(who: Any) -> Result | None:
         fault="reader",
         symptom=f"refused a request carrying an unknown member ({kind}; the protocol says: ignore it)",
         message=f"a request with the extra member {UNKNOWN_MEMBER!r} was not served: {said}",
+    )
+
+
+#: Bytes of the string a long request carries: far past a pipe's buffer (64 KiB on Linux), so a
+#: testee receives the line in many pieces and must join them; under a megabyte of blob, so it is
+#: no size case.
+LONG_REQUEST_BYTES = 768 << 10
+
+
+def long_request(who: Any) -> Result | None:
+    """A read request far longer than a pipe buffer, on one line: read as one request."""
+    base = {"case": "protocol:long-request", "tier": REQUIRED, "reader": who.label}
+    case = next((c for c in _cases.read_cases() if (c.expect.get(who.version) or {}).get("valid")), None)
+    if "reader" not in who.identity.roles or case is None:
+        return None
+    blob = case.blob[:-1] + b', "refitwire_probe_padding": "' + b"p" * LONG_REQUEST_BYTES + b'"}'
+    reply = exchange(who.testee, {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(blob).decode()})
+    expected = (case.expect[who.version] or {}).get("decoded")
+    if isinstance(reply, Decoded) and reply.payload == expected:
+        return Result(**base, outcome=Outcome.PASSED)
+    said = reply.message if hasattr(reply, "message") else dumps_short(getattr(reply, "payload", reply))
+    broken = isinstance(reply, Broken) and not reply.malformed
+    return Result(
+        **base,
+        outcome=Outcome.ERRORED if broken else Outcome.FAILED,
+        fault="reader",
+        symptom="did not read a request line longer than a pipe buffer as one request",
+        message=f"a valid blob of {len(blob):,} bytes (an unknown member holding a long string), "
+        f"{case.id} otherwise, was not read as that case: {said}",
     )

@@ -116,6 +116,13 @@ def inputs(
             None,
             None,
         )
+    if bare == "protocol:long-request":
+        return (
+            f"a read request past {_probes.LONG_REQUEST_BYTES:,} bytes on one line (a valid blob with a long "
+            "unknown member): read as one request",
+            None,
+            None,
+        )
     for rc in _cases.read_cases():
         if rc.id == bare:
             return rc.description, None, rc.blob

@@ -97,6 +97,7 @@ CATCHES = {
     "tail-weights-continue-rows": "digest:",
     "exits-on-unknown-command": "protocol:unknown-command",
     "rejects-unknown-request-member": "protocol:unknown-member",
+    "loses-long-line-start": "protocol:long-request",
     "refuses-with-wrong-rule": "refuse:",
     "rejects-without-pointer": f"read:{vid('addr is 2^64')}#rule",
     **(
@@ -372,6 +373,7 @@ HEADLINES = {
     "copies-unknown-payload-members": "wrote a blob breaking WRITE_KNOWN_MEMBERS",
     "dedups-replica-shards": "blob does not carry the payload: length differs at /tensors/*/shards",
     "drops-step-zero": "blob does not carry the payload: null at /publisher_step",
+    "loses-long-line-start": "did not read a request line longer than a pipe buffer as one request",
 }
 
 
