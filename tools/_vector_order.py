@@ -14,6 +14,7 @@ document, not by the reader.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
@@ -105,3 +106,40 @@ def order_vectors() -> list[dict[str, Any]]:
                                 invalid=expect, upstream=upstream_verdict("rendezvous", blob),
                                 tags=["precedence", "document-order"]))  # fmt: skip
     return found
+
+
+#: Items of one array in an index-order vector: past 9, so that item 10 sorts before item 2 as text.
+_ITEMS = 11
+
+
+def index_order_vectors() -> list[dict[str, Any]]:
+    """Per array of objects (each level below the top), the same step-4 violation in items 2 and 10
+    of one array of eleven: item 2 is first in document order. A reader that orders pointers as
+    text ("/10/" before "/2/") names item 10. The violation is the first integer member of the
+    level written with a fraction (INTEGER_LITERAL), each copy of the item otherwise the base
+    blob's (a tensor renamed, so names stay distinct)."""
+    found = []
+    for member, path, _ in integer_places():
+        level = member.level
+        if not level or len(path) != 2 * len(level) + 1:
+            continue  # a member directly in an object of a level below the top, once per level
+        array = path[: 2 * len(level) - 1]
+        if any(f[0] == array for f in found):
+            continue
+        doc = base()
+        items = get(doc, array)
+        copies = [json.loads(json.dumps(items[0])) for _ in range(_ITEMS)]
+        for i, item in enumerate(copies):
+            if "name" in item and isinstance(item["name"], str):
+                item["name"] = f"{item['name']}-{i}"
+        put(doc, array, copies)
+        for index in (2, 10):
+            _as_float((*array, index, *path[len(array) + 1 :]))(doc)
+        first = wire.pointer(*array, 2, *path[len(array) + 1 :])
+        blob = text(doc)
+        expect = {v: ("INTEGER_LITERAL", first) for v in VERSIONS if first_violation(blob, v) is not None}
+        found.append((array, vector(f"{wire.pointer(*array)}: items 2 and 10 written with a fraction at "
+                                    f"{member.name}: item 2 first in document order (10 is no earlier as text)",
+                                    blob, invalid=expect, upstream=upstream_verdict("rendezvous", blob),
+                                    tags=["precedence", "document-order"])))  # fmt: skip
+    return [v for _, v in found]

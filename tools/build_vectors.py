@@ -39,7 +39,7 @@ from _vector_kit import (
 from _vector_later import later_object_vectors
 from _vector_model import literal_vectors, type_vectors
 from _vector_names import name_vectors
-from _vector_order import order_vectors
+from _vector_order import index_order_vectors, order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
 
@@ -317,6 +317,7 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         + stage_pair_vectors()
         + double_judged_vectors()
         + order_vectors()
+        + index_order_vectors()
     )  # the JSON text's tokens and structure; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
