@@ -55,10 +55,10 @@ def _member_value(schema: Schema, name: str) -> Any:
 
 
 def _name_for(pattern: str) -> str:
-    """A member name ``pattern`` matches (the simplest, ``_values``'s search)."""
-    from refitwire.compat import _values
+    """A member name ``pattern`` matches (the simplest, ``_regex``'s search)."""
+    from refitwire.compat._regex import pattern_string, simplest_match
 
-    return _values._pattern_string(pattern, 1, None) or _values._match(pattern)
+    return pattern_string(pattern, 1, None) or simplest_match(pattern)
 
 
 # -- valid values -------------------------------------------------------------------------------

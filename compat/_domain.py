@@ -288,7 +288,7 @@ def _b_items(schema: Schema) -> Iterator[Break]:
     counted = schema.get("minContains", 1) if "contains" in schema else 0  # left whole beside the broken one
     length = max(schema.get("minItems", 0), prefix + 1, counted + 1)
     length = min(length, schema.get("maxItems", length))
-    if schema["items"] is False:  # no item past prefixItems: one more is its break (maxItems allowing)
+    if schema.get("items") is False:  # no item past prefixItems: one more is its break (maxItems allowing)
         if prefix < schema.get("maxItems", prefix + 1):
             for base in _arrays(schema, prefix):
                 yield Break(

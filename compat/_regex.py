@@ -1,6 +1,7 @@
-"""A string that takes every optional part of a pattern, read from the pattern's own syntax tree.
+"""Strings a pattern matches: the simplest (Hypothesis, kept in the kit's cache), one of a given
+length, and one that takes every optional part, read from the pattern's own syntax tree.
 
-The simplest string a pattern matches (``_values._match``) leaves out every optional part, so a
+The simplest string a pattern matches (:func:`simplest_match`) leaves out every optional part, so a
 value built from it never shows the part: ``^(torch\\.)?[a-z]+$`` gives ``a``, and no case could
 tell a literal ``\\.`` from an unescaped ``.`` that also takes ``torch-``. Here each repeat is
 taken at least once, each group entered and each branch's first alternative followed, through
@@ -12,15 +13,21 @@ against the pattern as JSON Schema reads it (ECMA-262, jsonschema-rs) before it 
 from __future__ import annotations
 
 import functools
+import itertools
+import json
 import re
+from pathlib import Path
 from re import _constants as c
 from re import _parser
 from typing import Any
 
 import jsonschema_rs
+from refitwire.compat._cache import cache_home, content_key, write_whole
 
-__all__ = ["taking_every_part"]
+__all__ = ["pattern_string", "simplest_match", "taking_every_part"]
 
+#: Characters a string is grown by.
+_ALPHABET = "a0zZ9_-.!é"
 #: Characters tried for a negated class; each category's stand-in and its own syntax.
 _TRIED = "aA0_- ."
 _CATEGORIES = {c.CATEGORY_DIGIT: ("0", r"\d"), c.CATEGORY_NOT_DIGIT: ("a", r"\D"), c.CATEGORY_WORD: ("a", r"\w"),
@@ -92,3 +99,68 @@ def _holds(item: Any, ch: str) -> bool:
     if op is c.CATEGORY and arg in _CATEGORIES:
         return re.fullmatch(_CATEGORIES[arg][1], ch) is not None
     raise _Unread(op)
+
+
+@functools.cache
+def pattern_string(pattern: str | None, length: int, longest: int | None) -> str | None:
+    """A string of ``length`` characters ``pattern`` allows (or the nearest longer one, up to
+    ``longest``): the simplest match, grown by repeating one character in one place."""
+    if pattern is None:
+        return (_ALPHABET[:1] * length) if length else ""
+    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    seed = simplest_match(pattern)
+    if len(seed) == length or (len(seed) > length and check.is_valid(seed[:length]) and length == 0):
+        return seed
+    if len(seed) > length:
+        return seed if longest is None or len(seed) <= longest else None
+    for at in range(len(seed), -1, -1):  # grow by repeating one character in one place
+        for char in dict.fromkeys(seed + _ALPHABET):
+            grown = seed[:at] + char * (length - len(seed)) + seed[at:]
+            if check.is_valid(grown):
+                return grown
+    return None
+
+
+@functools.cache
+def simplest_match(pattern: str) -> str:
+    """The simplest string matching ``pattern`` (Hypothesis, deterministic). Shrinking to it
+    takes about half a second a pattern, in every process that needs one, so each is kept in
+    the kit's cache folder, keyed by the pattern, the Hypothesis version and the code that
+    searches (this module and the kit's settings): a changed search finds it again."""
+    import hypothesis
+    from hypothesis import Phase, find, settings, strategies
+    from refitwire.compat import _hypothesis
+    from refitwire.compat._hypothesis import deterministic, outside_cwd
+
+    key = content_key(hypothesis.__version__, pattern, code=[Path(__file__), _hypothesis])
+    kept = cache_home() / "patterns" / f"{key}.json"
+    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
+    try:
+        found = json.loads(kept.read_bytes())
+        if isinstance(found, str) and check.is_valid(found):
+            return found
+    except (OSError, ValueError):
+        pass
+    quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
+    try:
+        re.compile(pattern)
+    except re.error:  # ECMA-262 that Python's re does not read (\p{L}): short strings, tried in turn
+        found = _search(check)
+    else:
+        with outside_cwd():
+            found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+    write_whole(kept, json.dumps(found).encode())
+    return found
+
+
+def _search(check: Any) -> str:
+    """The first string of up to three characters ``check`` accepts, from letters, digits and
+    marks of several scripts; UnhandledKeyword (``pattern``) when none is."""
+    chars = "a0zZ9_-.!é日Ωж "
+    for length in range(4):
+        for candidate in map("".join, itertools.product(chars, repeat=length)):
+            if check.is_valid(candidate):
+                return candidate
+    from refitwire.compat._values import UnhandledKeyword  # (that module reads this one)
+
+    raise UnhandledKeyword("pattern", "no short string matches it, and Python's re cannot read it")

@@ -13,14 +13,11 @@ import copy
 import functools
 import itertools
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire.compat._cache import cache_home, content_key, write_whole
-from refitwire.compat._regex import taking_every_part
+from refitwire.compat._regex import pattern_string, taking_every_part
 from refitwire.wire import JSON_TYPES, schema_types
 
 __all__ = ["VALID", "UnhandledKeyword", "check_keywords", "domain", "wrong_values"]
@@ -44,9 +41,6 @@ FALSY: dict[str, Any] = {"string": "", "integer": 0, "boolean": False}
 def wrong_values(kind: str) -> tuple[Any, ...]:
     """The values of JSON type ``kind`` a member that must not have it is broken with."""
     return (SAMPLES[kind], FALSY[kind]) if kind in FALSY else (SAMPLES[kind],)
-
-
-_ALPHABET = "a0zZ9_-.!é"
 
 
 class UnhandledKeyword(ValueError):
@@ -215,73 +209,16 @@ def _strings(schema: Schema, length: int) -> Iterator[str]:
     """A string of ``length`` characters (or the nearest longer one) allowed by ``pattern``, and
     one taking every optional part of the pattern (``_regex``) where that is another."""
     pattern, longest = schema.get("pattern"), schema.get("maxLength")
-    found = _pattern_string(pattern, length, longest)
+    found = pattern_string(pattern, length, longest)
     if found is not None:
         yield found
     every = taking_every_part(pattern) if isinstance(pattern, str) else None
-    if every is not None and every != found and length <= len(every) <= (longest or len(every)):
+    if (
+        every is not None
+        and every != found
+        and length <= len(every) <= (len(every) if longest is None else longest)
+    ):
         yield every
-
-
-@functools.cache
-def _pattern_string(pattern: str | None, length: int, longest: int | None) -> str | None:
-    if pattern is None:
-        return (_ALPHABET[:1] * length) if length else ""
-    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
-    seed = _match(pattern)
-    if len(seed) == length or (len(seed) > length and check.is_valid(seed[:length]) and length == 0):
-        return seed
-    if len(seed) > length:
-        return seed if longest is None or len(seed) <= longest else None
-    for at in range(len(seed), -1, -1):  # grow by repeating one character in one place
-        for char in dict.fromkeys(seed + _ALPHABET):
-            grown = seed[:at] + char * (length - len(seed)) + seed[at:]
-            if check.is_valid(grown):
-                return grown
-    return None
-
-
-@functools.cache
-def _match(pattern: str) -> str:
-    """The simplest string matching ``pattern`` (Hypothesis, deterministic). Shrinking to it
-    takes about half a second a pattern, in every process that needs one, so each is kept in
-    the kit's cache folder, keyed by the pattern, the Hypothesis version and the code that
-    searches (this module and the kit's settings): a changed search finds it again."""
-    import hypothesis
-    from hypothesis import Phase, find, settings, strategies
-    from refitwire.compat import _hypothesis
-    from refitwire.compat._hypothesis import deterministic, outside_cwd
-
-    key = content_key(hypothesis.__version__, pattern, code=[Path(__file__), _hypothesis])
-    kept = cache_home() / "patterns" / f"{key}.json"
-    check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
-    try:
-        found = json.loads(kept.read_bytes())
-        if isinstance(found, str) and check.is_valid(found):
-            return found
-    except (OSError, ValueError):
-        pass
-    quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
-    try:
-        re.compile(pattern)
-    except re.error:  # ECMA-262 that Python's re does not read (\p{L}): short strings, tried in turn
-        found = _search(check)
-    else:
-        with outside_cwd():
-            found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
-    write_whole(kept, json.dumps(found).encode())
-    return found
-
-
-def _search(check: Any) -> str:
-    """The first string of up to three characters ``check`` accepts, from letters, digits and
-    marks of several scripts; UnhandledKeyword (``pattern``) when none is."""
-    chars = "a0zZ9_-.!é日Ωж "
-    for length in range(4):
-        for candidate in map("".join, itertools.product(chars, repeat=length)):
-            if check.is_valid(candidate):
-                return candidate
-    raise UnhandledKeyword("pattern", "no short string matches it, and Python's re cannot read it")
 
 
 def _v_lengths(schema: Schema) -> Iterator[str]:

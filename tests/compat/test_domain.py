@@ -266,12 +266,12 @@ def test_the_simplest_string_of_a_pattern_is_found_once_and_kept(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import hypothesis
-    from refitwire.compat import _values
+    from refitwire.compat import _regex
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pattern = "^x[0-9]{3}$"
-    _values._match.cache_clear()
-    found = _values._match(pattern)
+    _regex.simplest_match.cache_clear()
+    found = _regex.simplest_match(pattern)
     assert re.fullmatch(pattern.strip("^$"), found)
     (kept,) = (tmp_path / "refitwire" / "patterns").iterdir()
 
@@ -279,13 +279,13 @@ def test_the_simplest_string_of_a_pattern_is_found_once_and_kept(
         raise AssertionError("searched again: the kept string was not read")
 
     monkeypatch.setattr(hypothesis, "find", no_search)
-    _values._match.cache_clear()
-    assert _values._match(pattern) == found  # read back
+    _regex.simplest_match.cache_clear()
+    assert _regex.simplest_match(pattern) == found  # read back
     kept.write_text(json.dumps("not a match"))  # a kept string that does not match is found again
-    _values._match.cache_clear()
+    _regex.simplest_match.cache_clear()
     with pytest.raises(AssertionError, match="searched again"):
-        _values._match(pattern)
-    _values._match.cache_clear()
+        _regex.simplest_match(pattern)
+    _regex.simplest_match.cache_clear()
 
 
 @pytest.mark.parametrize(
