@@ -14,6 +14,7 @@ are imported, so this one is loaded by them, not the other way round.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,10 @@ def _v_branches(keyword: str) -> Callable[[Schema], Iterator[Any]]:
             yield from _values_of(branch)
             if isinstance(branch, Mapping) and len(rest) > 0:
                 yield from _values_of({**rest, **branch})
+        if keyword == "allOf":  # objects each branch allows, merged: what allOf of objects allows
+            for values in itertools.product(*(_values_of(branch)[:2] for branch in schema[keyword])):
+                if values and all(isinstance(v, dict) for v in values):
+                    yield {name: v for value in values for name, v in value.items()}
         for branch in schema[keyword]:
             yield from (b.value for b in _breaks_of(branch))
 

@@ -45,6 +45,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "pattern-map-closed": {"type": "object", "patternProperties": {"^x_": {"type": "integer"}},
                            "additionalProperties": False},
     "named-count": {"type": "object", "propertyNames": {"enum": ["p", "q", "r"]}, "minProperties": 2},
+    "all-of-objects": {"allOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]},
     "patterned-count": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "maxProperties": 2},
     "dependent": {"type": "object", "properties": {"team": {"type": "string"}, "contact": {"type": "string"}},
                   "dependentRequired": {"team": ["contact"]}},
@@ -98,6 +99,7 @@ BROKEN: dict[str, set[tuple[str, tuple[Any, ...]]]] = {
     "names": {("maxLength", ()), ("type", ("aa",)), ("type", ())},  # (an unknown name propertyNames allows)
     "pattern-map-closed": {("additionalProperties", ()), ("type", ("x_",)), ("type", ())},
     "named-count": {("minProperties", ()), ("enum", ()), ("type", ())},
+    "all-of-objects": {("required", ()), ("type", ())},  # (a value only the merged branches allow)
     "patterned-count": {("maxProperties", ()), ("pattern", ()), ("type", ())},
     "dependent": {("dependentRequired", ()), ("type", ("team",)), ("type", ("contact",)), ("type", ())},
     "contains": {("minContains", ()), ("maxContains", ()), ("minimum", (3,)), ("type", (3,)), ("maxItems", ())},
