@@ -123,10 +123,20 @@ def _v_dependent_required(schema: Schema) -> Iterator[dict[str, Any]]:
 
 
 def _v_contains(schema: Schema) -> Iterator[list[Any]]:
-    """Arrays holding as many items the ``contains`` schema matches as its counts allow."""
-    low = schema.get("minContains", 1)
+    """Arrays holding as many items the ``contains`` schema matches as its counts allow; first,
+    those and one item it does not match, which a value's own breaks can then change without
+    changing the count (where the items allow one)."""
+    from refitwire.compat import _values
+
+    low, contains = schema.get("minContains", 1), schema.get("contains", True)
+    matched = _values_of(contains)[:2]
+    counts = _values._validator(json.dumps(contains)).is_valid
+    other = [v for v in _values_of(schema.get("items", True)) if not counts(v)][:1]
+    for item in matched[:1]:
+        for extra in other:
+            yield [item] * max(low, 1) + [extra]
     for count in dict.fromkeys((low, schema.get("maxContains", low), max(low, 1))):
-        for item in _values_of(schema.get("contains", True))[:2]:
+        for item in matched:
             yield [item] * count
 
 

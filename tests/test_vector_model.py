@@ -31,3 +31,29 @@ def test_a_member_that_may_be_an_integer_is_one_in_the_base_blob(vector_model: A
     )
     assert () in member.integer_places
     assert type(vector_model.fullest(member)) is int
+
+
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf"])
+def test_an_integer_is_held_to_the_bounds_of_the_one_branch_that_takes_integers(
+    vector_model: Any, keyword: str
+) -> None:
+    schema = {
+        keyword: [{"type": "string"}, {"type": "integer", "minimum": 0, "maximum": 3}],
+        "description": "d",
+    }
+    held = vector_model._integer_branch(schema)
+    assert wire.integer_bounds(held) == (0, 3) and held["description"] == "d"
+    both = {keyword: [{"type": "integer", "maximum": 3}, {"type": "integer", "minimum": 9}]}
+    assert vector_model._integer_branch(both) is both  # two branches take integers: neither alone
+
+
+def test_an_item_that_contains_counts_is_not_the_one_a_vector_changes(vector_model: Any) -> None:
+    """Changing the item ``contains`` counts would break ``contains`` too: the vectors change the
+    first item it does not count, and the base blob holds one (``compat._composed``)."""
+    from refitwire.compat._domain import domain
+
+    schema = {"type": "array", "items": {"type": "integer"}, "contains": {"const": 5}}
+    first = domain(schema)[0]
+    assert first[vector_model._free_item(first, schema)] != 5
+    assert vector_model._free_item([5, 5], schema) == 2  # none free
+    assert vector_model._free_item([5], {"type": "array"}) == 0

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema_rs
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
 from refitwire.compat._domain import domain
 from refitwire.compat._values import SAMPLES, wrong_values
-from refitwire.wire import NO_CONST, Member
+from refitwire.wire import NO_CONST, Member, schema_types
 
 DOCUMENT = "rendezvous"
 #: Replaced by a literal written as is (a number in a form json.dumps never writes).
@@ -137,8 +138,10 @@ def _concrete(
     value = get(doc, path)
     for step in steps:
         if step == "*" or step.isdigit():
-            index = 0 if step == "*" else int(step)
-            if not isinstance(value, list) or index >= len(value):
+            if not isinstance(value, list):
+                return None, schema
+            index = _free_item(value, schema) if step == "*" else int(step)
+            if index >= len(value):
                 return None, schema
             schema = schema["items"] if step == "*" else schema["prefixItems"][index]
             value, path = value[index], (*path, index)
@@ -147,7 +150,29 @@ def _concrete(
                 return None, schema
             schema = schema["properties"][step]
             value, path = value[step], (*path, step)
-    return path, schema
+    return path, _integer_branch(schema)
+
+
+def _free_item(items: list[Any], schema: Any) -> int:
+    """The first item a value of any kind may stand in for: one ``contains`` does not count (a
+    change to a counted one would break ``contains`` too); ``len(items)`` when there is none."""
+    contains = schema.get("contains")
+    if contains is None:
+        return 0
+    counts = jsonschema_rs.validator_for(contains).is_valid
+    return next((i for i, item in enumerate(items) if not counts(item)), len(items))
+
+
+def _integer_branch(schema: Any) -> Any:
+    """The schema an integer is held to: where one branch of an ``anyOf`` or ``oneOf`` alone takes
+    integers, that branch with the keywords beside it (its bounds are the integer's)."""
+    for keyword in ("anyOf", "oneOf"):
+        branches = [
+            b for b in schema.get(keyword, ()) if isinstance(b, dict) and "integer" in schema_types(b)
+        ]
+        if len(branches) == 1:
+            return {**{k: v for k, v in schema.items() if k != keyword}, **branches[0]}
+    return schema
 
 
 def literal_forms(value: int) -> list[tuple[str, int | float]]:
@@ -234,8 +259,10 @@ def type_places() -> Iterator[tuple[Member, tuple[str | int, ...], Member]]:
     doc = base()
     for member in model().members():
         yield member, place(member), member
-        if member.items is not None and get(doc, place(member)):  # (an array that may hold no item has none)
-            yield member, (*place(member), 0), member.items
+        items = get(doc, place(member))
+        free = _free_item(items, member.schema) if isinstance(items, list) else 0
+        if member.items is not None and free < len(items):  # (an array that may hold no item has none)
+            yield member, (*place(member), free), member.items
 
 
 def type_vectors() -> list[dict[str, Any]]:
