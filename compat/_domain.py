@@ -354,13 +354,10 @@ def _b_required(schema: Schema) -> Iterator[Break]:
 
 def _b_additional(schema: Schema) -> Iterator[Break]:
     extra, name = schema["additionalProperties"], _unknown_name(schema)
-    if extra is False:
-        yield Break(
-            "additionalProperties",
-            (),
-            {**_object(schema, optional=True), name: 0},
-            f"with an unknown member {name}",
-        )
+    if extra is False:  # beside every optional member, and beside the required ones alone (a count)
+        for optional in (True, False):
+            value = {**_object(schema, optional=optional), name: 0}
+            yield Break("additionalProperties", (), value, f"with an unknown member {name}")
     elif isinstance(extra, dict):
         for inner in breaks(extra):
             value = {**_object(schema, optional=False), name: inner.value}

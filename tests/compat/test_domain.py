@@ -354,3 +354,13 @@ def test_items_false_after_prefix_items_is_broken_by_one_item_more() -> None:
     assert [e.validator for e in jsonschema.Draft202012Validator(schema).iter_errors(extra[0].value)] == [
         "items"
     ]
+
+
+def test_a_closed_object_at_its_member_count_is_broken_by_an_unknown_member_alone() -> None:
+    """additionalProperties: false is broken without the optional members, so the break does not
+    also pass maxProperties; maxProperties itself cannot be broken alone there (every extra member
+    is unknown), which is said, not hidden (regenerate prints it)."""
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "maxProperties": 1,
+              "additionalProperties": False}  # fmt: skip
+    assert [b.value for b in breaks(schema) if b.keyword == "additionalProperties"] == [{"x_unknown": 0}]
+    assert unbreakable(schema) == ("maxProperties",)
