@@ -106,13 +106,14 @@ def _build(
             fields[member.name] = (annotation | None, None)
     # Members are fields under their wire names (the codec's hot paths read them by it), so a
     # name pydantic keeps for itself cannot be one: said as the schema's fault, not a traceback.
+    where = f"{newest.document} {newest.version}, the members of {wire.pointer(*level)}"
     kept = [m for m in fields if m.startswith("_") or (m.startswith("model_") and hasattr(BaseModel, m))]
+    if kept:
+        why = f"{', '.join(map(repr, kept))}: a leading '_' or a name of BaseModel's own"
+        raise SchemaFolderError(f"{where}: names the reference's models cannot hold ({why})")
     try:
-        if kept:
-            raise ValueError(f"{', '.join(map(repr, kept))}: a leading '_' or a name of BaseModel's own")
         built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
-    except (NameError, TypeError, ValueError) as exc:
-        where = f"{newest.document} {newest.version}, the members of {wire.pointer(*level)}"
+    except (NameError, TypeError, ValueError) as exc:  # another name pydantic refuses
         raise SchemaFolderError(f"{where}: names the reference's models cannot hold ({exc})") from None
     models[level] = built
     return built

@@ -22,7 +22,7 @@ from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
 from refitwire.compat._domain import domain
 from refitwire.compat._values import SAMPLES, wrong_values
-from refitwire.wire import NO_CONST, Member, schema_types
+from refitwire.wire import NO_CONST, Member
 
 DOCUMENT = "rendezvous"
 #: Replaced by a literal written as is (a number in a form json.dumps never writes).
@@ -150,7 +150,7 @@ def _concrete(
                 return None, schema
             schema = schema["properties"][step]
             value, path = value[step], (*path, step)
-    return path, _integer_branch(schema)
+    return path, schema
 
 
 def _free_item(items: list[Any], schema: Any) -> int:
@@ -161,18 +161,6 @@ def _free_item(items: list[Any], schema: Any) -> int:
         return 0
     counts = jsonschema_rs.validator_for(contains).is_valid
     return next((i for i, item in enumerate(items) if not counts(item)), len(items))
-
-
-def _integer_branch(schema: Any) -> Any:
-    """The schema an integer is held to: where one branch of an ``anyOf`` or ``oneOf`` alone takes
-    integers, that branch with the keywords beside it (its bounds are the integer's)."""
-    for keyword in ("anyOf", "oneOf"):
-        branches = [
-            b for b in schema.get(keyword, ()) if isinstance(b, dict) and "integer" in schema_types(b)
-        ]
-        if len(branches) == 1:
-            return {**{k: v for k, v in schema.items() if k != keyword}, **branches[0]}
-    return schema
 
 
 def literal_forms(value: int) -> list[tuple[str, int | float]]:

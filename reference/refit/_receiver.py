@@ -239,8 +239,9 @@ class Receiver:
         def digest_share(k: int) -> None:
             mine = [r for r, o in zip(reads, owner) if o == k]
             for lo in range(0, len(mine), 4096):
-                buffer, offsets = slot.host_slices(mine[lo : lo + 4096])
-                slice_digests(buffer, offsets, [r.nbytes for r in mine[lo : lo + 4096]])
+                batch = mine[lo : lo + 4096]
+                buffer, offsets = slot.host_slices(batch)
+                slice_digests(buffer, offsets, [r.nbytes for r in batch])
 
         def digest_all() -> None:
             for job in [w.submit(digest_share, k) for k, w in enumerate(workers)]:

@@ -268,7 +268,15 @@ EXACT_INTEGERS = (-(2**63), 2**64)
 
 def integer_bounds(node: Mapping[str, Any]) -> tuple[int | None, int | None]:
     """The ``minimum`` and ``maximum`` of an integer schema as integers: a fractional bound
-    (``maximum: 10.5``) is the integer inside it."""
+    (``maximum: 10.5``) is the integer inside it. Where one branch of an ``anyOf`` or ``oneOf``
+    alone takes integers, that branch's bounds hold (beside the keywords next to it)."""
+    for keyword in ("anyOf", "oneOf"):
+        branches = [
+            b for b in node.get(keyword, ()) if isinstance(b, Mapping) and "integer" in schema_types(b)
+        ]
+        if len(branches) == 1:
+            node = {**{k: v for k, v in node.items() if k != keyword}, **branches[0]}
+            break
     low, high = node.get("minimum"), node.get("maximum")
     return (None if low is None else math.ceil(low), None if high is None else math.floor(high))
 
