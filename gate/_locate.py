@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from refitwire.wire import tokens
+from refitwire.wire import is_index, tokens
 
 _DECODER = json.JSONDecoder()
 
@@ -43,7 +43,7 @@ def offset_of(text: str, pointer: str) -> int:
                     i = _skip_ws(text, i + 1) if text[i] == "," else i
                 else:
                     return start
-            elif text[i] == "[" and token.isdigit():
+            elif text[i] == "[" and is_index(token):
                 i = _skip_ws(text, i + 1)
                 start = i
                 for _ in range(int(token)):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from refitwire.compat import REQUIRED, Outcome, Report, ReportError, read_report
+from refitwire.wire import parse_version
 
 MatrixStatus = Literal["passed", "failed", "not-run", "errored", "incomplete"]
 
@@ -257,5 +258,5 @@ def _vector_major() -> int | None:
 
 
 def _major(version: str) -> int | None:
-    head = version.split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+    key = parse_version(version)
+    return key[0] if key else None

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from pydantic import BaseModel, ValidationError
 from refitwire._errors import Violation
-from refitwire.wire import Member, WireModel, pointer
+from refitwire.wire import Member, WireModel, is_index, pointer
 
 __all__ = [
     "as_builtins",
@@ -109,7 +109,7 @@ def _literals_at(value: Any, place: tuple[str, ...], at: tuple[str | int, ...]) 
     if step == "*" and isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             yield from _literals_at(item, rest, (*at, i))
-    elif step.isdigit() and isinstance(value, (list, tuple)) and int(step) < len(value):
+    elif is_index(step) and isinstance(value, (list, tuple)) and int(step) < len(value):
         yield from _literals_at(value[int(step)], rest, (*at, int(step)))
     elif isinstance(value, Mapping) and step in value:
         yield from _literals_at(value[step], rest, (*at, step))

@@ -349,7 +349,7 @@ def _position(document: Any, at: str) -> tuple[int, ...]:
             place.append(members.index(token) if token in node else len(members))
             node = node.get(token)
         elif isinstance(node, (list, tuple)):
-            index = int(token) if token.isdigit() else len(node)
+            index = int(token) if wire.is_index(token) else len(node)
             place.append(index)
             node = node[index] if index < len(node) else None
         else:

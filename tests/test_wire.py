@@ -33,9 +33,21 @@ def test_a_place_is_a_pointer_with_every_index_starred() -> None:
     assert shard["addr"].place == "/tensors/*/shards/*/addr"
 
 
+def test_only_rfc_6901_array_indices_are_indices() -> None:
+    # "01" and the Unicode digits pass str.isdigit, and int("²") raises: they are member names
+    from refitwire.wire import general_pointer, is_index, path_of
+
+    assert [is_index(t) for t in ("0", "7", "10", "01", "²", "٣", "", "-1", "1e2")] == [
+        True, True, True, False, False, False, False, False, False,
+    ]  # fmt: skip
+    assert path_of("/tensors/10/01/²/٣") == ("tensors", 10, "01", "²", "٣")
+    assert general_pointer("/a/0/01/²") == "/a/*/01/²"
+
+
 def test_versions_compare_as_numbers() -> None:
     assert version_key("1.10.0") > version_key("1.9.0")
     assert parse_version("1.2") is None and parse_version("01.2.0") is None and parse_version(None) is None
+    assert parse_version("1.2.0\n") is None and parse_version("1.2.0 ") is None and parse_version("1.2.٣") is None
     with pytest.raises(ValueError, match="not a spec version"):
         version_key("v1")
 

@@ -137,7 +137,7 @@ def _concrete(
     blob has none there), and the schema that applies to it."""
     value = get(doc, path)
     for step in steps:
-        if step == "*" or step.isdigit():
+        if step == "*" or wire.is_index(step):
             if not isinstance(value, list):
                 return None, schema
             index = _free_item(value, schema) if step == "*" else int(step)

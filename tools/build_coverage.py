@@ -91,7 +91,7 @@ def _missing(v: dict[str, Any], at: str, model: wire.WireModel) -> set[tuple[str
     obj: Any = json.loads(v["blob"])
     for token in wire.tokens(at):
         obj = obj[int(token)] if isinstance(obj, list) else obj[token]
-    level = model.levels.get(tuple(t for t in wire.tokens(at) if not t.isdigit()))
+    level = model.levels.get(tuple(t for t in wire.tokens(at) if not wire.is_index(t)))
     if level is not None:
         names: Any = level.required
     else:  # an object member's own object (no level of the model): its schema's required list

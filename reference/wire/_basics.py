@@ -24,6 +24,7 @@ __all__ = [
     "References",
     "escape",
     "general_pointer",
+    "is_index",
     "join",
     "parse_version",
     "pointer",
@@ -56,10 +57,16 @@ def join(at: str, *more: str | int) -> str:
     return at + pointer(*more)
 
 
+def is_index(token: str) -> bool:
+    """Whether a pointer token can name an array item (RFC 6901's ``0`` or ``[1-9][0-9]*``, ASCII):
+    ``"01"`` and ``"²"`` are member names only (``str.isdigit`` takes both, and ``int("²")`` fails)."""
+    return token.isascii() and token.isdigit() and (token == "0" or token[0] != "0")
+
+
 def general_pointer(at: str) -> str:
     """``at`` with every array index written ``*``: one place of the wire, whatever the indices
     (``/tensors/3/shards/0/addr`` -> ``/tensors/*/shards/*/addr``)."""
-    return pointer(*("*" if t.isdigit() else t for t in tokens(at)))
+    return pointer(*("*" if is_index(t) else t for t in tokens(at)))
 
 
 def show_pointer(at: str | None) -> str:
@@ -74,13 +81,14 @@ def tokens(at: str) -> list[str]:
 
 def path_of(at: str) -> tuple[str | int, ...]:
     """A pointer as a path into a document: its tokens, the digit ones as array indices."""
-    return tuple(int(t) if t.isdigit() else t for t in tokens(at))
+    return tuple(int(t) if is_index(t) else t for t in tokens(at))
 
 
 # -- spec versions ------------------------------------------------------------------------------
 
-#: MAJOR.MINOR.PATCH with no leading zeros: the only form a spec version has.
-SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+#: MAJOR.MINOR.PATCH with no leading zeros: the only form a spec version has (``\Z``, not ``$``,
+#: which also matches before a final newline: "1.2.0\n" is not a version).
+SEMVER = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
 
 
 def parse_version(version: Any) -> tuple[int, int, int] | None:

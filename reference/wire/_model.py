@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from refitwire.wire._basics import pointer, resolve_refs, version_key
+from refitwire.wire._basics import is_index, pointer, resolve_refs, version_key
 
 __all__ = ["NO_CONST", "Level", "Member", "WireModel", "compile_model"]
 
@@ -169,7 +169,7 @@ class WireModel:
         level: tuple[str, ...] = ()
         member: Member | None = None
         for n, step in enumerate(path):
-            if isinstance(step, int) or (isinstance(step, str) and step.isdigit() and member is not None):
+            if isinstance(step, int) or (isinstance(step, str) and is_index(step) and member is not None):
                 if member is None or member.items is None:
                     return member, n
                 if member.child is not None:
@@ -215,7 +215,7 @@ def _subschema_at(node: Any, step: str | int) -> Any:
     None where the schema does not say (an object's unlisted member, say)."""
     if not isinstance(node, Mapping):
         return None
-    if isinstance(step, int) or step.isdigit():
+    if isinstance(step, int) or is_index(step):
         prefix = node.get("prefixItems") or ()
         return prefix[int(step)] if int(step) < len(prefix) else node.get("items")
     return (node.get("properties") or {}).get(step)
