@@ -308,7 +308,8 @@ _CATALOGUE = (
         "SPEC",
         "info",
         _NONE,
-        "A new version's SPEC.md rule about a member that version adds: no blob of an old writer carries it.",
+        "A new version's SPEC.md rule about a member that version adds, naming none that old blobs carry: no "
+        "blob of an old writer carries it.",
     ),
     Rule(
         "SPEC_RULE_REMOVED",
@@ -322,23 +323,24 @@ _CATALOGUE = (
         "SPEC",
         "error",
         _B,
-        "A SPEC.md rule (or limit, or dtype size) is stronger (MAY -> SHOULD -> MUST, a tier raised, a dtype "
-        "listed): what old writers wrote may now be rejected.",
+        "A SPEC.md rule (or dtype size) is stronger (MAY -> SHOULD -> MUST, a dtype listed): what old writers "
+        "wrote may now be rejected.",
     ),
     Rule(
         "SPEC_RULE_WEAKENED",
         "SPEC",
         "error",
         _F,
-        "A SPEC.md rule (or limit, or dtype size) is weaker (MUST -> SHOULD -> MAY, a tier lowered, a dtype "
-        "dropped): new writers may write what old readers reject.",
+        "A SPEC.md rule (or dtype size) is weaker (MUST -> SHOULD -> MAY, a dtype dropped): new writers may "
+        "write what old readers reject.",
     ),
     Rule(
         "SPEC_RULE_CHANGED",
         "SPEC",
         "error",
         _BF,
-        "A SPEC.md rule's terms, numbers or keywords changed in a way the gate cannot order: breaking until reviewed.",
+        "A SPEC.md rule's terms, numbers, keywords or section (or a limit's duties or tiers) changed in a way the "
+        "gate cannot order: breaking until reviewed.",
     ),
     Rule(
         "SPEC_RULE_POINTER_CHANGED",

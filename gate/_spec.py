@@ -76,10 +76,10 @@ def judge(
     ]
     found = list(diff_released(base, work, released, witnesses))
     for version in sorted({v for v, _ in candidates}, key=version_key):
-        adds = frozenset().union(
-            *(members_added(schema, version) for v, schema in candidates if v == version)
-        )
-        found += diff_candidate(work, version, released, adds, witnesses)
+        schemas = [schema for v, schema in candidates if v == version]
+        adds = frozenset().union(*(members_added(schema, version) for schema in schemas))
+        named = frozenset().union(*(member_names(schema) for schema in schemas))
+        found += diff_candidate(work, version, released, adds, witnesses, named - adds)
     out += [replace(f, file=relative) for f in found]
     for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
         if work.lock(version) != digest and not any(
@@ -154,19 +154,26 @@ def diff_released(
 ) -> Iterator[SpecFinding]:
     """What the change does to the rules of each released version."""
     for version in released:
-        yield from _diff(base, work, version, version, _Context(False, frozenset(), search, version))
+        yield from _diff(
+            base, work, version, version, _Context(False, frozenset(), frozenset(), search, version)
+        )
 
 
 def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_members: frozenset[str],
-                   search: bool) -> Iterator[SpecFinding]:  # fmt: skip
+                   search: bool, old_members: frozenset[str] = frozenset()) -> Iterator[SpecFinding]:  # fmt: skip
     """A candidate's rules against the newest release of its line (as the working tree states it,
     so a change to the released versions is reported once, there). A rule added with the
-    candidate that names a member the candidate adds is additive: no old blob carries it."""
+    candidate that names a member the candidate adds, and none of ``old_members``, is
+    additive: no old blob carries it."""
     key = version_key(candidate)
     line = [v for v in released if version_key(v)[:1] == key[:1] and version_key(v) < key]
     if line:
         yield from _diff(
-            work, work, max(line, key=version_key), candidate, _Context(True, new_members, search, candidate)
+            work,
+            work,
+            max(line, key=version_key),
+            candidate,
+            _Context(True, new_members, old_members, search, candidate),
         )
 
 
@@ -174,6 +181,7 @@ def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_mem
 class _Context:
     new_version: bool  # the version compared is a candidate, not a released one
     new_members: frozenset[str]  # the members the candidate adds
+    old_members: frozenset[str]  # the names of its other members (at any depth)
     search: bool  # look for witnesses
     compared: str  # the version whose rules are judged (the released one, or the candidate)
 
@@ -192,9 +200,12 @@ def _diff(
         elif a is None and b is not None:
             detail = f"rule {rule_id} ({'/'.join(b.keywords) or 'no keyword'}) now applies to {new_version_id}: {b.text[:160]}"
             new_member = sorted(ctx.new_members.intersection(b.terms))
+            old_member = sorted(ctx.old_members.intersection(b.terms))
             if ctx.new_version and new_member:
-                detail += f" (about {', '.join(new_member)}, which {new_version_id} adds)"
-            rule = "SPEC_RULE_ADDED_WITH_MEMBER" if ctx.new_version and new_member else "SPEC_RULE_ADDED"
+                detail += f" (about {', '.join(new_member)}, which {new_version_id} adds"
+                detail += f"; and {', '.join(old_member)}, which old blobs carry)" if old_member else ")"
+            additive = ctx.new_version and new_member and not old_member  # else it may fire on old blobs
+            rule = "SPEC_RULE_ADDED_WITH_MEMBER" if additive else "SPEC_RULE_ADDED"
             yield _found(rule, at, detail, None, b.facts(), against, old_version, ctx, rule_id)
         elif a is not None and b is not None:
             yield from _changed_rule(a, b, at, against, old_version, new_version_id, old, new, ctx)
@@ -216,6 +227,9 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
     elif a.keywords != b.keywords:
         detail = f"rule {a.id} for {version}: keywords {'/'.join(a.keywords)} -> {'/'.join(b.keywords)}"
         yield found("SPEC_RULE_CHANGED", pointer("keywords"), detail, list(a.keywords), list(b.keywords))
+    if section_number(a.section) != section_number(b.section):  # who checks it, where 2.7 orders it
+        detail = f"rule {a.id} for {version}: moved from section {a.section!r} to {b.section!r}"
+        yield found("SPEC_RULE_CHANGED", pointer("section"), detail, a.section, b.section)
     if a.pointer != b.pointer:
         detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
         yield found("SPEC_RULE_POINTER_CHANGED", pointer("pointer"), detail, a.pointer, b.pointer)
@@ -226,7 +240,11 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
                 f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
             )
             yield found("SPEC_RULE_CHANGED", pointer(what), detail, list(x), list(y))
-    if a.facts() == b.facts() and " ".join(a.text.split()) != " ".join(b.text.split()):
+    if (
+        a.facts() == b.facts()
+        and a.section == b.section
+        and " ".join(a.text.split()) != " ".join(b.text.split())
+    ):
         detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"
         yield found("SPEC_RULE_REWORDED", "", detail, a.text, b.text)
 
@@ -289,13 +307,14 @@ def _limits(
                 a.rule.strip("`"),
                 (a.value, b.value),
             )
-        if a.level != b.level or a.tiers != b.tiers:
-            stronger = (b.level, b.tiers.count("Required")) > (a.level, a.tiers.count("Required"))
+        if a.keywords != b.keywords or a.tiers != b.tiers:
+            # A limit's reader column holds duties both ways (MUST read up to it, SHOULD reject past
+            # it), so no keyword or tier moved says which direction breaks: both, until reviewed.
             detail = (f"limit {name!r} for {version}: {'/'.join(a.keywords)} ({', '.join(a.tiers) or 'no tier'}) -> "
                       f"{'/'.join(b.keywords)} ({', '.join(b.tiers) or 'no tier'})")  # fmt: skip
-            rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
-            yield _found(rule, join(at, "keywords"), detail, a.facts(), b.facts(), against, old_version, ctx)
-        elif a.rule != b.rule or a.keywords != b.keywords:
+            yield _found("SPEC_RULE_CHANGED", join(at, "keywords"), detail, a.facts(), b.facts(), against,
+                         old_version, ctx)  # fmt: skip
+        elif a.rule != b.rule:
             detail = f"limit {name!r} for {version}: {a.rule} {'/'.join(a.keywords)} -> {b.rule} {'/'.join(b.keywords)}"
             yield _found("SPEC_RULE_CHANGED", at, detail, a.facts(), b.facts(), against, old_version, ctx)
 
@@ -351,6 +370,26 @@ def versions_at(index: dict[str, Any]) -> list[str]:
     """The released versions an index lists (the spec versions of its documents), oldest first."""
     found = {e["version"] for entries in index["documents"].values() for e in entries}
     return sorted((v for v in found if parse_version(v) is not None), key=version_key)
+
+
+def section_number(heading: str) -> str:
+    """A section heading's number (``"2.3 Geometry"`` -> ``"2.3"``), else the heading: a retitled
+    section keeps its rules where they were."""
+    first = heading.split(" ", 1)[0]
+    return first if first[:1].isdigit() else heading
+
+
+def member_names(node: Any) -> frozenset[str]:
+    """The names of every member a schema declares, at any depth."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        found.update(k for k in (node.get("properties") or {}) if isinstance(k, str))
+        for sub in node.values():
+            found |= member_names(sub)
+    elif isinstance(node, list):
+        for sub in node:
+            found |= member_names(sub)
+    return frozenset(found)
 
 
 def members_added(node: Any, version: str) -> frozenset[str]:

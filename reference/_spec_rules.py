@@ -8,11 +8,16 @@ SPEC.md stays the one place a rule is written; this module reads its tables (nev
 * the limits table of section 5 (``| limit | a reader | rule past it | tier of the cases |``):
   a limit with a number (``blob size 64 MiB``, ``nesting depth 1024``) is a value, and a
   row may start with ``(1.3.0)`` to set the limit from that version on;
-* the dtype sizes of section 4 (``Known dtype sizes (`ELSIZE_DTYPE`): 1 byte: `bool`, ...``);
+* the dtype sizes of section 4: the ``N bytes: `label`, ...`` groups of every paragraph that
+  names `` `ELSIZE_DTYPE` `` (``Known dtype sizes (`ELSIZE_DTYPE`): 1 byte: `bool`, ...``);
 * the versions table of section 3.
 
-A row of one of these tables that does not have its table's shape is a :class:`SpecError`
-naming the line, never skipped: a rule the parser cannot read would be a rule nobody checks.
+The tables are read as GitHub renders them (GFM, through markdown-it-py), so what a reviewer
+sees is what is checked: a row without outer pipes or indented is a row, a table inside a
+code block is none. A row of one of these tables that does not have its table's shape, a
+row with more cells than its header, a table of rule rows under another header, and a rule
+row outside any table are each a :class:`SpecError` naming the line, never skipped: a rule
+the parser cannot read would be a rule nobody checks.
 
 What a released version is locked by (``schema/index.json`` ``spec_rules``) is
 :meth:`SpecRules.facts` of that version: everything above except the wording, so a typo
@@ -24,9 +29,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from refitwire.wire import SchemaFolderError, parse_version, version_key
 
 __all__ = ["LEVELS", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec"]
@@ -39,9 +47,12 @@ _TERM = re.compile(r"`([^`]+)`")
 _UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "byte": 1, "bytes": 1}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)\^(\d+)|(?<![\w.^])(\d+(?:\.\d+)*)(?:\s+(KiB|MiB|GiB|bytes?)\b)?")
 _LIMIT = re.compile(r"^(?P<name>[a-z][a-z ]*?) (?P<number>\d+)(?: (?P<unit>KiB|MiB|GiB|bytes?))?\b")
-_DTYPES = re.compile(r"Known dtype sizes \(`ELSIZE_DTYPE`\):(?P<body>.*?)(?:\n\n|$)", re.S)
+_DTYPE_RULE = "`ELSIZE_DTYPE`"
 _DTYPE_GROUP = re.compile(r"(\d+)(?: bytes?)?: ((?:`[a-z0-9_]+`(?:,\s*)?)+)")
 _RULE_HEADER = ("ID", "rule", "pointer")
+_RULE_CELL = re.compile(r"`([A-Z][A-Z0-9_]*)`")
+_RULE_LINE = re.compile(r"\s*\|?\s*`[A-Z][A-Z0-9_]*`\s*\|")  # a rule row's start, in a paragraph
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
 _LIMIT_HEADER = ("limit", "a reader", "rule past it", "tier of the cases")
 _VERSION_HEADER = ("version", "adds")
 
@@ -142,38 +153,83 @@ class SpecRules:
 
 def parse_spec(text: str) -> SpecRules:
     """The tables of a SPEC.md; SpecError (with the line number) for a row that has not its table's shape."""
-    lines = text.splitlines()
     rules: list[SpecRule] = []
     limits: list[SpecLimit] = []
     versions: list[str] = []
-    section = ""
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#"):
-            section = line.lstrip("#").strip()
-        if not _is_row(line):
-            i += 1
-            continue
-        header = tuple(_cells(line, i + 1))
-        start = i + 2  # after the |---| line
-        end = start
-        while end < len(lines) and _is_row(lines[end]):
-            end += 1
-        rows = [(n + 1, lines[n]) for n in range(start, end)]
-        if header == _RULE_HEADER:
-            rules += [_rule(n, row, section) for n, row in rows]
-        elif header == _LIMIT_HEADER:
-            limits += [_limit(n, row) for n, row in rows]
-        elif header == _VERSION_HEADER:
-            versions += [_version(n, row) for n, row in rows]
-        i = end
+    tokens = _MARKDOWN.parse(text)
+    for table in _tables(tokens, text.splitlines()):
+        if table.header == _RULE_HEADER:
+            rules += [_rule(n, cells, table.section) for n, cells in table.rows]
+        elif table.header == _LIMIT_HEADER:
+            limits += [_limit(n, cells) for n, cells in table.rows]
+        elif table.header == _VERSION_HEADER:
+            versions += [_version(n, cells) for n, cells in table.rows]
+        elif table.header[:1] == _RULE_HEADER[:1] or any(_RULE_CELL.fullmatch(c[0]) for _, c in table.rows):
+            raise SpecError(
+                f"SPEC.md line {table.line}: a table of rules must have the header "
+                f"| {' | '.join(_RULE_HEADER)} | (got | {' | '.join(table.header)} |)"
+            )
     first = versions[0] if versions else "1.0.0"
     rules = [r if r.since else _restamp(r, first) for r in rules]
     limits = [x if x.since else _restamp(x, first) for x in limits]
-    _unique([r.id for r in rules], "rule ID")
-    _unique([(x.name, x.since) for x in limits], "limit")
-    return SpecRules(tuple(versions), tuple(rules), tuple(limits), _dtype_sizes(text))
+    _unique([(r.id, r.line) for r in rules], "rule ID")
+    _unique([((x.name, x.since), x.line) for x in limits], "limit")
+    return SpecRules(tuple(versions), tuple(rules), tuple(limits), _dtype_sizes(tokens))
+
+
+@dataclass(frozen=True)
+class _Table:
+    section: str  # the heading above it
+    line: int  # of its header row
+    header: tuple[str, ...]
+    rows: list[tuple[int, list[str]]]  # (line, cells)
+
+
+def _tables(tokens: list[Token], lines: list[str]) -> Iterator[_Table]:
+    """Every table of a SPEC.md (its markdown-it ``tokens`` and ``lines``) exactly as GitHub
+    renders it (GFM, read by markdown-it-py rather than by hand: a row without outer pipes,
+    indented, or missing its closing pipe is still a row, and nothing in a code block is one),
+    with the section heading above each. A line shaped like a rule row outside any table (a
+    table whose delimiter row was lost) is a SpecError."""
+    section = ""
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            section = tokens[i + 1].content.strip()
+        elif token.type == "inline" and token.map and tokens[i - 1].type == "paragraph_open":
+            for n, text in enumerate(token.content.splitlines(), token.map[0] + 1):
+                if _RULE_LINE.match(text):
+                    raise SpecError(
+                        f"SPEC.md line {n}: a rule row outside a table (no | --- | line above it?)"
+                    )
+        elif token.type == "table_open":
+            (top, header), *rows = _rows(tokens, i)
+            for number, _ in rows:
+                _whole(lines[number - 1], len(header), number)
+            yield _Table(section, top, tuple(header), rows)
+
+
+def _rows(tokens: list[Token], start: int) -> list[tuple[int, list[str]]]:
+    """The (line, cells) of each row of the table opened at ``tokens[start]``, its header first."""
+    rows: list[tuple[int, list[str]]] = []
+    for token in tokens[start:]:
+        if token.type == "table_close":
+            break
+        if token.type == "tr_open":
+            rows.append(((token.map or [0])[0] + 1, []))
+        elif token.type == "inline":
+            if token.content.count("`") % 2:
+                raise SpecError(f"SPEC.md line {rows[-1][0]}: a table cell with an unclosed backtick")
+            rows[-1][1].append(token.content.strip())
+    return rows
+
+
+def _whole(line: str, width: int, number: int) -> None:
+    """A row with more cells than its header: GFM drops the rest unseen, so it is an error here."""
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    if len(re.split(r"(?<!\\)\|", body)) > width:
+        raise SpecError(f"SPEC.md line {number}: a table row with more cells than its header")
 
 
 def _restamp(item: Any, version: str) -> Any:
@@ -182,52 +238,28 @@ def _restamp(item: Any, version: str) -> Any:
     return replace(item, since=version)
 
 
-def _unique(keys: list[Any], what: str) -> None:
-    seen: set[Any] = set()
-    for key in keys:
+def _unique(keys: list[tuple[Any, int]], what: str) -> None:
+    seen: dict[Any, int] = {}
+    for key, line in keys:
         if key in seen:
-            raise SpecError(f"SPEC.md: the {what} {key!r} is stated twice")
-        seen.add(key)
+            raise SpecError(
+                f"SPEC.md line {line}: the {what} {key!r} is stated twice (first on line {seen[key]})"
+            )
+        seen[key] = line
 
 
-def _is_row(line: str) -> bool:
-    return line.startswith("|") and line.rstrip().endswith("|")
-
-
-def _cells(line: str, number: int) -> list[str]:
-    """The cells of a table row; a ``|`` inside backticks or escaped as ``\\|`` stays in its cell."""
-    cells, current, in_code, escaped = [], "", False, False
-    for ch in line.strip()[1:]:
-        if escaped:
-            current, escaped = current + ch, False
-        elif ch == "\\":
-            current, escaped = current + ch, True
-        elif ch == "`":
-            current, in_code = current + ch, not in_code
-        elif ch == "|" and not in_code:
-            cells.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if in_code or current.strip():
-        raise SpecError(f"SPEC.md line {number}: a table row with an unclosed backtick or no closing '|'")
-    return cells
-
-
-def _rule(number: int, line: str, section: str) -> SpecRule:
-    cells = _cells(line, number)
-    match = re.fullmatch(r"`([A-Z][A-Z0-9_]*)`", cells[0]) if len(cells) == 3 else None
-    if match is None or not cells[1]:
+def _rule(number: int, cells: list[str], section: str) -> SpecRule:
+    match = _RULE_CELL.fullmatch(cells[0]) if len(cells) == 3 else None
+    if match is None or not all(cells):
         raise SpecError(
-            f"SPEC.md line {number}: a rule row must be | `RULE_ID` | rule | pointer | (got {line.strip()[:80]!r})"
+            f"SPEC.md line {number}: a rule row must be | `RULE_ID` | rule | pointer | (got {' | '.join(cells)[:80]!r})"
         )
     since, text = _since(cells[1], number)
     return SpecRule(match.group(1), section, since, _keywords(text), cells[2], _terms(text), _numbers(text),
                     text, number)  # fmt: skip
 
 
-def _limit(number: int, line: str) -> SpecLimit:
-    cells = _cells(line, number)
+def _limit(number: int, cells: list[str]) -> SpecLimit:
     if len(cells) != 4 or not all(cells):
         raise SpecError(
             f"SPEC.md line {number}: a limit row must be | limit | a reader | rule past it | tier of the cases |"
@@ -245,8 +277,7 @@ def _limit(number: int, line: str) -> SpecLimit:
                      " | ".join(cells), number)  # fmt: skip
 
 
-def _version(number: int, line: str) -> str:
-    cells = _cells(line, number)
+def _version(number: int, cells: list[str]) -> str:
     if len(cells) != 2 or parse_version(cells[0]) is None:
         raise SpecError(f"SPEC.md line {number}: a version row must be | MAJOR.MINOR.PATCH | what it adds |")
     return cells[0]
@@ -281,17 +312,20 @@ def _numbers(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _dtype_sizes(text: str) -> dict[str, int]:
-    match = _DTYPES.search(text)
-    if match is None:
-        return {}
-    body = " ".join(match.group("body").split())
+def _dtype_sizes(tokens: list[Token]) -> dict[str, int]:
+    """The dtype sizes: every ``N bytes: `label`, ...`` group of every paragraph that names
+    `` `ELSIZE_DTYPE` ``, however it is worded (a second paragraph lists more)."""
     sizes: dict[str, int] = {}
-    groups = _DTYPE_GROUP.findall(body)
-    if not groups:
-        raise SpecError("SPEC.md: the dtype sizes (`ELSIZE_DTYPE`) are not 'N bytes: `label`, ...' groups")
-    for size, labels in groups:
-        for label in _TERM.findall(labels):
-            if sizes.setdefault(label, int(size)) != int(size):
-                raise SpecError(f"SPEC.md: dtype {label!r} is given two sizes")
+    for i, token in enumerate(tokens):
+        if (
+            token.type != "inline"
+            or tokens[i - 1].type != "paragraph_open"
+            or _DTYPE_RULE not in token.content
+        ):
+            continue
+        line = token.map[0] + 1 if token.map else 0
+        for size, labels in _DTYPE_GROUP.findall(" ".join(token.content.split())):
+            for label in _TERM.findall(labels):
+                if sizes.setdefault(label, int(size)) != int(size):
+                    raise SpecError(f"SPEC.md line {line}: dtype {label!r} is given two sizes")
     return sizes

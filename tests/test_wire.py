@@ -47,7 +47,11 @@ def test_only_rfc_6901_array_indices_are_indices() -> None:
 def test_versions_compare_as_numbers() -> None:
     assert version_key("1.10.0") > version_key("1.9.0")
     assert parse_version("1.2") is None and parse_version("01.2.0") is None and parse_version(None) is None
-    assert parse_version("1.2.0\n") is None and parse_version("1.2.0 ") is None and parse_version("1.2.٣") is None
+    assert (
+        parse_version("1.2.0\n") is None
+        and parse_version("1.2.0 ") is None
+        and parse_version("1.2.٣") is None
+    )
     with pytest.raises(ValueError, match="not a spec version"):
         version_key("v1")
 

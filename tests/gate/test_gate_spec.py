@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _gate_helpers import SCHEMA, make_repo
@@ -73,7 +74,8 @@ def test_every_rule_table_row_of_the_spec_is_read() -> None:
         ("| `UTF8` | A blob MUST be UTF-8 without a byte order mark. | `\"\"` |", "| `UTF8` | A blob MUST be UTF-8. |",
          "a rule row must be"),
         ("| `OBJECT` |", "| OBJECT |", "a rule row must be"),
-        (LIMIT_ROW, "| blob size 64 MiB | MUST read | `BLOB_SIZE` |", "a limit row must be"),
+        (LIMIT_ROW, "| blob size 64 MiB | MUST read | `BLOB_SIZE` |", "more cells than its header"),
+        (LIMIT_ROW, "| blob size 64 MiB | MUST read | `BLOB_SIZE` |\n", "a limit row must be"),
         ("| `JSON` | A blob", "| `JSON` | A `blob", "unclosed backtick"),
         ("| 1.1.0 | optional per-shard `digest` |", "| 1.1 | optional per-shard `digest` |", "a version row"),
         ("| `ADDR_RANGE` |", "| `UTF8` |", "stated twice"),
@@ -84,6 +86,63 @@ def test_a_row_the_parser_cannot_read_is_an_error_naming_its_line(old: str, new:
     assert old in text
     with pytest.raises(SpecError, match=says):
         parse_spec(text.replace(old, new, 1))
+
+
+NEW_RULE = '`HIDDEN_RULE` | A blob MUST NOT be hidden. | `""`'
+UTF8_ROW = "| `UTF8` |"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [f"| {NEW_RULE} |", f"   | {NEW_RULE} |", f"| {NEW_RULE}", NEW_RULE],
+    ids=["plain", "indented", "no closing pipe", "no outer pipes"],
+)
+def test_a_row_is_read_as_github_renders_it(row: str) -> None:
+    # a rule GitHub shows is a rule the gate checks, however its row is spelled
+    text = SPEC.read_text(encoding="utf-8")
+    line = next(n for n, x in enumerate(text.splitlines(), 1) if x.startswith(UTF8_ROW))
+    parsed = parse_spec(text.replace(UTF8_ROW, f"{row}\n{UTF8_ROW}", 1))
+    hidden = {r.id: r for r in parsed.rules}["HIDDEN_RULE"]
+    assert (hidden.keywords, hidden.line, hidden.section) == (("MUST NOT",), line, "2.1 Encoding")
+
+
+def test_a_table_in_a_code_block_is_not_a_rule() -> None:
+    text = (
+        SPEC.read_text(encoding="utf-8")
+        + f"\n```\n| ID | rule | pointer |\n|---|---|---|\n| {NEW_RULE} |\n```\n"
+    )
+    assert "HIDDEN_RULE" not in {r.id for r in parse_spec(text).rules}
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda t: t.replace("| ID | rule | pointer |", "| ID | rule | pointer (RFC 6901) |", 1),
+         "a table of rules must have the header"),
+        (lambda t: t.replace("| ID | rule | pointer |\n|---|---|---|\n", "| ID | rule | pointer |\n", 1),
+         "a rule row outside a table"),
+        (lambda t: t + "\n| a | b |\n|---|---|\n| `SNEAKY` | MUST |\n", "a table of rules must have the header"),
+    ],
+    ids=["another header", "delimiter row lost", "rule rows under another header"],
+)  # fmt: skip
+def test_rules_the_tables_do_not_hold_are_errors(change: Any, says: str) -> None:
+    with pytest.raises(SpecError, match=f"line \\d+: {says}"):
+        parse_spec(change(SPEC.read_text(encoding="utf-8")))
+
+
+def test_every_paragraph_naming_elsize_dtype_lists_dtype_sizes() -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    known = parse_spec(text).dtype_sizes
+    reworded = parse_spec(
+        text.replace("Known dtype sizes (`ELSIZE_DTYPE`):", "Sizes (rule `ELSIZE_DTYPE`):", 1)
+    )
+    assert reworded.dtype_sizes == known
+    more = text.replace(
+        "## 5. Limits", "Also listed (`ELSIZE_DTYPE`): 1 byte: `float4_e2m1fn_x2`.\n\n## 5. Limits", 1
+    )
+    assert parse_spec(more).dtype_sizes == {**known, "float4_e2m1fn_x2": 1}
+    with pytest.raises(SpecError, match=r"line \d+: dtype 'bool' is given two sizes"):
+        parse_spec(text.replace("## 5. Limits", "More (`ELSIZE_DTYPE`): 2 bytes: `bool`.\n\n## 5. Limits", 1))
 
 
 def test_the_constants_that_restate_the_spec_are_the_spec() -> None:
@@ -212,7 +271,8 @@ def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_memb
     new_version(repo / "schema", "1.3.0")
     rank = "| `RANK_RANGE` | (1.3.0) `publisher_rank`, when present, MUST be in [0, 2^16). | `/publisher_rank` |\n"
     name = "| `AGENT_NAME_LENGTH` | (1.3.0) `agent_name` MUST be at most 256 bytes. | `/agent_name` |\n"
-    _edit(repo, "| `STEP_RANGE` |", rank + name + "| `STEP_RANGE` |", 1)
+    both = "| `ADDR_ALIGN` | (1.3.0) `addr` MUST be a multiple of 4096; `publisher_rank` MUST be below 2^16. | `/a` |\n"
+    _edit(repo, "| `STEP_RANGE` |", rank + name + both + "| `STEP_RANGE` |", 1)
     schema = repo / "schema" / "rendezvous" / "1.3.0.json"
     document = json.loads(schema.read_text())
     document["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
@@ -222,8 +282,45 @@ def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_memb
     assert spec == {
         "/rules/RANK_RANGE": "SPEC_RULE_ADDED_WITH_MEMBER",
         "/rules/AGENT_NAME_LENGTH": "SPEC_RULE_ADDED",
+        "/rules/ADDR_ALIGN": "SPEC_RULE_ADDED",  # a new member named too: addr still fires on old blobs
     }
-    assert _failing(report) == [("SPEC_RULE_ADDED", "1.2.0")]
+    assert _failing(report) == [("SPEC_RULE_ADDED", "1.2.0")] * 2
+
+
+def test_a_rule_moved_to_another_section_is_a_change(repo: Path) -> None:
+    # from the geometry readers check (2.3) to the writers' table (2.4): who must check it changed
+    path = repo / "schema" / "SPEC.md"
+    lines = path.read_text(encoding="utf-8").splitlines(True)
+    [row] = [line for line in lines if line.startswith("| `ADDR_SPAN` |")]
+    lines.remove(row)
+    at = next(n for n, line in enumerate(lines) if line.startswith("| `WRITE_FORMAT` |"))
+    path.write_text("".join(lines[: at + 1] + [row] + lines[at + 1 :]), encoding="utf-8")
+    report = _gate(repo, witnesses=False)
+    assert report.exit_code == EXIT_BREAKING
+    moved = [f for f in report.findings if f.change.pointer == "/rules/ADDR_SPAN/section"]
+    assert [(f.change.rule, f.against) for f in moved] == [
+        ("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")
+    ]
+    assert moved[0].change.directions == ("BACKWARD", "FORWARD") and "2.4 Writers" in moved[0].change.detail
+
+
+def test_a_section_retitled_moves_no_rule(repo: Path) -> None:
+    _edit(repo, "### 2.3 Geometry (not expressible in JSON Schema)", "### 2.3 Geometry")
+    assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("| MUST read a blob of up to 64 MiB", "| MAY read a blob of up to 64 MiB"),
+     ("at the limit: Required", "at the limit: Recommended")],
+    ids=["a reader's duty weakened", "a tier lowered"],
+)  # fmt: skip
+def test_a_limit_whose_duties_change_breaks_both_ways_until_reviewed(repo: Path, old: str, new: str) -> None:
+    # the reader column says both "MUST read up to" and "SHOULD reject past": no direction is sure
+    _edit(repo, old, new)
+    report = _gate(repo, witnesses=False)
+    assert _failing(report) == [("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert {f.change.directions for f in report.findings if f.failing} == {("BACKWARD", "FORWARD")}
 
 
 def test_editorial_changes_pass(repo: Path) -> None:
