@@ -234,7 +234,11 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
         detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
         yield found("SPEC_RULE_POINTER_CHANGED", pointer("pointer"), detail, a.pointer, b.pointer)
     numbers = _unexplained(a, b, old.limits_of(old_version), new.limits_of(version))
-    for what, x, y in (("terms", a.terms, b.terms), ("numbers", numbers[0], numbers[1])):
+    for what, x, y in (
+        ("terms", a.terms, b.terms),
+        ("numbers", numbers[0], numbers[1]),
+        ("ends", a.ends, b.ends),
+    ):
         if x != y:
             detail = (
                 f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
@@ -242,7 +246,7 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
             yield found("SPEC_RULE_CHANGED", pointer(what), detail, list(x), list(y))
     if (
         a.facts() == b.facts()
-        and a.section == b.section
+        and (a.section, a.ends) == (b.section, b.ends)
         and " ".join(a.text.split()) != " ".join(b.text.split())
     ):
         detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"

@@ -46,6 +46,7 @@ _SINCE = re.compile(r"^\((\d+\.\d+\.\d+)\)\s*")
 _TERM = re.compile(r"`([^`]+)`")
 _UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "byte": 1, "bytes": 1}
 _NUMBER = re.compile(r"(?<![\w.])(\d+)\^(\d+)|(?<![\w.^])(\d+(?:\.\d+)*)(?:\s+(KiB|MiB|GiB|bytes?)\b)?")
+_INTERVAL = re.compile(r"([\[(])\s*-?\d[\d^.]*\s*,\s*-?\d[\d^.]*\s*([\])])")
 _LIMIT = re.compile(r"^(?P<name>[a-z][a-z ]*?) (?P<number>\d+)(?: (?P<unit>KiB|MiB|GiB|bytes?))?\b")
 _DTYPE_RULE = "`ELSIZE_DTYPE`"
 _DTYPE_GROUP = re.compile(r"(\d+)(?: bytes?)?: ((?:`[a-z0-9_]+`(?:,\s*)?)+)")
@@ -77,6 +78,9 @@ class SpecRule:
     numbers: tuple[str, ...]  # numbers outside backticks, normalized (64 MiB -> 67108864, 2^64 -> its value)
     text: str
     line: int
+    #: each interval's brackets in order (``[0, 2^63)`` -> ``"[)"``); compared by the gate, not
+    #: part of the lock, whose facts were fixed before it was read
+    ends: tuple[str, ...] = ()
 
     @property
     def level(self) -> int:
@@ -256,7 +260,7 @@ def _rule(number: int, cells: list[str], section: str) -> SpecRule:
         )
     since, text = _since(cells[1], number)
     return SpecRule(match.group(1), section, since, _keywords(text), cells[2], _terms(text), _numbers(text),
-                    text, number)  # fmt: skip
+                    text, number, _ends(text))  # fmt: skip
 
 
 def _limit(number: int, cells: list[str]) -> SpecLimit:
@@ -310,6 +314,11 @@ def _numbers(text: str) -> tuple[str, ...]:
         else:
             out.append(plain)
     return tuple(out)
+
+
+def _ends(text: str) -> tuple[str, ...]:
+    """The brackets of each interval a rule states (``[1, 64]``, ``[0, 2^63)``), in order."""
+    return tuple(o + c for o, c in _INTERVAL.findall(_TERM.sub(" ", text)))
 
 
 def _dtype_sizes(tokens: list[Token]) -> dict[str, int]:

@@ -304,6 +304,14 @@ def test_a_rule_moved_to_another_section_is_a_change(repo: Path) -> None:
     assert moved[0].change.directions == ("BACKWARD", "FORWARD") and "2.4 Writers" in moved[0].change.detail
 
 
+def test_an_interval_opened_or_closed_is_a_change(repo: Path) -> None:
+    # "[1, 64]" -> "[1, 64)": the same numbers, one value fewer
+    _edit(repo, "[1, 64]", "[1, 64)")
+    report = _gate(repo, witnesses=False)
+    assert _failing(report) == [("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert {f.change.pointer for f in report.findings} == {"/rules/ELSIZE_RANGE/ends"}
+
+
 def test_a_section_retitled_moves_no_rule(repo: Path) -> None:
     _edit(repo, "### 2.3 Geometry (not expressible in JSON Schema)", "### 2.3 Geometry")
     assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
