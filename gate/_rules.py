@@ -370,14 +370,8 @@ _CATALOGUE = (
         "SPEC",
         "error",
         _F,
-        "A released version's SPEC.md limit was raised: its writers may now count on more than its readers read.",
-    ),
-    Rule(
-        "SPEC_LIMIT_RAISED",
-        "SPEC",
-        "info",
-        _NONE,
-        "A new version raises a SPEC.md limit: its readers read more; every released version keeps its limit.",
+        "A SPEC.md limit was raised (for a released version, or for a new one over its line's): writers may now "
+        "write more than released readers are held to read.",
     ),
     Rule(
         "SPEC_LIMIT_ADDED",

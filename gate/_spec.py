@@ -14,15 +14,16 @@ state, the limits and the dtype sizes). So:
   weakened, a limit raised, a dtype dropped: what new writers write old readers reject
   (FORWARD); a changed term or number the gate cannot order: both, until reviewed.
 * **a new version** (a candidate) is compared with the newest release of its line, as a
-  schema change is: a rule added for it is BACKWARD as above, a limit lowered too, while a
-  limit raised for it is additive (``SPEC_LIMIT_RAISED``): its readers read more, and the
-  released versions keep their limit.
+  schema change is: a rule added for it is BACKWARD as above, a limit lowered too, and a limit
+  raised for it is FORWARD (``SPEC_LIMIT_LOOSENED``): its writers may write a blob past the
+  limit released readers are held to, and under FULL every reader reads every writer.
 * **editorial prose passes**: wording that keeps every fact is ``SPEC_RULE_REWORDED`` (info),
   and prose outside the tables is not a fact at all.
 
 Witnesses (gate/_spec_witness.py), where a blob can show the break: for a lowered blob-size limit a blob one byte
 over the new limit that the old version's reader reads; for a rule removed or weakened the
-golden vectors the old reader rejects by that very rule (a new writer may now write them).
+golden vectors the old reader rejects by that very rule (a new writer may now write them); for a
+raised blob-size limit a blob one byte over the old limit, valid but for its size.
 """
 
 from __future__ import annotations
@@ -86,13 +87,27 @@ def judge(
             f.against == version and f.change.breaking for f in found
         ):
             now = work.lock(version)
+            changed = _changed_facts(base.facts(version), work.facts(version)) if version in released else []
             detail = f"SPEC.md's rules of released {version} changed: sha256 {now[:12]}, locked {digest[:12]}"
+            detail += f" ({', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''})" if changed else ""
+            at = changed[0] if changed else ""
             out.append(
                 SpecFinding(
-                    Change("RELEASED_FILE_MODIFIED", "", "", detail, digest, now), None, file=relative
+                    Change("RELEASED_FILE_MODIFIED", at, "", detail, digest, now), None, file=relative
                 )
             )
     return out
+
+
+def _changed_facts(old: Any, new: Any, at: str = "") -> list[str]:
+    """The pointers of the facts (:meth:`SpecRules.facts`) that differ between ``old`` and ``new``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            p
+            for key in sorted(old.keys() | new.keys())
+            for p in _changed_facts(old.get(key), new.get(key), join(at, key))
+        ]
+    return [] if old == new else [at]
 
 
 def load(source: str, data: bytes) -> SpecRules:
@@ -101,8 +116,8 @@ def load(source: str, data: bytes) -> SpecRules:
         return parse_spec(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise GateError(source, f"not UTF-8: {exc}") from None
-    except SpecError as exc:
-        raise GateError(source, str(exc)) from None
+    except SpecError as exc:  # (its message starts "SPEC.md line N": the source names the file)
+        raise GateError(source, str(exc).removeprefix("SPEC.md ")) from None
 
 
 def lock_entries(index: dict[str, Any]) -> dict[str, str]:
@@ -291,11 +306,9 @@ def _limits(
         assert a is not None and b is not None
         if a.value != b.value and a.value is not None and b.value is not None:
             lower = b.value < a.value
-            rule = (
-                "SPEC_LIMIT_TIGHTENED"
-                if lower
-                else ("SPEC_LIMIT_RAISED" if ctx.new_version else "SPEC_LIMIT_LOOSENED")
-            )
+            # raised, even for a new version only: its writers may write past what released
+            # readers must read (and SHOULD reject), and FULL has every reader read every writer
+            rule = "SPEC_LIMIT_TIGHTENED" if lower else "SPEC_LIMIT_LOOSENED"
             detail = (
                 f"limit {name!r} ({a.rule}) for {version}: {a.stated} -> {b.stated} ({a.value} -> {b.value})"
             )

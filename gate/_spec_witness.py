@@ -17,8 +17,8 @@ def witness(direction: Direction, version: str, spec_rule: str | None, limit: tu
     """A blob that shows the break, checked by the reference reader of the released ``version``."""
     if version not in _released():
         return None
-    if limit is not None and spec_rule == "BLOB_SIZE" and direction == "BACKWARD":
-        return _size_witness(version, *limit)
+    if limit is not None and spec_rule == "BLOB_SIZE":
+        return (_size_witness if direction == "BACKWARD" else _over_old_limit_witness)(version, *limit)
     if dtype is not None and direction == "BACKWARD" and dtype[2] is not None:
         return _dtype_witness(version, dtype[0], dtype[2])
     if spec_rule is not None and direction == "FORWARD" and limit is None and dtype is None:
@@ -62,23 +62,41 @@ def _base_blob(version: str) -> dict[str, Any] | None:
 
 def _size_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
     """A blob of ``new_limit + 1`` bytes (at most ``old_limit``) that ``version``'s reader reads."""
+    blob = _blob_of(version, new_limit + 1) if new_limit < old_limit else None
+    if blob is None or _reads(json.dumps(blob).encode(), version) is not None:
+        return None
+    rejection = f'BLOB_SIZE at "": {new_limit + 1} bytes is over the new limit of {new_limit} bytes'
+    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", blob, rejection,
+                   version, version)  # fmt: skip
+
+
+def _over_old_limit_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
+    """A blob of ``old_limit + 1`` bytes (at most ``new_limit``), valid but for its size: the
+    raised limit lets a writer write it, and ``version``'s reader, held to the old limit, rejects it."""
+    blob = _blob_of(version, old_limit + 1) if old_limit < new_limit else None
+    if blob is None:
+        return None
+    read = _reads(json.dumps(blob).encode(), version)  # this process may hold either limit
+    if read is not None and not read.startswith("BLOB_SIZE "):
+        return None
+    rejection = f'BLOB_SIZE at "": {old_limit + 1} bytes is over the limit of {old_limit} bytes'
+    return Witness("FORWARD", f"{version} (SPEC.md as changed)", f"{version} (the ref's SPEC.md)", blob, rejection,
+                   version, version)  # fmt: skip
+
+
+def _blob_of(version: str, size: int) -> dict[str, Any] | None:
+    """A golden writer blob of ``version`` grown to exactly ``size`` bytes (its metadata and agent name)."""
     base = _base_blob(version)
-    target = new_limit + 1
-    if base is None or target > old_limit:
+    if base is None:
         return None
     base["agent_meta_b64"] = ""
-    room = target - len(json.dumps(base).encode())
+    room = size - len(json.dumps(base).encode())
     if room < 4:
         return None
     words, extra = divmod(room, 4)
     base["agent_meta_b64"] = base64.b64encode(bytes(3 * words)).decode("ascii")
     base["agent_name"] = str(base["agent_name"]) + "x" * extra
-    blob = json.dumps(base).encode()
-    if len(blob) != target or _reads(blob, version) is not None:
-        return None
-    rejection = f'BLOB_SIZE at "": {len(blob)} bytes is over the new limit of {new_limit} bytes'
-    return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
-                   version, version)  # fmt: skip
+    return base if len(json.dumps(base).encode()) == size else None
 
 
 def _dtype_witness(version: str, label: str, size: int) -> Witness | None:

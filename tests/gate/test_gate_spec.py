@@ -241,17 +241,21 @@ def test_a_limit_raised_for_a_released_version_fails(repo: Path) -> None:
     assert _failing(report) == [("SPEC_LIMIT_LOOSENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
 
 
-def test_a_limit_raised_for_a_new_version_is_additive(repo: Path) -> None:
+def test_a_limit_raised_for_a_new_version_breaks_old_readers(repo: Path) -> None:
+    # FULL: a 1.2.0 reader must read what a 1.3.0 writer writes, and it may reject past 64 MiB
     new_version(repo / "schema", "1.3.0")
     _add_limit_row(repo, _limit_row("128 MiB", "(1.3.0) "))
     report = _gate(repo)
-    assert report.exit_code == EXIT_COMPATIBLE, render(report, "text")
+    assert report.exit_code == EXIT_BREAKING, render(report, "text")
     [raised] = [f for f in report.findings if f.file == "schema/SPEC.md"]
     assert (raised.change.rule, raised.against, raised.change.new) == (
-        "SPEC_LIMIT_RAISED",
+        "SPEC_LIMIT_LOOSENED",
         "1.2.0",
         128 << 20,
     )
+    [witness] = raised.witnesses
+    assert witness.direction == "FORWARD" and len(json.dumps(witness.blob)) == (64 << 20) + 1
+    assert witness.rejection.startswith("BLOB_SIZE") and witness.reader_version == "1.2.0"
     # the released versions keep their limit
     assert parse_spec((repo / "schema" / "SPEC.md").read_text()).limit("blob size", "1.2.0") == 64 << 20
 
@@ -312,6 +316,32 @@ def test_an_interval_opened_or_closed_is_a_change(repo: Path) -> None:
     assert {f.change.pointer for f in report.findings} == {"/rules/ELSIZE_RANGE/ends"}
 
 
+def test_a_rule_applied_from_an_earlier_version_names_the_fact_each_later_lock_lost(repo: Path) -> None:
+    _edit(repo, "| `DIGEST_FORMAT` | (1.1.0)", "| `DIGEST_FORMAT` | (1.0.0)")
+    report = _gate(repo, witnesses=False)
+    assert ("SPEC_RULE_ADDED", "1.0.0") in _failing(report)
+    modified = [
+        f for f in report.findings if f.change.rule == "RELEASED_FILE_MODIFIED" and f.file == "schema/SPEC.md"
+    ]
+    assert {f.change.pointer for f in modified} == {"/rules/DIGEST_FORMAT/since"}
+    assert all(
+        "1.1.0 -> " not in f.change.detail and "/rules/DIGEST_FORMAT/since" in f.change.detail
+        for f in modified
+    )
+
+
+def test_a_spec_that_cannot_be_read_is_one_line_naming_the_file_and_line(repo: Path) -> None:
+    from refitwire.gate import GateError
+
+    _edit(repo, "| `ADDR_RANGE` |", "| `UTF8` |", 1)
+    with pytest.raises(GateError) as caught:
+        _gate(repo)
+    assert str(caught.value).startswith("schema/SPEC.md: line ") and "SPEC.md: SPEC.md" not in str(
+        caught.value
+    )
+    assert "is stated twice (first on line" in str(caught.value)
+
+
 def test_a_section_retitled_moves_no_rule(repo: Path) -> None:
     _edit(repo, "### 2.3 Geometry (not expressible in JSON Schema)", "### 2.3 Geometry")
     assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
@@ -368,5 +398,5 @@ def test_an_unreadable_rule_row_is_a_one_line_error(repo: Path) -> None:
     from refitwire.gate import GateError
 
     _edit(repo, "| `OBJECT` |", "| OBJECT |")
-    with pytest.raises(GateError, match=r"SPEC.md line \d+: a rule row must be"):
+    with pytest.raises(GateError, match=r"schema/SPEC.md: line \d+: a rule row must be"):
         _gate(repo)
