@@ -6,7 +6,8 @@ neither stays cheap nor catches a slow reader in time. Each reader is its own ya
 instead (SPEC.md section 5):
 
 - It first reads the realistic table at a sixteenth of the limit, twice, keeping the faster
-  (a load spike on that read would make any growth look linear), each within ``--timeout``.
+  (a load spike on that read would make any growth look linear), each within ``--timeout``
+  (a read out of time is asked once more with ``GROWTH_TOLERANCE`` times that room).
 - **Growth** (case ``size:growth``) is judged on the read of ``size:at-limit``, the same
   realistic table at the limit: sixteen times the bytes and the tensors. A reader linear in
   the table needs at most sixteen times as long (fixed costs only make it less); one that
@@ -157,12 +158,19 @@ def _read(
 
 
 def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str | None]:
-    """The faster of two reads of the small table of ``limit``, or why there is none."""
+    """The faster of two reads of the small table of ``limit``, or why there is none. A read
+    out of ``--timeout`` is asked once more with ``GROWTH_TOLERANCE`` times the room: on a
+    machine busy with other work (seen in CI: 8 processes on 2 cores) a released reader took
+    over 10 s for what it reads in 1 s, and the yardstick is not a case of its own."""
     best = float("inf")
     for _ in range(2):
-        t0 = time.perf_counter()
-        reply = _checks.ask_read(r, small_table(limit), timeout_s)
-        best = min(best, time.perf_counter() - t0)
+        for allowed in (timeout_s, GROWTH_TOLERANCE * timeout_s):
+            t0 = time.perf_counter()
+            reply = _checks.ask_read(r, small_table(limit), allowed)
+            took = time.perf_counter() - t0
+            if not _out_of_time(reply):
+                break
+        best = min(best, took)
         if not isinstance(reply, Decoded):
             return None, _why(reply)
     return best, None

@@ -204,6 +204,30 @@ def test_a_machine_slower_now_than_at_the_small_read_is_not_growth(monkeypatch: 
     assert limits == pytest.approx([25.6, 51.2], rel=0.01)
 
 
+def test_a_small_read_out_of_time_on_a_busy_machine_is_asked_once_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the yardstick read past --timeout (a machine busy with other work) gets GROWTH_TOLERANCE x the room
+    reader = FakeReader(monkeypatch, small=[12.0, 0.5, 0.5], limit=[6.0], over=[1.0], many=[1.0])
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    assert found["size:growth"].outcome is Outcome.PASSED, found["size:growth"].message
+    assert [(n, t) for n, t in reader.asked if n == "small"] == [
+        ("small", 5.0),
+        ("small", 20.0),
+        ("small", 5.0),
+    ]
+
+
+def test_a_reader_that_cannot_read_the_small_table_in_four_times_the_room_fails_growth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reader = FakeReader(monkeypatch, small=[30.0], limit=[6.0], over=[1.0], many=[1.0])
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    assert found["size:growth"].outcome is Outcome.FAILED
+    assert found["size:growth"].symptom == "did not read the growth tables"
+    assert [t for n, t in reader.asked if n == "small"] == [5.0, 20.0]
+
+
 def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--case size:over-limit`` times the small table (its allowance rests on it) and sends the
     blob over the limit: never the table at the limit, nor the generated payloads."""
