@@ -65,19 +65,18 @@ _Mutation = tuple[str, str, Callable[[dict[str, Any]], Any]]
 
 def nonzero_pad_bits() -> list[tuple[str, str]]:
     """(what, text): base64 of each kind of final quantum RFC 4648 has, one byte (``==``, 4 pad
-    bits) and two (``=``, 2 pad bits), with the lowest pad bit set: not the canonical encoding
-    (AGENT_META_BASE64), which a decoder that drops pad bits would take."""
+    bits) and two (``=``, 2 pad bits), with each pad bit set alone: not the canonical encoding
+    (AGENT_META_BASE64), which a decoder that drops pad bits, or masks too few, would take."""
     alphabet = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
     found = []
-    for data, what in ((b"a", ""), (b"ab", " in a last quantum of two bytes ('=')")):
+    for data, what, bits in ((b"a", "", 4), (b"ab", " in a last quantum of two bytes ('=')", 2)):
         text = base64.b64encode(data).decode()
         body, pad = text.rstrip("="), "=" * text.count("=")
-        found.append(
-            (
-                f"agent_meta_b64 with non-zero pad bits{what}",
-                body[:-1] + alphabet[alphabet.index(body[-1]) | 1] + pad,
-            )
-        )
+        for bit in range(bits):
+            # (the lowest bit keeps the description earlier rounds gave it)
+            which = "" if bit == 0 else f" (pad bit {bit + 1} of {bits})"
+            last = alphabet[alphabet.index(body[-1]) | 1 << bit]
+            found.append((f"agent_meta_b64 with non-zero pad bits{what}{which}", body[:-1] + last + pad))
     return found
 
 

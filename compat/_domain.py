@@ -262,24 +262,35 @@ def _b_pattern(schema: Schema) -> Iterator[Break]:
 
 
 #: What may stand for a character: what an unescaped ``.`` matches, another case, a digit, a
-#: word character, a space, beyond ASCII, and the dot a class might leave out.
-_STAND_INS = "-A0_ é."
+#: word character, a space, beyond ASCII, the dot a class might leave out, and another letter
+#: (last: it tells a literal's place from a class's, ``t`` of ``torch\.`` from ``[a-z]``).
+_STAND_INS = "-A0_ é.q"
 
 
 def _one_character_off(value: str, pattern: str) -> Iterator[str]:
     """``value`` with one character replaced so that ``pattern`` no longer matches, once per kind
     of place: a place is told by its character (a letter, a digit, or itself) and by the stand-ins
     the pattern takes there, so a literal (``torch\\.``: ``torch-``) and each class of the pattern
-    are each tried once, not every character of a 32-digit hash."""
+    are each tried once, not every character of a 32-digit hash. Beside the first stand-in a
+    place refuses, each one it refuses that another place takes: a class widened to its
+    neighbour's (``[a-z]`` read as ``[a-z0-9_]`` in ``^[a-z][a-z0-9_]*$``) takes that one."""
     matches = _validator(json.dumps({"pattern": pattern})).is_valid
-    tried = set()
+    places = []
     for i, char in enumerate(value):
         kind = "letter" if char.isalpha() else "digit" if char.isdigit() else char
-        swapped = [value[:i] + c + value[i + 1 :] for c in _STAND_INS if c != char]
-        taken = tuple(matches(s) for s in swapped)
-        if (kind, taken) not in tried:
-            tried.add((kind, taken))
-            yield from [s for s, ok in zip(swapped, taken) if not ok][:1]
+        swapped = {c: value[:i] + c + value[i + 1 :] for c in _STAND_INS if c != char}
+        places.append((kind, {c: matches(s) for c, s in swapped.items()}, swapped))
+    taken_somewhere = {c for _, taken, _ in places for c, ok in taken.items() if ok}
+    tried = set()
+    for kind, taken, swapped in places:
+        key = (kind, tuple(sorted(taken.items())))
+        if key in tried:
+            continue
+        tried.add(key)
+        refused = [c for c in swapped if not taken[c]]
+        yield from dict.fromkeys(
+            swapped[c] for c in refused[:1] + [c for c in refused if c in taken_somewhere]
+        )
 
 
 def _b_items(schema: Schema) -> Iterator[Break]:

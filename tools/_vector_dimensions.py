@@ -142,6 +142,7 @@ def arithmetic_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         good("a byte count of 2^63 - 2 from 2^62 - 1 x 2 elements of 1 byte", _geometry((2**62 - 1, 2), (0, 0), (2**62 - 1, 2), 0, "torch.int8", 1), tags),
         good("2^62 x 4 elements of 1 byte from addr 0: exactly 2^64 bytes, ending at 2^64", _geometry((2**62, 4), (0, 0), (2**62, 4), 0, "torch.int8", 1), tags),
         good("an extent of 2^63 - 1 times a zero extent is no bytes at all", _geometry((I63 - 1, I63 - 1, 0), (0, 0, 0), (I63 - 1, I63 - 1, 0), U64 - 1), tags),
+        good("a scalar (rank 0: the empty product is one element) ending exactly at 2^64", _geometry((), (), (), U64 - 2), tags),
     ]  # fmt: skip
     span, box = "ADDR_SPAN", "BOX_IN_BOUNDS"
     invalid = [
@@ -156,6 +157,7 @@ def arithmetic_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         (span, "2^62 elements of 8 bytes (2^65 bytes: wraps to 0)", _geometry((2**62,), (0,), (2**62,), 0, "torch.float64", 8), S + "/addr"),
         (span, "2^63 bytes from 2^63 + 1 (8 x 2^60 elements of 1 byte)", _geometry((8, 2**60), (0, 0), (8, 2**60), I63 + 1, "torch.int8", 1), S + "/addr"),
         (span, "addr 2^64 - 1 with one 2-byte element", _geometry((1,), (0,), (1,), U64 - 1), S + "/addr"),
+        (span, "a scalar (rank 0: one element, not none) of 2 bytes from 2^64 - 1", _geometry((), (), (), U64 - 1), S + "/addr"),
         # every dimension out of bounds: the first one is reported
         (box, "the box passes the tensor in both dimensions: the first is reported", _geometry((4, 4), (3, 3), (2, 2), 4096), S + "/shape/0"),
         # a dtype label the table does not list: elsize alone gives the byte count (8 here, not 1 or 2)

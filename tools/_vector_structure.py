@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from _vector_grammar import level_paths, raw_blob, string_positions
-from _vector_kit import VERSIONS, py_dumps
+from _vector_kit import VERSIONS, py_dumps, vector
 from _vector_model import RAW, bad, base, get, good, model, place, put
 from refitwire import wire
 
@@ -152,12 +152,13 @@ def containers() -> Iterator[tuple[str, Path, bool]]:
 
 
 def not_whitespace() -> Iterator[tuple[str, str]]:
-    """Every character Unicode calls a space (and the byte order mark) that ``ws`` is not."""
+    """Every character Unicode calls a space or a control (NUL, DEL, the C1 controls), and the
+    byte order mark, that ``ws`` is not: what a trim, a C string or a lenient tokenizer skips."""
     for code in range(0x110000):
         char = chr(code)
         if char in JSON_WS:
             continue
-        if char.isspace() or unicodedata.category(char) in ("Zs", "Zl", "Zp") or char == "\ufeff":
+        if char.isspace() or unicodedata.category(char) in ("Zs", "Zl", "Zp", "Cc") or char == "\ufeff":
             yield f"U+{code:04X} ({unicodedata.name(char, 'a control character').lower()})", char
     yield "a block comment", "/* c */"
     yield "a line comment", "// c\n"
@@ -201,10 +202,12 @@ def structure_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         for what, form in breaks:
             invalid.append(_broken(f"{what} in {where}", write(doc, path, form).encode(), "structure"))
     spaces = list(not_whitespace())
-    for what, gap in spaces:  # every character at one place
-        invalid.append(
-            _broken(f"{what} after the top level's '{{'", ("{" + gap + write(doc)[1:]).encode(), "whitespace")
-        )
+    text = write(doc)
+    for what, gap in spaces:  # every character inside the text, and around it (a trim would take it)
+        for where, blob in (("after the top level's '{'", "{" + gap + text[1:]), ("before the text", gap + text),
+                            ("after the text", text + gap)):  # fmt: skip
+            if not blob.startswith("\ufeff"):  # a leading byte order mark is UTF8's (a vector of its own)
+                invalid.append(_broken(f"{what} {where}", blob.encode(), "whitespace"))
     what, gap = spaces[0]
     for where, path, _ in containers():  # one character in every container
         inner = write(get(doc, path))
@@ -222,7 +225,7 @@ def structure_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             _broken(f"a string in single quotes {where}", raw_blob(marked, b"'a'"), "quotation-mark")
         )
 
-    legal = []
+    legal = repeated_names()
     runs = [(f"{ascii(c)[1:-1]}", c) for c in JSON_WS] + [("all four", JSON_WS)]
     for what, gap in runs:
         blob = (gap + _spaced(doc, gap) + gap).encode()
@@ -239,6 +242,25 @@ def structure_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 legal.append(good(f"an empty {kind} with '{what}' inside, in an unknown member of {level}", blob,
                                   ["grammar", "whitespace"], doc))  # fmt: skip
     return legal, invalid
+
+
+def repeated_names() -> list[dict[str, Any]]:
+    """At every object level, its first member written twice, null first: the last one wins
+    (DUPLICATE_KEYS), or a reader rejects naming that member's pointer at that level."""
+    found = []
+    for level, path, _unknown in level_paths():
+        held = get(base(), path)
+        if not isinstance(held, dict) or not held:
+            continue
+        name = next(iter(held))
+        marked = base()
+        put(marked, (*path, name), RAW)
+        blob = raw_blob(marked, b"null, " + json.dumps(name).encode() + b": " + py_dumps(held[name]))
+        at = wire.pointer(*path, name)
+        found.append(vector(f"{name} repeated in the {level}, null first: the last one wins", blob, parsed=base(),
+                            writer_conformant=False, tags=["grammar", "duplicate-keys"],
+                            or_reject=("DUPLICATE_KEYS", at)))  # fmt: skip
+    return found
 
 
 def _spaced(value: Any, gap: str) -> str:

@@ -112,7 +112,7 @@ CATCHES = {
             "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
             "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
             "accepts-trailing-separators": f"read:{vid('a value-separator after the last item in the array /tensors/0/shards/0/shape')}",
-            "skips-unicode-spaces": f"read:{vid('U+00A0 (no-break space) after')}",
+            "skips-unicode-spaces": f"read:{vid('U+00A0 (no-break space) after the top level')}",
             "normalizes-read-names": f"read:{vid('text every Unicode normalization form changes in /tensors/0/name')}",
             "normalizes-written-names": _cases.case_id(
                 _cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES["unnormalized"])
