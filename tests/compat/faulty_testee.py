@@ -17,6 +17,7 @@ from typing import Any
 
 from refitwire import InvalidBlob, wire
 from refitwire._validate import parse
+from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
 from refitwire.engine import blob_limit
 
@@ -495,9 +496,10 @@ def _rejects_duplicates(request: Reply, reply: Reply) -> Reply | None:
         json.loads(blob_of(request), object_pairs_hook=pairs)
     except RecursionError:  # deeper than Python's parser goes: the reference's answer stands
         return reply
-    except KeyError as exc:  # the vectors repeat a top-level member; its pointer is /NAME
+    except KeyError as exc:  # at the repeated member's own pointer: vectors repeat one at every level
         name = str(exc.args[0])
-        return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": "/" + name,
+        at = first_repeated_name(blob_of(request)) or wire.pointer(name)
+        return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": at,
                 "message": f"the member {name!r} is repeated"}  # fmt: skip
     return reply
 
