@@ -38,7 +38,7 @@ from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
-from refitwire.wire import join, parse_version, pointer, version_key
+from refitwire.wire import compile_model, join, parse_version, pointer, version_key
 
 SPEC_FILE = "SPEC.md"
 
@@ -77,10 +77,11 @@ def judge(
     ]
     found = list(diff_released(base, work, released, witnesses))
     for version in sorted({v for v, _ in candidates}, key=version_key):
-        schemas = [schema for v, schema in candidates if v == version]
-        adds = frozenset().union(*(members_added(schema, version) for schema in schemas))
-        named = frozenset().union(*(member_names(schema) for schema in schemas))
-        found += diff_candidate(work, version, released, adds, witnesses, named - adds)
+        read = [candidate_members(schema, version) for v, schema in candidates if v == version]
+        adds = frozenset().union(*(a for a, _ in read))
+        found += diff_candidate(
+            work, version, released, adds, witnesses, frozenset().union(*(o for _, o in read)) - adds
+        )
     out += [replace(f, file=relative) for f in found]
     for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
         if work.lock(version) != digest and not any(
@@ -396,29 +397,9 @@ def section_number(heading: str) -> str:
     return first if first[:1].isdigit() else heading
 
 
-def member_names(node: Any) -> frozenset[str]:
-    """The names of every member a schema declares, at any depth."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        found.update(k for k in (node.get("properties") or {}) if isinstance(k, str))
-        for sub in node.values():
-            found |= member_names(sub)
-    elif isinstance(node, list):
-        for sub in node:
-            found |= member_names(sub)
-    return frozenset(found)
-
-
-def members_added(node: Any, version: str) -> frozenset[str]:
-    """The names of the members a schema says ``version`` added (``x-added-in``), at any depth."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for name, sub in (node.get("properties") or {}).items():
-            if isinstance(sub, dict) and sub.get("x-added-in") == version:
-                found.add(name)
-        for sub in node.values():
-            found |= members_added(sub, version)
-    elif isinstance(node, list):
-        for sub in node:
-            found |= members_added(sub, version)
-    return frozenset(found)
+def candidate_members(schema: Any, version: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the members candidate ``schema`` adds in ``version``, and of its other ones,
+    read through the wire model (each member's ``added_in``), at every level."""
+    members = list(compile_model(schema, "candidate").members())
+    adds = frozenset(m.name for m in members if m.added_in == version)
+    return adds, frozenset(m.name for m in members) - adds
