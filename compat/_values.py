@@ -216,7 +216,8 @@ def _strings(schema: Schema, length: int) -> Iterator[str]:
     if (
         every is not None
         and every != found
-        and length <= len(every) <= (len(every) if longest is None else longest)
+        and length <= len(every)
+        and (longest is None or len(every) <= longest)
     ):
         yield every
 

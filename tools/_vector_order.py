@@ -118,13 +118,13 @@ def index_order_vectors() -> list[dict[str, Any]]:
     text ("/10/" before "/2/") names item 10. The violation is the first integer member of the
     level written with a fraction (INTEGER_LITERAL), each copy of the item otherwise the base
     blob's (no rule asks items to differ)."""
-    found = []
+    found: dict[tuple[str | int, ...], dict[str, Any]] = {}  # by array: the level's first integer member
     for member, path, _ in integer_places():
         level = member.level
         if not level or len(path) != 2 * len(level) + 1:
             continue  # a member directly in an object of a level below the top, once per level
         array = path[: 2 * len(level) - 1]
-        if any(f[0] == array for f in found):
+        if array in found:
             continue
         doc = base()
         items = get(doc, array)
@@ -134,8 +134,8 @@ def index_order_vectors() -> list[dict[str, Any]]:
         first = wire.pointer(*array, 2, *path[len(array) + 1 :])
         blob = text(doc)
         expect = {v: ("INTEGER_LITERAL", first) for v in VERSIONS if first_violation(blob, v) is not None}
-        found.append((array, vector(f"{wire.pointer(*array)}: items 2 and 10 written with a fraction at "
-                                    f"{member.name}: item 2 first in document order (10 is no earlier as text)",
-                                    blob, invalid=expect, upstream=upstream_verdict("rendezvous", blob),
-                                    tags=["precedence", "document-order"])))  # fmt: skip
-    return [v for _, v in found]
+        found[array] = vector(f"{wire.pointer(*array)}: items 2 and 10 written with a fraction at "
+                              f"{member.name}: item 2 first in document order (10 is no earlier as text)",
+                              blob, invalid=expect, upstream=upstream_verdict("rendezvous", blob),
+                              tags=["precedence", "document-order"])  # fmt: skip
+    return list(found.values())
