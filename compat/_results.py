@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.compat._protocol import ProtocolError
+from refitwire.compat._protocol import ProtocolError, explain, kinds, needs
 from refitwire.engine import protocol_validator
 from refitwire.wire import general_pointer, pointer, show_pointer
 
@@ -126,6 +126,10 @@ Reply = Written | Decoded | Digested | Rejected | Skipped | Errored | Broken
 def classify(cmd: str, reply: dict[str, Any]) -> Reply:
     """The typed form of a testee's answer to ``cmd`` ("read", "count", "merge", "write" or "digest"),
     checked in full."""
+    if any(flag in reply for kind in kinds("response") for flag in kind.flags):  # skipped, errored, rejected
+        bad = explain(reply, "response")  # the member missing or wrong, in response.json's words
+        if bad:
+            return Broken(bad[1], bad[0], True)
     if reply.get("skipped") is True:
         return Skipped(_text(reply.get("reason")))
     if reply.get("errored") is True:
@@ -134,15 +138,12 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
     if cmd == "digest":
         if not isinstance(reply.get("digest"), str):
             return Broken(
-                f"a digest answered without a digest string: {dumps_short(reply)}", pointer("digest"), True
+                f"a digest answered without a digest string: {dumps_short(reply)} ({needs('digest')})",
+                pointer("digest"),
+                True,
             )
         return Digested(reply["digest"])
     if cmd in ("read", "count", "merge") and reply.get("rejected") is True:
-        bad = _first_error("response", reply)
-        if bad:
-            return Broken(
-                f"a rejection breaks the protocol at {show_pointer(bad[0])}: {bad[1]}", bad[0], True
-            )
         return Rejected(reply["message"], reply.get("rule"), reply.get("pointer"))
     if cmd == "count":
         return _counted(reply)
@@ -151,7 +152,9 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
     if cmd == "read":
         if "payload" not in reply:
             return Broken(
-                f"a read answered with neither payload nor rejection: {dumps_short(reply)}", "", True
+                f"a read answered with neither payload nor rejection: {dumps_short(reply)} ({needs('payload')})",
+                "",
+                True,
             )
         bad = _first_error("decoded", reply["payload"])
         if bad:
@@ -169,7 +172,11 @@ def classify(cmd: str, reply: dict[str, Any]) -> Reply:
         )
     blob_b64 = reply.get("blob_b64")
     if not isinstance(blob_b64, str):
-        return Broken(f"a write answered without blob_b64: {dumps_short(reply)}", "/blob_b64", True)
+        return Broken(
+            f"a write answered without blob_b64: {dumps_short(reply)} ({needs('blob_b64')})",
+            "/blob_b64",
+            True,
+        )
     try:
         return Written(base64.b64decode(blob_b64, validate=True))
     except (binascii.Error, ValueError) as exc:
@@ -181,7 +188,8 @@ def _counted(reply: dict[str, Any]) -> Reply:
     case expects), checked against its schema like a read's decoded form."""
     if "envelope" not in reply or "entries" not in reply:
         return Broken(
-            f"a count answered with neither envelope and entries nor rejection: {dumps_short(reply)}",
+            f"a count answered with neither envelope and entries nor rejection: {dumps_short(reply)} "
+            f"({needs('envelope', 'entries')})",
             "",
             True,
         )
@@ -200,7 +208,11 @@ def _counted(reply: dict[str, Any]) -> Reply:
 def _merged(reply: dict[str, Any]) -> Reply:
     """A merge's answer, as :class:`Decoded` ``{"merged": [...]}``, its tensors checked as a decoded form's."""
     if "merged" not in reply:
-        return Broken(f"a merge answered with neither merged nor rejection: {dumps_short(reply)}", "", True)
+        return Broken(
+            f"a merge answered with neither merged nor rejection: {dumps_short(reply)} ({needs('merged')})",
+            "",
+            True,
+        )
     bad = _first_error("decoded", {"agent_name": "", "agent_meta_b64": "", "metadata_endpoint": "",
                                    "tensors": reply["merged"]})  # fmt: skip
     if bad:

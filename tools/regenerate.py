@@ -13,7 +13,9 @@ checkout's own packages (``tools/_clone.py``), never an installed kit's. In orde
    (``build_merge_vectors.py``);
 4. the testee protocol's decoded and envelope schemas from the newest release (``build_protocol.py``);
 5. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector;
-6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``).
+6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``);
+7. compat/IMPLEMENTERS.md's list of every protocol message and member, from schema/protocol/
+   (``build_implementers.py``).
 
 ``--check`` writes nothing and exits 1 when any step would change a file (or a rule has no row).
 Run it again after ``refitwire schema release``: the protocol then includes the new version.
@@ -38,6 +40,7 @@ STEPS = (
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py"]),
     ("the coverage table", ["build_coverage.py"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py"]),
+    ("the protocol's members in compat/IMPLEMENTERS.md", ["build_implementers.py"]),
 )  # fmt: skip
 CHECKS = (
     ("the golden vectors and their upstream verdicts", ["build_vectors.py", "--check"]),
@@ -45,6 +48,7 @@ CHECKS = (
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py", "--check"]),
     ("the coverage table", ["build_coverage.py", "--check"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py", "--check"]),
+    ("the protocol's members in compat/IMPLEMENTERS.md", ["build_implementers.py", "--check"]),
 )
 
 
