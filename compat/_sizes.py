@@ -4,7 +4,11 @@
 tensors, eight shards each, digests, a step) and ``size:over-limit`` one byte longer
 (``BLOB_SIZE``): a few realistic tensors padded with whitespace, since its length is what is
 judged, and a reader with no limit then accepts it at once instead of parsing 64 MiB of
-tensors first. ``size:many-tensors`` is an eighth of the limit filled with as many small
+tensors first. The limit is in bytes, not characters: ``size:at-limit-multibyte`` and
+``size:over-limit-multibyte`` are a few tensors and an unknown member whose string is raw
+multi-byte UTF-8, at the limit and one byte over it, in about a third as many characters (and
+fewer UTF-16 code units than bytes), so a reader that counts the decoded text accepts the one
+over the limit. ``size:many-tensors`` is an eighth of the limit filled with as many small
 tensors as fit. A reader's growth is judged from the same realistic table at a sixteenth of
 the limit to the one at it (``refitwire.compat._size_budget``).
 
@@ -115,6 +119,7 @@ def size_cases(limit: int) -> tuple[SizeCase, ...]:
     table = realistic_table(limit)
     many = _kept(f"small-{limit // 8}.json", lambda: filled(limit // 8, _small_tensor))
     over = padded(filled(4096, _realistic_tensor), limit + 1)
+    wide, wide_over = (multibyte_padded(filled(4096, _realistic_tensor), n) for n in (limit, limit + 1))
     return (
         SizeCase(
             "size:at-limit",
@@ -126,10 +131,28 @@ def size_cases(limit: int) -> tuple[SizeCase, ...]:
             limit,
         ),
         SizeCase(
+            "size:at-limit-multibyte",
+            REQUIRED,
+            f"a blob of exactly {limit} bytes (the limit) in {_characters(wide)} characters "
+            f"({count_tensors(wide)} tensors and a string of multi-byte UTF-8)",
+            wide,
+            True,
+            limit,
+        ),
+        SizeCase(
             "size:over-limit",
             RECOMMENDED,
             f"a blob of {limit + 1} bytes, one over the limit ({count_tensors(over)} tensors and whitespace)",
             over,
+            False,
+            limit,
+        ),
+        SizeCase(
+            "size:over-limit-multibyte",
+            RECOMMENDED,
+            f"a blob of {limit + 1} bytes, one over the limit, in {_characters(wide_over)} characters "
+            f"({count_tensors(wide_over)} tensors and a string of multi-byte UTF-8: the limit counts bytes)",
+            wide_over,
             False,
             limit,
         ),
@@ -215,3 +238,25 @@ def padded(blob: bytes, size: int) -> bytes:
     grown = blob[:-1] + b" " * (size - len(blob)) + b"}"
     assert len(grown) == size, (len(grown), size)
     return grown
+
+
+#: The pad of the multi-byte cases: a 2-, a 3- and a 4-byte UTF-8 sequence, 9 bytes in 3
+#: characters (4 UTF-16 code units), so a reader counting either sees far fewer than the bytes.
+MULTIBYTE = "\u00e9\u20ac\U0001f600".encode()
+#: The unknown member that carries it: a name no version will add (members are snake_case).
+PAD_MEMBER = "x-pad"
+
+
+def multibyte_padded(blob: bytes, size: int) -> bytes:
+    """JSON object ``blob`` grown to exactly ``size`` bytes by an unknown member holding raw
+    multi-byte UTF-8 (``MULTIBYTE`` over and over, then ASCII for the bytes left): valid, the
+    same table to every reader, and a third as many characters as bytes."""
+    head = blob[:-1].rstrip() + b', "' + PAD_MEMBER.encode() + b'": "'
+    room = size - len(head) - len(b'"}')
+    grown = head + MULTIBYTE * (room // len(MULTIBYTE)) + b"." * (room % len(MULTIBYTE)) + b'"}'
+    assert len(grown) == size, (len(grown), size)
+    return grown
+
+
+def _characters(blob: bytes) -> int:
+    return len(blob.decode("utf-8"))

@@ -14,6 +14,17 @@ def invalid_vectors() -> list[dict[str, Any]]:
     return [
         raw_invalid("not UTF-8", b'{"schema": "mx.reshard.shard_table.v1", "agent_name": "\xff"}', "UTF8"),
         raw_invalid("a UTF-8 byte order mark", b"\xef\xbb\xbf" + py_dumps(blob_doc()), "UTF8"),
+        # Python's json.loads(bytes) sniffs UTF-16 and UTF-32 and reads them (SPEC.md says UTF-8
+        # only): with a byte order mark the bytes are not UTF-8; without one, NULs between the tokens
+        *(
+            raw_invalid(
+                f"the blob in {code.upper()}{' with a byte order mark' * bom}",
+                ("\ufeff" * bom + py_dumps(blob_doc()).decode()).encode(code),
+                "UTF8" if bom else "JSON",
+            )
+            for code in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+            for bom in (False, True)
+        ),
         raw_invalid("truncated JSON", py_dumps(blob_doc())[:-7], "JSON"),
         raw_invalid("trailing data after the object", py_dumps(blob_doc()) + b" {}", "JSON"),
         raw_invalid(

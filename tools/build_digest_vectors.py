@@ -83,12 +83,21 @@ def inputs() -> list[dict[str, Any]]:
             b"\x00\x00\x00\x80" * words + b"\x80\x81\xff",
         )
     )
-    # Weighted row sums past 2^53, not a multiple of a large power of two: a sum kept in a double
-    # (JavaScript's Number) rounds S2 here. 128 rows of one row whose words sum to an odd number.
+    # One row whose words sum to R = 2^41 - 1025, odd, repeated. Over 128 rows S2 is R * 8256, past
+    # 2^53 but a multiple of 64: a double holds it, so a sum kept in one is not caught here.
     row = b"\xff\xff\xff\x7f" * (ROW // 4 - 1) + b"\xfe\xff\xff\x7f"
-    described = "128 rows of int32 near 2^31-1, odd row sums (S2 past 2^53)"
+    described = (
+        "128 rows of int32 near 2^31-1, odd row sums (S2 past 2^53, a multiple of 64: a double holds it)"
+    )
     found.append(vector(described, "int32", [128, ROW // 4], row, repeat=128))
     # Every dtype label of the table, as written on the wire (with and without torch.).
+    # Each sum that can pass 2^53, odd and past it, where a double holds no integer: a sum kept in a
+    # double (JavaScript's Number, a float64 accumulator) gives another digest. Over 125 rows S2 is
+    # R * 7875; S1 is at most 2^41 a row, so it passes 2^53 only past 4096 rows: over 4097, S1 is
+    # 4097 * R, and S2 (R * 4097 * 2049) passes 2^64 and wraps. The tail's sums stay under 2^51.
+    for rows, past in ((125, "S2 odd past 2^53"), (4097, "S1 odd past 2^53, S2 past 2^64 (wraps)")):
+        described = f"{rows} rows of int32 near 2^31-1, odd row sums ({past}: a double cannot hold it)"
+        found.append(vector(described, "int32", [rows, ROW // 4], row, repeat=rows))
     for i, (label, size) in enumerate(sorted(dtype_sizes().items())):
         written = f"torch.{label}" if i % 2 == 0 else label
         data = bytes(rng.randrange(2) for _ in range(15)) if label == "bool" else rng.randbytes(15 * size)

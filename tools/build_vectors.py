@@ -156,6 +156,13 @@ def legal_forms() -> list[dict[str, Any]]:
     del no_endpoint["metadata_endpoint"]
     utf8_doc = blob_doc([tensor(name="層.0.重み")], agent="agént")
     dup = py_dumps(doc).replace(b'"publisher_step": 5', b'"publisher_step": 4, "publisher_step": 5')
+    # a, b, b, a: the repeated member first in document order is the one written first (a), not
+    # the one whose repetition is met first (b)
+    crossed = py_dumps(doc).replace(
+        b'"agent_name": "agent-r0", "metadata_endpoint": "h:1"',
+        b'"agent_name": "agent-r9", "metadata_endpoint": "h:9", "metadata_endpoint": "h:1", "agent_name": "agent-r0"',
+    )
+    assert crossed != py_dumps(doc)
     return [
         vector("compact separators", json.dumps(doc, separators=(",", ":")).encode(), tags=["compact"]),
         vector(
@@ -190,6 +197,15 @@ def legal_forms() -> list[dict[str, Any]]:
             writer_conformant=False,
             tags=["duplicate-keys"],
             or_reject=("DUPLICATE_KEYS", "/publisher_step"),
+        ),
+        vector(
+            "two names repeated crosswise (agent_name, metadata_endpoint twice, agent_name): the last "
+            "of each wins; a rejection names agent_name, the first of them in document order",
+            crossed,
+            parsed=doc,
+            writer_conformant=False,
+            tags=["duplicate-keys"],
+            or_reject=("DUPLICATE_KEYS", "/agent_name"),
         ),
         vector(
             "a digest that a 1.0.0 reader does not know",

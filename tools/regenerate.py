@@ -10,7 +10,8 @@ checkout's own packages (``tools/_clone.py``), never an installed kit's. In orde
    ``$REFITWIRE_ENVS``), then built again so the verdicts set each vector's tier, and the
    expected-failure entries of the released upstream follow them;
 3. the merge vectors, with what the released ``merge_shard_tables`` gives measured
-   (``build_merge_vectors.py``);
+   (``build_merge_vectors.py``), and the digest vectors, each input digested by the released
+   ``verify.tensor_digest`` (``build_digest_vectors.py``; ``--check`` digests them again);
 4. the testee protocol's decoded and envelope schemas from the newest release (``build_protocol.py``);
 5. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector;
 6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``);
@@ -37,6 +38,7 @@ STEPS = (
     ("the golden vectors: the released readers' and writers' verdicts", ["build_vectors.py", "--measure-upstream"]),
     ("the golden vectors, their tiers and the upstream expected failures", ["build_vectors.py"]),
     ("the merge vectors, with the released merges measured", ["build_merge_vectors.py"]),
+    ("the digest vectors, digested by the released modelexpress", ["build_digest_vectors.py"]),
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py"]),
     ("the coverage table", ["build_coverage.py"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py"]),
@@ -45,6 +47,7 @@ STEPS = (
 CHECKS = (
     ("the golden vectors and their upstream verdicts", ["build_vectors.py", "--check"]),
     ("the merge vectors", ["build_merge_vectors.py", "--check"]),
+    ("the digest vectors", ["build_digest_vectors.py", "--check"]),
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py", "--check"]),
     ("the coverage table", ["build_coverage.py", "--check"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py", "--check"]),

@@ -189,6 +189,15 @@ def _accepts(request: Reply, reply: Reply) -> Reply | None:
     return lenient(request, reply["seq"])
 
 
+@fault("counts-characters")
+def _counts_characters(request: Reply, reply: Reply) -> Reply | None:
+    """BLOB_SIZE checked on the decoded text's length in characters, not on its bytes: a blob
+    over the limit whose multi-byte UTF-8 makes it fewer characters than the limit is read."""
+    if reply.get("rule") == "BLOB_SIZE" and len(blob_of(request).decode("utf-8", "replace")) <= blob_limit():
+        return lenient(request, reply["seq"])
+    return reply
+
+
 def _raw_shards(request: Reply) -> list[Reply]:
     return [s for t in json.loads(blob_of(request))["tensors"] for s in t["shards"]]
 
@@ -448,6 +457,31 @@ def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
     """Weighs the tail words by their position in the whole input, not from 1 (SPEC.md section 4)."""
     if request.get("cmd") != "digest" or "digest" not in reply:
         return reply
+    return _digested(request, reply, tail_from_rows=True)
+
+
+@fault("float64-weighted-row-sum")
+def _float_weighted(request: Reply, reply: Reply) -> Reply | None:
+    """Keeps the weighted row sum S2 in a float64 (as a double-only language does): exact up to
+    2^53, rounded past it where S2 is odd."""
+    return _digested(request, reply, float_weighted=True)
+
+
+@fault("float64-row-sum-total")
+def _float_total(request: Reply, reply: Reply) -> Reply | None:
+    """Keeps the sum S1 of the row sums in a float64: rounded past 2^53 where S1 is odd."""
+    return _digested(request, reply, float_total=True)
+
+
+def _digested(
+    request: Reply,
+    reply: Reply,
+    *,
+    tail_from_rows: bool = False,
+    float_weighted: bool = False,
+    float_total: bool = False,
+) -> Reply:
+    """The digest of SPEC.md section 4 computed here, with the fault asked for."""
     import hashlib
 
     import numpy as np
@@ -466,10 +500,17 @@ def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
     scalars = [n]
     if rows:
         sums = words[: rows * 1024].reshape(rows, 1024).sum(axis=1)
-        scalars += [int(sums.sum()), int((np.arange(1, rows + 1) * sums).sum())]
+        weights = np.arange(1, rows + 1)
+        total = int(sums.astype(np.float64).sum()) if float_total else int(sums.sum())
+        weighted = (
+            int(np.dot(weights.astype(np.float64), sums.astype(np.float64)))
+            if float_weighted
+            else int(np.dot(weights, sums))
+        )
+        scalars += [total, weighted]
     tail = words[rows * 1024 :]
     if len(tail):
-        first = rows * 1024 + 1  # the fault: the weights should restart at 1
+        first = rows * 1024 + 1 if tail_from_rows else 1  # the weights restart at 1
         scalars += [int(tail.sum()), int((np.arange(first, first + len(tail)) * tail).sum())]
     if n % 4:
         scalars += [sum(data[n - n % 4 :]), n % 4]
@@ -502,6 +543,40 @@ def _rejects_duplicates(request: Reply, reply: Reply) -> Reply | None:
         return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": at,
                 "message": f"the member {name!r} is repeated"}  # fmt: skip
     return reply
+
+
+@fault("names-the-repetition-met-first")
+def _repetition_met_first(request: Reply, reply: Reply) -> Reply | None:
+    """Rejects repeated names as the spec allows, but names the top-level member whose second
+    occurrence it meets first (as a streaming reader does), not the first repeated one in document
+    order: ``a, b, b, a`` names ``b``."""
+    if request.get("cmd") != "read" or "payload" not in reply:
+        return reply
+    try:
+        names = [name for name, _ in json.loads(blob_of(request), object_pairs_hook=lambda p: p)]
+    except (ValueError, RecursionError):
+        return reply
+    met = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if met is None:
+        return _rejects_duplicates(request, reply)
+    return {"seq": reply["seq"], "rejected": True, "rule": "DUPLICATE_KEYS", "pointer": wire.pointer(met),
+            "message": f"the member {met!r} is repeated"}  # fmt: skip
+
+
+@fault("python-json-loads-bytes")
+def _loads_bytes(request: Reply, reply: Reply) -> Reply | None:
+    """Reads with ``json.loads(blob)`` as Python's json does by default: UTF-16 and UTF-32 are
+    sniffed and read, ``NaN`` and a lone surrogate accepted; the schema checked after it."""
+    if request.get("cmd") != "read" or reply.get("rule") not in ("UTF8", "JSON"):
+        return reply
+    try:
+        doc = json.loads(blob_of(request))
+    except (ValueError, RecursionError):
+        return reply
+    if not isinstance(doc, dict):
+        return reply
+    again = answer({**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}, VERSION)
+    return {**again, "seq": reply["seq"]}
 
 
 @fault("no-digest")

@@ -20,6 +20,7 @@ import pytest
 from _support import proposed_schema
 from refitwire import compat
 from refitwire.compat import _built_cases, _cases, _render, _report, _results, _run
+from refitwire.compat._digest import digest_cases
 from refitwire.compat._results import Outcome, Result
 from refitwire.engine import blob_limit
 
@@ -29,6 +30,11 @@ VECTORS = _cases.vectors()
 
 def vid(prefix: str) -> str:
     (found,) = [v["id"] for v in VECTORS if v["description"].startswith(prefix)]
+    return found
+
+
+def digest_case(prefix: str) -> str:
+    (found,) = [c.id for c in digest_cases() if c.description.startswith(prefix)]
     return found
 
 
@@ -95,11 +101,15 @@ CATCHES = {
     "refuses-valid-digests": f"write:{vid('1.1.0 writer: shards with digests')}@1.2.0",
     "never-flushes": "handshake",
     "tail-weights-continue-rows": "digest:",
+    "float64-weighted-row-sum": digest_case("125 rows of int32"),  # S2 odd past 2^53
+    "float64-row-sum-total": digest_case("4097 rows of int32"),  # S1 odd past 2^53
     "exits-on-unknown-command": "protocol:unknown-command",
     "rejects-unknown-request-member": "protocol:unknown-member",
     "loses-long-line-start": "protocol:long-request",
     "refuses-with-wrong-rule": "refuse:",
     "rejects-without-pointer": f"read:{vid('addr is 2^64')}#rule",
+    "names-the-repetition-met-first": f"read:{vid('two names repeated crosswise')}#rule",
+    "python-json-loads-bytes": f"read:{vid('the blob in UTF-16-LE with a byte order mark')}",
     **(
         CONFORMANCE := {  # the classes of issue 28, each by a case whose ID no seed changes
             "accepts-strtod-numbers": f"read:{vid('a number with a leading zero (01) in an unknown member of the top')}",
@@ -124,6 +134,7 @@ CATCHES = {
 }
 LIMIT_CATCHES = {
     "accepts-oversized-blobs": "size:over-limit",
+    "counts-characters": "size:over-limit-multibyte",
     "slow-on-large-blobs": "size:at-limit",
     "quadratic-in-tensors": "size:growth",
 }

@@ -9,6 +9,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from refitwire.compat import _checks
 from refitwire.compat._built_cases import refusal_cases
 from refitwire.compat.testees.reference import answer
@@ -66,3 +67,20 @@ def test_a_payload_member_of_the_wrong_type_is_a_refusal_case() -> None:
     assert result.outcome.bad and "breaks TYPE" in result.symptom and "repaired it" in result.symptom
     answered = answer({"cmd": "write", "seq": 0, "payload": case.payload}, "1.2.0")
     assert answered.get("rule") == "TYPE"  # the reference refuses it, naming the rule
+
+
+@pytest.mark.parametrize("written", ["4096.0", "4.096e3"])
+def test_a_payload_integer_written_with_a_fraction_is_refused_as_integer_literal(written: str) -> None:
+    """compat/IMPLEMENTERS.md, write: ``4096.0`` as a payload's ``addr`` is neither copied into
+    the blob (INTEGER_LITERAL) nor repaired to ``4096``: the writer refuses it, naming the rule."""
+    payload = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bWV0YQ==", "publisher_step": None,
+               "tensors": [{"name": "w", "dtype": "torch.bfloat16", "elsize": 2, "full_shape": [8, 4],
+                            "shards": [{"agent_name": "a", "device_id": 0, "addr": 4096, "shard_offset": [0, 0],
+                                        "shape": [4, 4], "digest": None}]}]}  # fmt: skip
+    line = json.dumps({"cmd": "write", "seq": 1, "payload": payload}).replace(
+        '"addr": 4096', f'"addr": {written}'
+    )
+    reply = answer(json.loads(line), "1.2.0")
+    assert reply.get("errored") is True and "blob_b64" not in reply, reply
+    assert reply["rule"] == "INTEGER_LITERAL" and "/tensors/0/shards/0/addr" in reply["message"], reply
+    assert "blob_b64" in answer(json.loads(line.replace(f'"addr": {written}', '"addr": 4096')), "1.2.0")

@@ -54,6 +54,28 @@ def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
     assert json.loads(over.blob)["tensors"]
 
 
+@pytest.mark.parametrize(
+    ("case_id", "extra"), [("size:at-limit-multibyte", 0), ("size:over-limit-multibyte", 1)]
+)
+def test_the_multibyte_cases_count_bytes_not_characters(case_id: str, extra: int) -> None:
+    """At the limit and one byte over it in bytes, in a third as many characters and fewer UTF-16
+    code units: a reader counting either reads the blob over the limit (faulty_testee's
+    counts-characters, caught in test_conformance_teeth)."""
+    case = next(c for c in _sizes.size_cases(blob_limit()) if c.id == case_id)
+    text = case.blob.decode("utf-8")
+    assert len(case.blob) == blob_limit() + extra and case.valid is (extra == 0)
+    assert len(text) < blob_limit() // 2 and len(text.encode("utf-16-le")) // 2 < blob_limit() // 2
+    assert f"in {len(text)} characters" in case.description
+    doc = json.loads(case.blob)
+    assert doc["tensors"] and set(doc[_sizes.PAD_MEMBER]) == {"\u00e9", "\u20ac", "\U0001f600", "."}
+    if extra:
+        with pytest.raises(InvalidBlob) as caught:
+            unwrap_rendezvous_blob(case.blob)
+        assert caught.value.rule == "BLOB_SIZE"
+    else:  # the pad is an unknown member: the table is the few tensors before it
+        assert len(unwrap_rendezvous_blob(case.blob).tensors) == _sizes.count_tensors(case.blob)
+
+
 def test_tables_are_kept_per_kit_version(fresh_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[int] = []
     real = _sizes.filled
@@ -96,7 +118,7 @@ def test_growth_is_judged_against_a_linear_reader(took: float, linear: bool) -> 
 
 
 def test_each_case_is_allowed_what_a_linear_reader_needs_for_its_bytes_or_tensors() -> None:
-    at_limit, over, many = _sizes.size_cases(blob_limit())
+    at_limit, _, over, _, many = _sizes.size_cases(blob_limit())
     assert _size_budget.scale(at_limit) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
     assert _size_budget.scale(over) == pytest.approx(16.0)  # bytes: a few tensors
     tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table(blob_limit()))
@@ -130,7 +152,8 @@ class FakeReader:
             blob_limit(): "limit",
             blob_limit() + 1: "over",
         }
-        name = table.get(len(blob), "many")
+        name = "multibyte" if _sizes.PAD_MEMBER.encode() in blob[:8192] else table.get(len(blob), "many")
+        self.seconds.setdefault("multibyte", [1.0])  # the multi-byte cases, at and over the limit
         took = self.seconds[name].pop(0) if len(self.seconds[name]) > 1 else self.seconds[name][0]
         self.asked.append((name, timeout_s))
         self.now += min(took, timeout_s)
@@ -166,11 +189,18 @@ def test_a_linear_reader_passes_growth_on_the_read_at_the_limit(monkeypatch: pyt
         f"read {small} tensors in 0.40 s and {large} in 6.00 s: 15.0 x the time for 16 x the table "
         "(a linear reader: at most 16; allowed 64)"
     ), growth
-    assert [found[c].outcome for c in ("size:at-limit", "size:over-limit", "size:many-tensors")] == [
-        Outcome.PASSED
-    ] * 3
+    cases = ("size:at-limit", "size:at-limit-multibyte", "size:over-limit", "size:over-limit-multibyte")
+    assert [found[c].outcome for c in (*cases, "size:many-tensors")] == [Outcome.PASSED] * 5
     # No read beyond what the cases need: the small table twice, then each case once.
-    assert [name for name, _ in reader.asked] == ["small", "small", "limit", "over", "many"]
+    assert [name for name, _ in reader.asked] == [
+        "small",
+        "small",
+        "limit",
+        "multibyte",
+        "over",
+        "multibyte",
+        "many",
+    ]
 
 
 def test_a_quadratic_reader_is_stopped_at_what_a_linear_one_needs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,9 +215,18 @@ def test_a_quadratic_reader_is_stopped_at_what_a_linear_one_needs(monkeypatch: p
     assert found["size:at-limit"].outcome is Outcome.ERRORED  # stopped at 4 x 16 x 0.4 s, not 400 s
     assert found["size:over-limit"].outcome is Outcome.PASSED  # judged by its length: still sent
     assert found["size:many-tensors"].outcome is Outcome.SKIPPED  # not sent after a slow growth
+    assert found["size:at-limit-multibyte"].outcome is Outcome.SKIPPED
     assert "--case size:many-tensors sends it" in found["size:many-tensors"].message
     # The small table was as fast after as before: the machine is no slower, so no second read.
-    assert [name for name, _ in reader.asked] == ["small", "small", "limit", "small", "small", "over"]
+    assert [name for name, _ in reader.asked] == [
+        "small",
+        "small",
+        "limit",
+        "small",
+        "small",
+        "over",
+        "multibyte",
+    ]
 
 
 def test_a_machine_slower_now_than_at_the_small_read_is_not_growth(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -313,6 +352,6 @@ def test_the_size_cases_follow_the_limit_of_the_registry_they_are_read_with(
 
     monkeypatch.setattr(_checks, "ask_read", ask)
     found = outcomes(list(_size_budget.read_sizes(reader, 5.0, proposed)))
-    assert sent == [limit // 16, limit // 16, limit, limit + 1, limit // 8], sent
+    assert sent == [limit // 16, limit // 16, limit, limit, limit + 1, limit + 1, limit // 8], sent
     assert f"of exactly {limit} bytes" in _sizes.size_cases(limit)[0].description
     assert found["size:growth"].outcome is Outcome.PASSED, found["size:growth"]
