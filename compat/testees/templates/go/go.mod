@@ -1,0 +1,3 @@
+module example.com/refitwire-testee
+
+go 1.19
