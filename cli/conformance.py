@@ -23,7 +23,7 @@ from refitwire.cli.matrix import (
     source_participant,
     upstream_participants,
 )
-from refitwire.compat import Participant, Plan, generations, reference, third_party
+from refitwire.compat import Participant, Plan, case_needs_peers, generations, reference, third_party
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
                 0, Participant(f"testee: {testee.label}", testee.command, testee.kind, testee.provisional)
             )
         unavailable: list[str] = []
-        upstream, upstream_ran = upstream_participants(args, unavailable, build=bool(args.upstream_src))
+        if case_needs_peers(args.case):
+            upstream, upstream_ran = upstream_participants(args, unavailable, build=bool(args.upstream_src))
+        else:  # a case asked of the testee alone: nothing released is looked for, built or started
+            upstream, upstream_ran = [], f"not needed (--case {args.case} is asked of the testee alone)"
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
         participants = [*under_test, *reference(), *generations()[0], *upstream]
         plan = Plan(participants, focus=[p.label for p in under_test], unavailable=unavailable,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import secrets
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,7 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     with _open(args.output) as out:
         lines = execute(plan, out, then=describe if args.case else None)
     report = read_report(_json_lines(lines))
+    print(f"refitwire: {where_written(args.output)}", file=sys.stderr)
     delta = None
     if args.baseline_report:  # judged against the base (its own failures are counted, not relisted, there)
         try:
@@ -250,6 +252,15 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         print("\n".join(render_base_comparison(delta, str(args.baseline_report), args.enforce_recommended)))
         return 0 if delta.ok(args.enforce_recommended) else 1
     return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
+
+
+def where_written(output: str | None) -> str:
+    """Where the JSON-lines report went, and the command that makes a page of it; or how to keep one."""
+    if output is None:
+        return "the JSON-lines report was not kept (--output FILE keeps it for refitwire report FILE)"
+    path = Path(output)
+    page = shlex.quote(str(path.with_suffix(".html")))
+    return f"report written to {path.resolve()} (as a page: refitwire report {shlex.quote(output)} --html {page})"
 
 
 def checked_nothing(report: Report) -> str:
@@ -283,5 +294,5 @@ def _json_lines(lines: list[dict[str, Any]]) -> list[str]:
 
 __all__ = [
     "Usage", "add_arguments", "add_common", "checked_nothing", "finish", "plan_options", "run",
-    "source_participant", "upstream_participants",
+    "source_participant", "upstream_participants", "where_written",
 ]  # fmt: skip

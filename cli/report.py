@@ -3,8 +3,11 @@
 ``refitwire report REPORT.jsonl --html OUT`` writes one self-contained page (no network
 when it is viewed) built from the report alone; ``--badges DIR`` writes one SVG badge per
 participant; the text (a compact grid for a 100-column terminal, ``--format wide`` for the
-full table) goes to stdout. Exit 0 when the report passed, 1 when it failed or is
-incomplete (no footer), 2 when the file is not a refitwire report.
+full table) goes to stdout. With ``--html`` or ``--badges`` the verb's work is the files: each
+written one is named on stderr with the report's verdict and first thing to fix, no text is
+printed unless ``--format`` asks for it, and the exit status is 0 once they are written.
+Without them, exit 0 when the report passed, 1 when it failed or is incomplete (no footer);
+2 when the file is not a refitwire report.
 """
 
 from __future__ import annotations
@@ -28,14 +31,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--badges", metavar="DIR", type=Path, help="write an SVG badge per participant into DIR"
     )
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="what to print on stdout (default text; none prints nothing)")  # fmt: skip
+    parser.add_argument("--format", choices=FORMATS,
+                        help="what to print on stdout (default text, or none with --html or --badges)")  # fmt: skip
     parser.add_argument("--enforce-recommended", action="store_true",
                         help="judge as the run did with --enforce-recommended")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from refitwire.compat import ReportError, html_badges, html_page, read_report, render_report, report_ok
+    from refitwire.compat import (
+        ReportError,
+        html_badges,
+        html_page,
+        read_report,
+        render_first,
+        render_report,
+        report_ok,
+    )
 
     try:
         lines = Path(args.report).read_text(encoding="utf-8").splitlines()
@@ -51,15 +62,23 @@ def run(args: argparse.Namespace) -> int:
         report = read_report(lines)
     except ReportError as exc:
         return fail(f"report: {args.report}: {exc}")
+    ok = report_ok(report.footer, enforce_recommended=args.enforce_recommended)
     if args.html:
         _write(args.html, html_page(report, enforce_recommended=args.enforce_recommended))
     if args.badges:
         args.badges.mkdir(parents=True, exist_ok=True)
         for label, svg in html_badges(report).items():
             _write(args.badges / f"{_file_name(label)}.svg", svg)
-    if args.format != "none":
-        print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
-    return 0 if report_ok(report.footer, enforce_recommended=args.enforce_recommended) else 1
+    fmt = args.format or ("none" if args.html or args.badges else "text")
+    if fmt != "none":
+        print(render_report(report, fmt, enforce_recommended=args.enforce_recommended))
+    if args.html or args.badges:  # the files were the point: written is success, the verdict is news
+        verdict = "passed" if ok else "failed" if report.footer else "stopped before it finished"
+        lines = render_first(report, args.enforce_recommended)
+        lead = next((line for line in lines if not line.startswith("INCOMPLETE")), lines[0])
+        print(f"refitwire report: the run {verdict}; {lead}", file=sys.stderr)
+        return 0
+    return 0 if ok else 1
 
 
 def _gate_records(lines: list[str]) -> list[dict[str, Any]] | None:
@@ -89,17 +108,19 @@ def _gate(args: argparse.Namespace, records: list[dict[str, Any]]) -> int:
     if args.badges:
         return fail("report: --badges needs a matrix or conformance report, not a gate report")
     foot = next((r for r in records if r.get("type") == "footer"), None)
-    if args.format != "none":
-        print(
-            f"gate: {foot['verdict']} (exit {foot['exit_code']})" if foot else "gate: INCOMPLETE (no footer)"
-        )
+    verdict = f"gate: {foot['verdict']} (exit {foot['exit_code']})" if foot else "gate: INCOMPLETE (no footer)"
+    if args.html:  # the page was the point: written is success
+        print(f"refitwire report: {verdict}", file=sys.stderr)
+        return 0
+    if (args.format or "text") != "none":
+        print(verdict)
     return 0 if foot is not None and foot.get("exit_code") == 0 else 1
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text + "\n", encoding="utf-8")
-    print(f"refitwire report: wrote {path}", file=sys.stderr)
+    print(f"refitwire report: wrote {path.resolve()}", file=sys.stderr)
 
 
 def _file_name(label: str) -> str:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from refitwire.compat._junit import Suite as JUnitSuite
     from refitwire.compat._junit import render as render_junit
     from refitwire.compat._participants import upstream_source
+    from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report
     from refitwire.compat._render import summary as render_summary
     from refitwire.compat._report import Report, ReportError, read_report
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from refitwire.compat._rerun import known as knows_case
     from refitwire.compat._results import REQUIRED, Outcome, Result
     from refitwire.compat._run import Plan, start_all, stop_all
+    from refitwire.compat._run import needs_peers as case_needs_peers
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._sizes import count_tensors, size_cases
 

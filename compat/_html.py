@@ -114,9 +114,20 @@ def model(report: Report, *, enforce_recommended: bool = False) -> dict[str, Any
         "cells": cells,
         "standings": standings(report),
         "summary": _render.summary(report, enforce_recommended),
+        # what the page opens with: the group to fix first (else the largest tolerated one), its cell
+        "first_fix": _lead(_render.first_fix(report, enforce_recommended), by_cell),
+        "first_improvement": _lead(_render.first_improvement(report), by_cell),
         "inputs": _inputs(report, list(shown)[:MAX_INPUTS]),
         "inputs_note": _inputs_note(kit),
     }
+
+
+def _lead(fix: dict[str, Any] | None, by_cell: dict[tuple[str, str], list[Result]]) -> dict[str, Any] | None:
+    """A group of :func:`_render.first_fix`, with its headline and the index of its cell in ``cells``."""
+    if fix is None:
+        return None
+    order = sorted(by_cell, key=lambda wr: (_order(wr[0]), _order(wr[1])))
+    return {**fix, "headline": _render.fix_headline(fix), "cell_index": order.index(tuple(fix["cell"]))}
 
 
 def _order(label: str) -> tuple[bool, str]:

@@ -25,6 +25,7 @@ from refitwire.compat._results import (
     dumps_short,
     exchange,
 )
+from refitwire.compat._testee import excerpt_text
 
 UNKNOWN_COMMAND = "refitwire-probe-unknown-command"
 UNKNOWN_MEMBER = "refitwire_probe_unknown_member"
@@ -42,7 +43,7 @@ def unknown_command(who: Any) -> Result:
     try:
         reply = who.testee.request({"cmd": UNKNOWN_COMMAND, UNKNOWN_MEMBER: [1]}, probe=True)
     except ProtocolError as exc:
-        tail = " | ".join(list(who.testee.stderr)[-5:]) or "(empty)"
+        tail = excerpt_text(who.testee.stderr)
         return Result(  # errored, as any broken exchange: a testee that never answers errs everywhere
             **base,
             outcome=Outcome.ERRORED,

@@ -30,7 +30,75 @@ def render(report: Report, fmt: str, *, enforce_recommended: bool = False) -> st
     if fmt == "junit":
         return junit(report, enforce_recommended=enforce_recommended)
     grid = compact(report) if fmt == "text" else table(report.results, markdown=fmt == "markdown")
-    return "\n".join([*grid, "", *summary(report, enforce_recommended, narrow=fmt == "text")])
+    lead = first_lines(report, enforce_recommended)
+    return "\n".join([*lead, "", *grid, "", *summary(report, enforce_recommended, narrow=fmt == "text")])
+
+
+# -- what to fix first -----------------------------------------------------------------------
+
+
+def first_fix(report: Report, enforce_recommended: bool = False) -> dict[str, Any] | None:
+    """The failure group to fix first: the largest Required one (or the first whose failures count
+    against the run: an unexpected pass, an enforced Recommended failure), with one case of it, its
+    cell and the command that reruns that case alone; None when nothing counts against the run."""
+    for (tier, outcome, symptom, side), members in groups(report.results):
+        if unexpected(members[0], enforce_recommended):
+            return _group_fact(report, tier, outcome, symptom, side, members)
+    return None
+
+
+def first_improvement(report: Report) -> dict[str, Any] | None:
+    """In a run with nothing to fix, the largest group of failures that are tolerated (Recommended,
+    not enforced), as :func:`first_fix` gives it; None when there are none."""
+    for (tier, outcome, symptom, side), members in groups(report.results):
+        return _group_fact(report, tier, outcome, symptom, side, members)
+    return None
+
+
+def _group_fact(
+    report: Report, tier: str, outcome: str, symptom: str, side: str, members: list[Result]
+) -> dict[str, Any]:
+    first = members[0]
+    return {
+        "tier": tier, "outcome": outcome, "symptom": symptom, "side": side, "fault": first.fault,
+        "count": len(members), "case": first.case, "message": first.message,
+        "cell": [first.writer or VECTORS, first.reader or VECTORS],
+        "rerun": rerun_command(report.header, first.case),
+    }  # fmt: skip
+
+
+def first_lines(report: Report, enforce_recommended: bool = False) -> list[str]:
+    """The report's opening: the first thing to fix and how to rerun it, or that nothing is to fix."""
+    fix = first_fix(report, enforce_recommended)
+    if report.footer is None:
+        head = ["INCOMPLETE: the report has no footer (the run stopped before it finished); not a pass"]
+        return head + (_fix_lines("FIRST TO FIX", fix) if fix else [])
+    if fix is not None:
+        return _fix_lines("FIRST TO FIX", fix)
+    better = first_improvement(report)
+    if better is None:
+        return ["NOTHING TO FIX: every case passed or failed as listed"]
+    return ["NOTHING TO FIX: no Required case failed; Recommended failures are not enforced"] + _fix_lines(
+        "FIRST TO IMPROVE", better
+    )
+
+
+def fix_headline(fix: dict[str, Any]) -> str:
+    """``value differs at /x (Required, 59 failing; testee: t at fault)``."""
+    where = f"{fix['side']} at fault" if fix["fault"] else f"in {' -> '.join(dict.fromkeys(fix['cell']))}"
+    tier = fix["tier"].capitalize()
+    state = {"xpassed": "passing though listed as expected", "errored": "errored"}.get(
+        fix["outcome"], "failing"
+    )
+    return f"{fix['symptom']} ({tier}, {fix['count']} {state}; {where})"
+
+
+def _fix_lines(title: str, fix: dict[str, Any]) -> list[str]:
+    return [
+        f"{title}: {fix_headline(fix)}",
+        f"    e.g. {fix['case']}: {fix['message']}",
+        f"    rerun it alone: {fix['rerun']}",
+    ]
 
 
 def unexpected(result: Result, enforce_recommended: bool = False) -> bool:
@@ -53,17 +121,19 @@ def _cells(results: Iterable[Result]) -> dict[tuple[str, str], collections.Count
 
 
 def cell_text(c: collections.Counter[str]) -> str:
+    """``req 206 passed of 206; rec 1 passed of 56, 55 expected``: passes and the cases they are of,
+    never a bare ``1/56`` (which reads as failures as easily as passes)."""
     parts = []
     for tier, short in ((REQUIRED, "req"), (RECOMMENDED, "rec")):
         passed, expected = c[f"{tier}.passed"], c[f"{tier}.xfailed"]
         total = passed + expected + sum(c[f"{tier}.{o}"] for o in ("failed", "errored", "xpassed"))
-        parts.append(f"{short} {passed}/{total}" + (f", {expected} expected" if expected else ""))
+        parts.append(f"{short} {passed} passed of {total}" + (f", {expected} expected" if expected else ""))
     mark = (
         "FAIL "
         if c["required.failed"] + c["required.errored"] + c["required.xpassed"] + c["recommended.xpassed"]
         else ""
     )
-    return mark + " ".join(parts)
+    return mark + "; ".join(parts)
 
 
 def table(results: Sequence[Result], markdown: bool) -> list[str]:

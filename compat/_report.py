@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._testee import excerpt
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
 
@@ -127,7 +128,7 @@ def footer(results: Sequence[Result], started: Sequence[Any], seconds: float) ->
         ),
         "xpassed": sum(1 for r in results if r.outcome == Outcome.XPASSED),
         **{key: sum(1 for r in results if r.symptom == symptom) for symptom, (key, _) in COUNTED.items()},
-        "stderr": {s.label: list(s.testee.stderr)[-20:] for s in started if s.testee.stderr},
+        "stderr": {s.label: excerpt(s.testee.stderr, tail=20) for s in started if s.testee.stderr},
     }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire.compat._protocol import ProtocolError, explain, kinds, needs
+from refitwire.compat._testee import excerpt_text
 from refitwire.engine import protocol_validator
 from refitwire.wire import general_pointer, pointer, show_pointer
 
@@ -245,8 +246,7 @@ def exchange(testee: Any, message: dict[str, Any], timeout_s: float | None = Non
     try:
         reply = testee.request(message) if timeout_s is None else testee.request(message, timeout_s=timeout_s)
     except ProtocolError as exc:
-        tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
-        return Broken(f"{exc}; stderr: {tail}")
+        return Broken(f"{exc}; stderr: {excerpt_text(testee.stderr)}")
     return classify(message["cmd"], reply)
 
 

@@ -32,10 +32,10 @@ from refitwire.compat import (
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
-from refitwire.compat._testee import Identity, Testee
+from refitwire.compat._testee import Identity, Testee, excerpt_text
 from refitwire.wire import Registry, default_registry
 
-__all__ = ["Outcome", "Plan", "Result", "Started", "run", "start_all", "stop_all"]
+__all__ = ["Outcome", "Plan", "Progress", "Result", "Started", "needed", "needs_peers", "run", "start_all", "stop_all"]  # fmt: skip
 
 
 @dataclass
@@ -114,7 +114,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
         try:
             identity = testee.start()
         except (ProtocolError, OSError) as exc:
-            tail = " | ".join(list(testee.stderr)[-5:]) or "(empty)"
+            tail = excerpt_text(testee.stderr)
             why, symptom = f"{exc}; stderr: {tail}", f"handshake failed: {broken_cause(str(exc))}"
         else:
             unknown = _unknown_version(identity.spec_version, plan.registry)
@@ -125,10 +125,29 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
         testee.stop()
         return Result("handshake", REQUIRED, Outcome.ERRORED, p.label, p.label, why, symptom=symptom)
 
+    wanted = needed(plan)
     workers = max(2, os.cpu_count() or 2)
-    with ThreadPoolExecutor(max_workers=min(workers, max(1, len(plan.participants)))) as pool:
-        done = list(pool.map(start, plan.participants))
+    with ThreadPoolExecutor(max_workers=min(workers, max(1, len(wanted)))) as pool:
+        done = list(pool.map(start, wanted))
     return _distinct([s for s in done if isinstance(s, Started)]), [r for r in done if isinstance(r, Result)]
+
+
+def needs_peers(only: str | None) -> bool:
+    """Whether a run of ``--case only`` (``None``: every case) meets participants outside its focus:
+    only a generated case does (its cells pair the testee with every other participant); a vector,
+    refusal, digest, probe, size, count or merge case is asked of the testee alone."""
+    return only is None or only.startswith(f"{_cases.GENERATED}-")
+
+
+def needed(plan: Plan) -> list[Participant]:
+    """The participants ``plan`` starts: every one, except in a focused ``--case`` run that needs
+    no peer (:func:`needs_peers`), where the focus and the references do (``--case`` shows the
+    reference's answer beside the testee's) and nothing else starts: no generation, no released
+    package."""
+    focus = plan.focused
+    if focus is None or needs_peers(plan.only):
+        return list(plan.participants)
+    return [p for p in plan.participants if p.label in focus or p.kind == "reference"]
 
 
 def _distinct(started: list[Started]) -> list[Started]:
@@ -154,7 +173,18 @@ def _unknown_version(version: str, registry: Registry) -> str | None:
     )
 
 
-def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
+@dataclass
+class Progress:
+    """How far a run is: its checks done of those planned. A check asks one case of one participant
+    or cell (or an optional command's cases, or the size cases, of one reader) and gives a result or
+    a few; ``total`` is known once :func:`run` has begun."""
+
+    total: int = 0
+    done: int = 0
+
+
+def run(plan: Plan, started: list[Started], progress: Progress | None = None) -> Iterator[Result]:
+    tally = progress if progress is not None else Progress()
     xfails = _expected.load()
     # case id -> payload, drawn once (seconds of Hypothesis): not for a --case of another kind
     drawn = plan.only is None or plan.only.startswith(f"{_cases.GENERATED}-")
@@ -173,6 +203,7 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         return focus is None or ((w.asked_as in focus) != (r.asked_as in focus))
 
     def settle(results: Iterator[Result] | list[Result], who: Started, role: str) -> Iterator[Result]:
+        tally.done += 1
         for result in results:
             if plan.only is None or _matches(plan.only, result.case):
                 listed = plan.expected_failures.get(who.asked_as)
@@ -180,6 +211,33 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
                 yield expected(result, found or listed_failure(xfails, who, role, result.case))
 
     sized = plan.limits and (plan.only is None or plan.only.startswith("size:")) and any(map(alone, readers))
+
+    def asked_for(case: str) -> bool:
+        return plan.only is None or _asks(plan.only, case)
+
+    def counted(cases: Iterable[Any]) -> int:
+        return sum(1 for c in cases if asked_for(c.id))
+
+    def own_writes(w: Started) -> int:
+        if not alone(w):
+            return 0
+        golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
+        refusals = _built_cases.refusal_cases(w.version, plan.registry)
+        return counted([*golden, *_write_unknown.unknown_member_cases(w.version), *refusals])
+
+    def cross_writes(w: Started) -> int:
+        paired = sum(pair(w, r) for r in readers)
+        return len(payloads) * (1 + paired) if paired else 0
+
+    # one per settle() below
+    tally.total = (
+        sum(counted(_cases.read_cases()) + 2 + sized for r in filter(alone, readers))
+        + sum(
+            (plan.only is None or plan.only.startswith("protocol:")) + counted(_digest.digest_cases())
+            for who in filter(alone, started)
+        )
+        + sum(own_writes(w) + cross_writes(w) for w in writers)
+    )
     for r in filter(alone, readers):
         for case in _cases.read_cases():
             if plan.only is None or _asks(plan.only, case.id):
@@ -213,11 +271,15 @@ def run(plan: Plan, started: list[Started]) -> Iterator[Result]:
         if alone(w):
             golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
             for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version)):
+                if not asked_for(golden_case.id):
+                    continue
                 write = functools.partial(_checks.write_vector, w, golden_case)
                 yield from settle(
                     judged(write, golden_case.id, golden_case.tier, writer=w.label), w, "writer"
                 )
             for refusal in _built_cases.refusal_cases(w.version, plan.registry):
+                if not asked_for(refusal.id):
+                    continue
                 # a candidate may allow what a release refuses: it is asked only what it refuses
                 check = functools.partial(_refusal, w, refusal, candidate)
                 yield from settle(judged(check, refusal.id, RECOMMENDED, writer=w.label), w, "writer")

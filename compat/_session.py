@@ -9,7 +9,20 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from refitwire.compat import _report
-from refitwire.compat._run import Plan, Result, Started, run, start_all, stop_all
+from refitwire.compat._run import Plan, Progress, Result, Started, run, start_all, stop_all
+
+PROGRESS_EVERY = 2000  # results between two progress lines on stderr
+
+
+def progress_line(progress: Progress, seconds: float) -> str:
+    """``1200 of 4800 checks (25%), about 36 s left``: the time left as the pace so far would
+    take (a rough guide: the size cases and a slow cell take longer than most)."""
+    done, total = progress.done, max(progress.total, progress.done)
+    line = f"{done} of {total} checks ({100 * done // max(total, 1)}%)"
+    if 0 < done < total and seconds > 0:
+        left = seconds / done * (total - done)
+        line += f", about {left:.0f} s left" if left < 120 else f", about {left / 60:.0f} min left"
+    return line
 
 
 def execute(
@@ -25,12 +38,15 @@ def execute(
     out = _report.Writer(stream)
     out.put(_report.header(started, plan))
     results: list[Result] = []
+    progress = Progress()
+    t1, shown = time.perf_counter(), 0
     try:
-        for result in itertools.chain(failed_starts, run(plan, started)):
+        for result in itertools.chain(failed_starts, run(plan, started, progress)):
             results.append(result)
             out.put(result.as_json())
-            if len(results) % 2000 == 0:
-                print(f"refitwire: {len(results)} cases ...", file=sys.stderr)
+            if len(results) >= shown + PROGRESS_EVERY:
+                shown = len(results)
+                print(f"refitwire: {progress_line(progress, time.perf_counter() - t1)}", file=sys.stderr)
         if then is not None:
             then(started)
     finally:

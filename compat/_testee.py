@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +21,50 @@ from refitwire.engine import LineProcess, NoReply, ProcessExited, ReplyTooLong, 
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
 STDERR_KEEP = 200  # lines
+#: Non-blank stderr lines a message quotes from each end: a crash says why near its top (node's
+#: "Cannot find module"), a traceback at its bottom; the lines between are counted.
+STDERR_HEAD = STDERR_TAIL = 5
+
+
+class Stderr(collections.deque[str]):
+    """A testee's stderr: its last ``STDERR_KEEP`` lines, and its first non-blank ones, which stay
+    however much it writes after them."""
+
+    def __init__(self, keep: int = STDERR_KEEP, head: int = STDERR_HEAD) -> None:
+        super().__init__(maxlen=keep)
+        self.head_size = head
+        self.first: list[str] = []  # the first ``head`` non-blank lines
+        self.written = 0  # non-blank lines ever appended
+
+    def append(self, line: str) -> None:
+        if line.strip():
+            self.written += 1
+            if len(self.first) < self.head_size:
+                self.first.append(line)
+        super().append(line)
+
+
+def excerpt(stderr: Iterable[str], head: int = STDERR_HEAD, tail: int = STDERR_TAIL) -> list[str]:
+    """The first ``head`` and last ``tail`` non-blank lines of a testee's stderr, with one line
+    saying how many lie between when some do (``[]``: it wrote nothing)."""
+    kept = [line.rstrip() for line in stderr if line.strip()]
+    if isinstance(stderr, Stderr) and stderr.written > len(kept):  # its first lines left the deque
+        first = [line.rstrip() for line in stderr.first[:head]]
+        after = stderr.written - len(first)  # how many came after them, the last ``kept`` among them
+        last = kept[-min(tail, after) :] if after else []
+        between = after - len(last)
+    elif len(kept) <= head + tail:
+        return kept
+    else:
+        first, last, between = kept[:head], kept[-tail:], len(kept) - head - tail
+    if not between:
+        return [*first, *last]
+    return [*first, f"... {between} more line{'s' * (between != 1)} ...", *last]
+
+
+def excerpt_text(stderr: Iterable[str]) -> str:
+    """:func:`excerpt` as one line for a message: ``first | ... | last``, or ``(empty)``."""
+    return " | ".join(excerpt(stderr)) or "(empty)"
 
 
 @dataclass(frozen=True)
@@ -47,7 +92,7 @@ class Testee:
     check_messages: bool = True  # validate every request and reply against schema/protocol/
     identity: Identity | None = None
     restarts: int = 0
-    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_KEEP))
+    stderr: Stderr = field(default_factory=Stderr)
     _proc: LineProcess | None = None  # the one JSON-lines driver: timeouts, line limit, stderr kept
     _seq: int = 0
     _answered: bool = False  # whether any request after the handshake was ever answered

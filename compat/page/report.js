@@ -37,6 +37,27 @@
       .map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("") + "</dl>";
   }
 
+  // -- what to fix first: the page opens with it ---------------------------------------------
+  function fixPanel(fix, title) {
+    return `<h2>${esc(title)}</h2><p class="headline" id="fix-headline">${esc(fix.headline)}</p>` +
+      `<div class="reason" id="fix-example">e.g. <span class="mono case-id">${esc(fix.case)}</span>: ${esc(fix.message)}</div>` +
+      `<div class=muted>rerun it alone, every answer in full:</div><div id="fix-rerun">${copyable(fix.rerun)}</div>`;
+  }
+  function leadPanel() {
+    const fix = data.first_fix, better = data.first_improvement;
+    if (fix) {
+      const title = data.verdict === "incomplete" ? "First thing to fix (in the part that ran)" : "First thing to fix";
+      return `<section id="first-fix" class="lead lead-fix">${fixPanel(fix, title)}</section>`;
+    }
+    if (data.verdict === "incomplete") {
+      return '<section id="first-fix" class="lead lead-incomplete"><h2>Nothing failed so far</h2><p>The run stopped before it finished: rerun it to the end.</p></section>';
+    }
+    let out = '<section id="first-fix" class="lead lead-ok"><h2>Nothing to fix</h2><p id="fix-headline">No case counts against the run: every Required case passed';
+    out += better ? "; the Recommended failures below are not enforced.</p>" : " and nothing else failed.</p>";
+    if (better) out += `<details id="first-improvement"><summary>First to improve: ${esc(better.headline)}</summary>${fixPanel(better, "First to improve")}</details>`;
+    return out + "</section>";
+  }
+
   // -- matrix and conformance reports ------------------------------------------------------
   function renderMatrix() {
     const h = data.header, f = data.footer;
@@ -51,6 +72,7 @@
       return `<span title="${esc(title)}">${esc(l)}</span>${mark}`;
     };
     let out = `<h1>refitwire ${esc(data.kind)} <span class="verdict v-${esc(data.verdict)}" id="verdict">${esc(data.verdict.toUpperCase())}</span></h1>`;
+    out += leadPanel();
     out += facts([
       ["seed", `<code>${esc(h.seed)}</code> (${esc(h.examples)} generated payloads)`],
       ["kit", esc(h.kit || "unknown (an older report)")],
@@ -80,12 +102,15 @@
         const exp = (n["required.xfailed"] || 0) + (n["recommended.xfailed"] || 0);
         const all = Object.values(n).reduce((a, b) => a + b, 0);
         const pass = (n["required.passed"] || 0) + (n["recommended.passed"] || 0);
+        // counts say what they count: "98 failing of 206", never a bare 98/206
+        const first = bad ? `${bad} failing of ${all}` : `${pass} passed of ${all}`;
+        const second = (bad ? `${pass} passed` : "none failing") + (exp ? `, ${exp} expected` : "");
         out += `<td class="cell s-${c.standing}" data-cell="${i}" data-writer="${esc(w)}" data-reader="${esc(r)}" title="${esc(w + " → " + r + ": " + c.text)}">` +
-          `<button type="button"><span class="n">${pass}/${all}</span><span class="d">${bad ? bad + " failing" : "0 failing"}${exp ? ", " + exp + " exp" : ""}</span></button></td>`;
+          `<button type="button"><span class="n">${first}</span><span class="d">${second}</span></button></td>`;
       }
       out += "</tr>";
     }
-    out += '</tbody></table></div><section id="cases"><p class="muted">No cell chosen.</p></section>';
+    out += '</tbody></table></div><section id="cases"><p class="muted">Click a cell for its cases.</p></section>';
     out += "<h2>Per implementation</h2><table class=plain id=standings><thead><tr><th>participant</th><th>named itself</th><th>cases</th><th>Required failing</th><th>Recommended failing</th><th>expected</th><th>badge</th></tr></thead><tbody>";
     for (const s of data.standings) {
       const p = who[s.label] || {};
@@ -99,6 +124,10 @@
       const td = event.target.closest("td.cell");
       if (td) showCell(Number(td.dataset.cell), td);
     });
+    if (data.first_fix) {  // the cell of the first thing to fix is open below the grid, unscrolled
+      const i = data.first_fix.cell_index;
+      showCell(i, document.querySelector(`td.cell[data-cell="${i}"]`), false);
+    }
   }
 
   function inputHtml(key) {
@@ -113,7 +142,7 @@
     return out;
   }
 
-  function showCell(i, td) {
+  function showCell(i, td, scroll = true) {
     const c = data.cells[i];
     document.querySelectorAll("td.cell.selected").forEach((x) => x.classList.remove("selected"));
     if (td) td.classList.add("selected");
@@ -135,7 +164,7 @@
     });
     const section = document.getElementById("cases");
     section.innerHTML = out;
-    section.scrollIntoView({ block: "start" });
+    if (scroll) section.scrollIntoView({ block: "start" });
   }
 
   // -- the gate's report -------------------------------------------------------------------
@@ -178,7 +207,8 @@
             const c = cells[w + "\u0000" + r];
             if (!c) { out += '<td class="none"></td>'; continue; }
             const s = c.failed ? "required" : c.expected ? "expected" : "passed";
-            out += `<td class="cell s-${s}" data-writer="${esc(w)}" data-reader="${esc(r)}" title="${esc(c.first || "")}"><button type="button"><span class="n">${c.cases - c.failed - c.expected}/${c.cases}</span><span class="d">${c.failed} failing${c.expected ? ", " + c.expected + " expected" : ""}</span></button></td>`;
+            const first = c.failed ? `${c.failed} failing of ${c.cases}` : `${c.cases - c.expected} passed of ${c.cases}`;
+            out += `<td class="cell s-${s}" data-writer="${esc(w)}" data-reader="${esc(r)}" title="${esc(c.first || "")}"><button type="button"><span class="n">${first}</span><span class="d">${c.failed ? c.cases - c.failed - c.expected + " passed" : "none failing"}${c.expected ? ", " + c.expected + " expected" : ""}</span></button></td>`;
           }
           out += "</tr>";
         }

@@ -111,6 +111,10 @@ def test_a_passing_matrix_renders_every_pair_from_the_report_alone(
     assert {c["standing"] for c in seen["grid"]["cells"]} <= {"s-passed", "s-expected"}
     assert seen["cell"]["title"] == "reference@1.2.0 → reference@1.0.0" and seen["cell"]["cases"] == []
     assert seen["standings"] == len(report.header.participants)
+    # it opens saying there is nothing to fix, on the first screen; counts say what they count
+    fix = seen["first_fix"]
+    assert fix["text"].startswith("Nothing to fix") and fix["bottom"] <= seen["viewport_height"]
+    assert seen["cell_counts"] and all(" passed of " in c and "/" not in c for c in seen["cell_counts"])
 
 
 @pytest.mark.browser
@@ -120,7 +124,7 @@ def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(
     report = _report.read_report(broken)
     failed = next(r for r in report.results if r.tier == "required" and r.outcome.value == "failed")
     page = broken.with_name("c.html")
-    assert refitwire("report", str(broken), "--html", str(page), "--format", "none").returncode == 1
+    assert refitwire("report", str(broken), "--html", str(page)).returncode == 0  # written: its purpose
     writer, reader = failed.writer or _render.VECTORS, failed.reader or _render.VECTORS
     seen = probe(driver, page, "--click", f"{writer}=>{reader}")
     assert seen["verdict"] == "FAILED" and seen["title"] == "refitwire conformance: failed"
@@ -141,6 +145,25 @@ def test_a_broken_testee_page_lists_each_failing_case_with_a_rerun_that_works(
 
 
 @pytest.mark.browser
+def test_a_failing_page_opens_with_the_first_thing_to_fix_and_its_rerun(driver: Path, broken: Path) -> None:
+    """Above the fold: the top Required group, one case's reason and its rerun command; its cell's
+    cases are open below the grid; a failing cell reads "N failing of M"."""
+    report = _report.read_report(broken)
+    (tier, _, symptom, side), members = _render.groups(report.results)[0]
+    page = broken.with_name("fix.html")
+    assert refitwire("report", str(broken), "--html", str(page)).returncode == 0
+    seen = probe(driver, page, "--shot", os.environ.get("REFITWIRE_SHOT", str(broken.with_name("fix.png"))))
+    fix = seen["first_fix"]
+    assert fix["text"].startswith("First thing to fix") and fix["bottom"] <= seen["viewport_height"]
+    assert f"{symptom} ({tier.capitalize()}, {len(members)} failing; {side} at fault)" in fix["text"]
+    assert f"e.g. {members[0].case}: {members[0].message}" in fix["text"]
+    (rerun,) = fix["rerun"]
+    assert rerun == _render.rerun_command(report.header, members[0].case) and "--case" in rerun
+    assert any(" failing of " in c for c in seen["cell_counts"])
+    assert not any("/" in c.split(" ")[0] for c in seen["cell_counts"])
+
+
+@pytest.mark.browser
 def test_a_report_without_its_footer_renders_as_incomplete_never_passed(
     driver: Path, matrix: tuple[Path, Path]
 ) -> None:
@@ -150,7 +173,8 @@ def test_a_report_without_its_footer_renders_as_incomplete_never_passed(
     cut.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
     page = cut.with_suffix(".html")
     done = refitwire("report", str(cut), "--html", str(page))
-    assert done.returncode == 1 and "INCOMPLETE" in done.stdout
+    assert done.returncode == 0 and "the run stopped before it finished" in done.stderr
+    assert refitwire("report", str(cut)).returncode == 1  # the text's exit is the verdict's
     seen = probe(driver, page, "--click-bad")
     assert seen["verdict"] == "INCOMPLETE" and seen["title"] == "refitwire matrix: incomplete"
     assert seen["completeness"].startswith("INCOMPLETE") and "not a pass" in seen["completeness"]
@@ -192,7 +216,7 @@ def test_a_gate_run_shows_its_witness_the_baseline_entry_and_the_runtime_grid(
         and "candidate@1.3.0" in seen["grid"]["readers"]
     )
     again = tmp_path / "again.html"
-    assert refitwire("report", str(tmp_path / "gate.jsonl"), "--html", str(again)).returncode == 1
+    assert refitwire("report", str(tmp_path / "gate.jsonl"), "--html", str(again)).returncode == 0
     assert again.read_text() == page.read_text()
 
 
@@ -231,7 +255,8 @@ def test_the_default_text_grid_fits_100_columns_and_wide_is_on_request(matrix: t
     jsonl, _ = matrix
     text = refitwire("report", str(jsonl))
     assert text.returncode == 0
-    grid = text.stdout.split("\n\n")[0].splitlines()
+    lead, grid = (part.splitlines() for part in text.stdout.split("\n\n")[:2])
+    assert lead == ["NOTHING TO FIX: every case passed or failed as listed"]
     assert max(map(len, grid)) <= 100 and grid[0].startswith("writer \\ reader")
     assert (
         len(grid[1].split()) == 2 + len(_report.read_report(jsonl).header.participants) + 1

@@ -41,6 +41,11 @@ try {
   out.verdict = await page.textContent("#verdict");
   out.completeness = await page.textContent("#completeness");
   out.footer = await page.textContent("#footer-note");
+  // what the page opens with, and whether all of it is on the first screen
+  out.first_fix = await page.$eval("#first-fix", (e) => ({ text: e.textContent, bottom: e.getBoundingClientRect().bottom,
+    rerun: [...e.querySelectorAll(".rerun pre")].map((p) => p.textContent) })).catch(() => null);
+  out.viewport_height = page.viewportSize().height;
+  out.cell_counts = await page.$$eval("#grid td.cell button", (xs) => xs.map((x) => x.textContent)).catch(() => []);
   out.grid = await page.evaluate(() => {
     const grid = document.getElementById("grid");
     if (!grid) return null;
