@@ -108,7 +108,9 @@ def _gate(args: argparse.Namespace, records: list[dict[str, Any]]) -> int:
     if args.badges:
         return fail("report: --badges needs a matrix or conformance report, not a gate report")
     foot = next((r for r in records if r.get("type") == "footer"), None)
-    verdict = f"gate: {foot['verdict']} (exit {foot['exit_code']})" if foot else "gate: INCOMPLETE (no footer)"
+    verdict = (
+        f"gate: {foot['verdict']} (exit {foot['exit_code']})" if foot else "gate: INCOMPLETE (no footer)"
+    )
     if args.html:  # the page was the point: written is success
         print(f"refitwire report: {verdict}", file=sys.stderr)
         return 0
