@@ -20,6 +20,7 @@ import orjson
 from refitwire import to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire.bench._timing import interleaved, timed
 from refitwire.engine import fast_validator, latest, no_gc, rendezvous_document, typed_read
+from refitwire.wire import default_registry
 
 __all__ = ["decode_section", "encode_section", "goal", "quorum_section"]
 
@@ -62,7 +63,7 @@ def decode_section(
     up: dict[str, Any] | None,
     labels: dict[int, str] | None = None,
 ) -> dict[str, Any]:
-    validator = fast_validator("rendezvous", latest())
+    validator = fast_validator("rendezvous", latest(), default_registry())  # what the public reader uses
     rows = []
     for i, (n, blob) in enumerate(blobs.items()):
         payload = unwrap_rendezvous_blob(blob)
@@ -73,7 +74,7 @@ def decode_section(
                 "orjson_loads_gc_paused": functools.partial(_orjson_paused, blob),
                 "refitwire_unwrap_lazy": functools.partial(unwrap_rendezvous_blob, blob, lazy=True),
                 "floor_orjson_and_schema": functools.partial(_parse_and_check, validator, blob),
-                "floor_typed_decode": functools.partial(typed_read, blob, "rendezvous", latest()),
+                "floor_typed_decode": functools.partial(typed_read, blob, "rendezvous", latest(), default_registry()),
                 "json_loads": functools.partial(json.loads, blob),
                 "orjson_loads": functools.partial(orjson.loads, blob),
             },

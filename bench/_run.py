@@ -32,6 +32,7 @@ from refitwire.bench._nixl import KiB, MiB, nixl_section
 from refitwire.bench._table import ENTRIES, table_inputs
 from refitwire.bench._timing import interleaved, timed
 from refitwire.engine import fast_validator, latest, schema
+from refitwire.wire import default_registry
 
 __all__ = ["Settings", "run_bench"]
 
@@ -93,7 +94,7 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
         from refitwire.compat import count_tensors, size_cases
         from refitwire.engine import blob_limit
 
-        table = size_cases(blob_limit())[0].blob
+        table = size_cases(blob_limit(default_registry()))[0].blob
         labels[count_tensors(table)] = "size:at-limit (8 shards per entry)"
         blobs[count_tensors(table)] = table
     paths = []
@@ -176,7 +177,7 @@ def _schema_validation(settings: Settings, blob: bytes, anchor: int) -> dict[str
     document = orjson.loads(blob)
     root = schema("rendezvous", latest())
     slow = jsonschema.validators.validator_for(root)(root)
-    fast = fast_validator("rendezvous", latest())
+    fast = fast_validator("rendezvous", latest(), default_registry())  # what the public reader uses
     assert slow.is_valid(document) and fast.is_valid(document)
     times = {
         "jsonschema": timed(lambda: slow.is_valid(document), settings.big_reps),
@@ -232,8 +233,11 @@ def _matrix(settings: Settings) -> dict[str, Any]:
     took three quarters of the time and made this a figure of parsing instead."""
     from refitwire import compat
 
-    participants = compat.reference() + compat.generations()[0]
-    plan = compat.Plan(participants, seed=1, examples=10 if settings.quick else 100, limits=False)
+    registry = default_registry()  # the package's own versions: what `refitwire matrix` runs
+    participants = compat.reference(registry) + compat.generations(registry)[0]
+    plan = compat.Plan(
+        participants, seed=1, examples=10 if settings.quick else 100, limits=False, registry=registry
+    )
     lines = compat.run_matrix(plan)
     results = [line for line in lines if line["type"] == "result"]
     seconds = lines[-1]["seconds"]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
-from refitwire.wire import SchemaFolderError
+from refitwire.wire import SchemaFolderError, default_registry
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
@@ -104,16 +104,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         try:
             module = _load(verb)
-        except SchemaFolderError as exc:  # the verb's modules read the schema folder when imported
+            # The one registry of this command (the package's schemas, or $REFITWIRE_SCHEMA_DIR's),
+            # handed to the verb's arguments and its run (``args.registry``); nothing below builds one.
+            registry = default_registry()
+        except SchemaFolderError as exc:
             return _bad_folder(verb, exc)
         if isinstance(module, str):
             return _missing(verb, module)
         sub = verbs.add_parser(verb, help=_summary(spec.origin), description=module.__doc__)
         try:
-            module.add_arguments(sub)
+            module.add_arguments(sub, registry)
         except ImportError as exc:
             return _missing(verb, _extra_for(verb, exc))
-        sub.set_defaults(run=module.run, parser=sub)
+        sub.set_defaults(run=module.run, parser=sub, registry=registry)
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the verb's parser, so its usage line is shown
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -12,8 +12,10 @@ import json
 import sys
 from pathlib import Path
 
+from refitwire.wire import Registry
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to prove the bench runs")
     parser.add_argument("--repeats", type=int, default=None, metavar="N", help="repetitions per figure")
     parser.add_argument(

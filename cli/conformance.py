@@ -24,9 +24,10 @@ from refitwire.cli.matrix import (
     upstream_participants,
 )
 from refitwire.compat import Participant, Plan, case_needs_peers, generations, reference, third_party
+from refitwire.wire import Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("--testee", metavar="CMD", help="the command that starts the testee")
     add_common(parser)
     parser.add_argument("--no-size-limit", dest="size_limit", action="store_false",
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         else:  # a case asked of the testee alone: nothing released is looked for, built or started
             upstream, upstream_ran = [], f"not needed (--case {args.case} is asked of the testee alone)"
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
-        participants = [*under_test, *reference(), *generations()[0], *upstream]
+        participants = [*under_test, *reference(args.registry), *generations(args.registry)[0], *upstream]
         plan = Plan(participants, focus=[p.label for p in under_test], unavailable=unavailable,
                     upstream=upstream_ran, schema_dir=schema_dir, **plan_options(args, under_test))  # fmt: skip
     except Usage as exc:

@@ -16,39 +16,44 @@ from refitwire import (
 )
 from refitwire.cli._io import fail, read_input
 from refitwire.engine import check_version, decoded_members, latest
-from refitwire.wire import Level, Member, known_versions, wire_model
+from refitwire.wire import Level, Member, Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("file", metavar="FILE", help="blob file ('-' for stdin)")
     parser.add_argument(
-        "--spec-version", choices=known_versions(), default=latest(), help="read as this version"
+        "--spec-version",
+        choices=registry.known_versions(),
+        default=latest(registry),
+        help="read as this version",
     )
     parser.add_argument("--json", action="store_true", help="print the decoded form the vectors use")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        payload = unwrap_rendezvous_blob(read_input(args.file), spec_version=args.spec_version)
+        payload = unwrap_rendezvous_blob(
+            read_input(args.file), spec_version=args.spec_version, registry=args.registry
+        )
     except OSError as exc:
         return fail(f"{args.file}: {exc.strerror}")
     except InvalidBlob as exc:
         return fail(f"{args.file}: {exc}", code=1)
     if args.json:
-        print(json.dumps(to_decoded(payload, args.spec_version), indent=2))
+        print(json.dumps(to_decoded(payload, args.spec_version, args.registry), indent=2))
     else:
-        print(render(payload, args.spec_version))
+        print(render(payload, args.registry, args.spec_version))
     return 0
 
 
-def render(payload: RendezvousPayload, spec_version: str | None = None) -> str:
+def render(payload: RendezvousPayload, registry: Registry, spec_version: str | None = None) -> str:
     """The decoded form as text: the top level's members, then one row per item of the
     deepest level (a shard) beside its parents' members. Every line and column is a member of
     the wire model at ``spec_version`` (default: the newest released), in the schema's order, so
     a new member shows unedited."""
-    spec_version = check_version(spec_version)
-    model = wire_model("rendezvous", spec_version)
-    decoded = to_decoded(payload, spec_version)
+    spec_version = check_version(registry, spec_version)
+    model = registry.wire_model("rendezvous", spec_version)
+    decoded = to_decoded(payload, spec_version, registry)
     top = decoded_members(model.top)
     width = max(len(m.name) for m in top)
     lines = [

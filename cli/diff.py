@@ -23,9 +23,10 @@ from refitwire.gate import (
     read_source,
     render,
 )
+from refitwire.wire import Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("old", metavar="OLD", help="the old schema document (file or REF:path)")
     parser.add_argument("new", metavar="NEW", help="the new schema document (file or REF:path)")
     parser.add_argument("--format", choices=FORMATS, default="text")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from refitwire import tensor_digest
 from refitwire.cli._io import fail
+from refitwire.wire import Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="files to digest ('-' for stdin)")
 
 

@@ -28,12 +28,13 @@ from refitwire.gate import (
     repo_root,
     run_gate,
 )
+from refitwire.wire import Registry
 
 #: Used when it exists and --baseline is not given.
 DEFAULT_BASELINE = "schema/gate-baseline.json"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument(
         "--against",
         metavar="GIT-REF",

@@ -30,6 +30,7 @@ from refitwire.compat import (
     candidates,
     compare_with_base,
     describe_case,
+    errored_run,
     generations,
     javascript,
     knows_case,
@@ -45,6 +46,7 @@ from refitwire.compat import (
     upstream_source,
 )
 from refitwire.compat import run_matrix as execute
+from refitwire.wire import Registry
 
 
 class Usage(ValueError):
@@ -105,7 +107,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                              "candidates)")  # fmt: skip
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     add_common(parser)
     # Off by default here: two 64 MiB blobs per reader cost seconds each, and the gate runs
     # the matrix for every wire change; conformance runs them for its one testee.
@@ -121,8 +123,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        frozen, unavailable = generations()
-        participants = reference() + frozen
+        frozen, unavailable = generations(args.registry)
+        participants = reference(args.registry) + frozen
         source = source_participant(args)
         found, upstream_ran = upstream_participants(
             args, unavailable, build=args.build_upstream or bool(source)
@@ -135,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         participants += testees
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
         if schema_dir:
-            participants += candidates(schema_dir)
+            participants += candidates(schema_dir, args.registry)
         plan = Plan(participants, unavailable=unavailable, schema_dir=schema_dir, upstream=upstream_ran,
                     **plan_options(args, testees))  # fmt: skip
     except Usage as exc:
@@ -155,6 +157,7 @@ def source_participant(args: argparse.Namespace) -> list[Participant]:
             log=lambda m: print(f"refitwire: {m}", file=sys.stderr),
             spec_version=getattr(args, "upstream_spec_version", None),
             schema_dir=args.schema_dir.resolve() if getattr(args, "schema_dir", None) else None,
+            registry=args.registry,
         )
     except ValueError as exc:  # SourceError
         raise Usage(f"--upstream-src {exc}") from None
@@ -196,6 +199,7 @@ def plan_options(args: argparse.Namespace, testees: list[Participant]) -> dict[s
             raise Usage(f"--expected-failures {exc}") from None
         listed = {t.label: table for t in testees}
     return {
+        "registry": args.registry,
         "seed": seed,
         "examples": examples,
         "timeout_s": args.timeout,
@@ -242,12 +246,19 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     elif args.format == "html":  # one self-contained page, as `refitwire report --html` writes it
         from refitwire.compat import html_page
 
-        print(html_page(report, enforce_recommended=args.enforce_recommended))
+        print(html_page(report, registry=args.registry, enforce_recommended=args.enforce_recommended))
     else:
         print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
     nothing = checked_nothing(report)
     if nothing:
         return fail(f"the run checked nothing: {nothing}", 1)
+    crashes = errored_run(report.footer)
+    if crashes:  # no verdict: the kit's own bug, not the testee's (each traceback is in the report)
+        return fail(
+            f"the run errored: the kit crashed on {crashes} case(s), a bug in refitwire, not in the "
+            "implementation under test (the tracebacks are in the report, symptom 'the kit crashed')",
+            1,
+        )
     if delta is not None:
         print("\n".join(render_base_comparison(delta, str(args.baseline_report), args.enforce_recommended)))
         return 0 if delta.ok(args.enforce_recommended) else 1

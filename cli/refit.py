@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from refitwire.cli._io import fail
+from refitwire.wire import Registry
 
 
 def _require_extra() -> None:
@@ -29,7 +30,7 @@ def _require_extra() -> None:
         raise ImportError("NIXL is not installed", name="nixl-cu12")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     # Neither module imports torch or NIXL: parsing a refitwire command never does.
     from refitwire.refit import CLI_INJECTIONS, MODELS, PROGRESS_MODES
 

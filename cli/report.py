@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.cli._io import fail
+from refitwire.wire import Registry
 
 FORMATS = ("text", "wide", "markdown", "json", "junit", "none")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("report", metavar="REPORT", help="a JSON-lines report (--output of matrix or conformance, "
                         "or gate --format json)")  # fmt: skip
     parser.add_argument("--html", metavar="OUT", type=Path, help="write the report as one HTML page here")
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"report: {args.report}: {exc}")
     ok = report_ok(report.footer, enforce_recommended=args.enforce_recommended)
     if args.html:
-        _write(args.html, html_page(report, enforce_recommended=args.enforce_recommended))
+        _write(
+            args.html, html_page(report, registry=args.registry, enforce_recommended=args.enforce_recommended)
+        )
     if args.badges:
         args.badges.mkdir(parents=True, exist_ok=True)
         for label, svg in html_badges(report).items():

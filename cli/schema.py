@@ -15,15 +15,15 @@ from typing import Any
 
 from refitwire.cli._io import fail
 from refitwire.engine import latest, released, schema_bytes
-from refitwire.wire import default_registry
+from refitwire.wire import Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="every released document with its version and sha256")
     show = actions.add_parser("show", help="print one schema document")
-    show.add_argument("document", choices=default_registry().documents)
-    show.add_argument("version", nargs="?", default=latest())
+    show.add_argument("document", choices=registry.documents)
+    show.add_argument("version", nargs="?", default=latest(registry))
     export = actions.add_parser("export", help="write the packaged schema folder into DIR (a new folder)")
     export.add_argument("dir", metavar="DIR", type=Path)
     for action, text in (
@@ -43,14 +43,14 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "export":
         return _export(args.dir)
     if args.action == "list":
-        for document, entries in released()["documents"].items():
+        for document, entries in released(args.registry)["documents"].items():
             for entry in entries:
                 print(f"{document:12} {entry['version']:7} {entry['sha256']}  {entry['path']}")
         return 0
     path = f"{args.document}/{args.version}.json"
-    if not any(e["path"] == path for e in released()["documents"][args.document]):
+    if not any(e["path"] == path for e in released(args.registry)["documents"][args.document]):
         return fail(f"no released {args.document} schema at version {args.version}")
-    sys.stdout.write(schema_bytes(path).decode("utf-8"))
+    sys.stdout.write(schema_bytes(path, args.registry).decode("utf-8"))
     return 0
 
 

@@ -15,13 +15,13 @@ from typing import Any
 from refitwire import InvalidBlob
 from refitwire.cli._io import fail, read_input
 from refitwire.engine import blob_limit, latest, parse, violations
-from refitwire.wire import known_versions
+from refitwire.wire import Registry
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="blob files ('-' for stdin)")
     parser.add_argument("--document", choices=("rendezvous", "shard-table"), default="rendezvous")
-    parser.add_argument("--spec-version", choices=known_versions(), default=latest())
+    parser.add_argument("--spec-version", choices=registry.known_versions(), default=latest(registry))
     parser.add_argument("--json", action="store_true", help="one JSON object per file")
 
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"file": name, "error": exc.strerror}))
             continue
-        report = check_file(blob, args.document)
+        report = check_file(blob, args.document, args.registry)
         if report[args.spec_version]:
             worst = 1
         if args.json:
@@ -45,20 +45,22 @@ def run(args: argparse.Namespace) -> int:
     return worst
 
 
-def check_file(blob: bytes, document: str) -> dict[str, list[Any]]:
+def check_file(blob: bytes, document: str, registry: Registry) -> dict[str, list[Any]]:
     """Violations per spec version (an empty list means the blob conforms)."""
     parsed: dict[int, dict[str, Any] | InvalidBlob] = {}  # parsed once per size limit the versions have
     report: dict[str, list[Any]] = {}
-    for version in known_versions(document):
-        limit = blob_limit(version)
+    for version in registry.known_versions(document):
+        limit = blob_limit(registry, version)
         if limit not in parsed:
             try:
-                parsed[limit] = parse(blob, version)
+                parsed[limit] = parse(blob, version, registry=registry)
             except InvalidBlob as exc:
                 parsed[limit] = exc
         found = parsed[limit]
         report[version] = (
-            list(found.violations) if isinstance(found, InvalidBlob) else violations(found, document, version)
+            list(found.violations)
+            if isinstance(found, InvalidBlob)
+            else violations(found, document, version, registry)
         )
     return report
 

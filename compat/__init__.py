@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report
     from refitwire.compat._render import summary as render_summary
-    from refitwire.compat._report import Report, ReportError, read_report
+    from refitwire.compat._report import Report, ReportError, errored_run, read_report
     from refitwire.compat._report import ok as report_ok
     from refitwire.compat._rerun import describe as describe_case
     from refitwire.compat._rerun import known as knows_case

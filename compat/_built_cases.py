@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire.engine import knows
-from refitwire.wire import Registry, default_registry
+from refitwire.wire import Registry
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class RefusalCase:
     payload: dict[str, Any]  # already projected onto the writer's version
 
 
-def base_payload(version: str) -> dict[str, Any]:
+def base_payload(version: str, registry: Registry) -> dict[str, Any]:
     shard: dict[str, Any] = {
         "agent_name": "agent-r0",
         "device_id": 0,
@@ -37,14 +37,14 @@ def base_payload(version: str) -> dict[str, Any]:
         "shard_offset": [0, 0],
         "shape": [4, 4],
     }
-    if knows(version, "digest"):
+    if knows(registry, version, "digest"):
         shard["digest"] = None
     payload: dict[str, Any] = {
         "agent_name": "agent-r0",
         "metadata_endpoint": "h:1",
         "agent_meta_b64": "bWV0YQ==",
     }
-    if knows(version, "publisher_step"):
+    if knows(registry, version, "publisher_step"):
         payload["publisher_step"] = 7
     tensor = {"name": "w0", "dtype": "torch.bfloat16", "elsize": 2, "full_shape": [8, 4], "shards": [shard]}
     return {**payload, "tensors": [tensor]}
@@ -97,12 +97,12 @@ RULE_BREAKS: tuple[_Mutation, ...] = (
 )
 
 
-def refusal_cases(version: str, registry: Registry | None = None) -> tuple[RefusalCase, ...]:
+def refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
     """One payload per writer-side rule a ``version`` writer checks, each breaking only that rule:
     the hand-written ones of the rules JSON Schema cannot say, then one per break of each
     keyword of each member of the version's wire model in ``registry`` (default: the default
     registry), released members and a candidate's new ones alike."""
-    return _refusal_cases(version, registry or default_registry())
+    return _refusal_cases(version, registry)
 
 
 @functools.cache
@@ -111,7 +111,9 @@ def _refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
     from refitwire.compat import _cases, _refusals
 
     model = _cases.model_of(version, registry)
-    base = _cases.conform(base_payload(version), version, 0, registry)  # a later version's members carried
+    base = _cases.conform(
+        base_payload(version, registry), version, 0, registry
+    )  # a later version's members carried
     found: list[tuple[str, str, dict[str, Any]]] = []
     for rule, description, mutate in RULE_BREAKS:
         payload = copy.deepcopy(base)

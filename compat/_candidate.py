@@ -34,21 +34,20 @@ class UnknownVersion(ValueError):
     """A participant declared a spec version that is neither released nor a candidate here."""
 
 
-def candidate_versions(schema_dir: Path) -> list[str]:
-    """Rendezvous versions in ``schema_dir`` that are not released."""
-    return list(wire.unreleased_versions(schema_dir))
+def candidate_versions(schema_dir: Path, registry: Registry) -> list[str]:
+    """Rendezvous versions in ``schema_dir`` that ``registry`` does not release."""
+    return list(wire.unreleased_versions(schema_dir, registry))
 
 
-def with_candidates(schema_dir: Path | None, registry: Registry | None = None) -> Registry:
-    """``registry`` (default: the default one) with every unreleased schema file of ``schema_dir``."""
-    base = registry or wire.default_registry()
-    return base if schema_dir is None else base.with_candidates(schema_dir)
+def with_candidates(schema_dir: Path | None, registry: Registry) -> Registry:
+    """``registry`` with every unreleased schema file of ``schema_dir``."""
+    return registry if schema_dir is None else registry.with_candidates(schema_dir)
 
 
-def base_version(version: str, registry: Registry | None = None) -> str | None:
+def base_version(version: str, registry: Registry) -> str | None:
     """The newest released version at or below ``version``."""
     key = parse_version(version) or (0, 0, 0)
-    below = [v for v in wire.released_versions(registry) if version_key(v) <= key]
+    below = [v for v in registry.released_versions() if version_key(v) <= key]
     return below[-1] if below else None
 
 
@@ -74,9 +73,11 @@ class Candidate:
         self._old = registry.wire_model(kind, self.base) if self.base else None
 
     @classmethod
-    def of_schema(cls, schema: dict[str, Any], version: str, kind: str = "rendezvous") -> Candidate:
-        """The default registry with ``schema`` as ``kind`` at ``version`` (the gate's proposed file)."""
-        return cls(wire.default_registry().with_resource(kind, version, schema), version, kind)
+    def of_schema(
+        cls, registry: Registry, schema: dict[str, Any], version: str, kind: str = "rendezvous"
+    ) -> Candidate:
+        """``registry`` with ``schema`` as ``kind`` at ``version`` (the gate's proposed file)."""
+        return cls(registry.with_resource(kind, version, schema), version, kind)
 
     # -- reading: the library's reader at the candidate's version ------------------------------
 

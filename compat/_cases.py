@@ -11,7 +11,6 @@ from importlib import resources
 from typing import Any, Literal
 
 import orjson
-from refitwire import wire
 from refitwire.compat import _forms
 from refitwire.compat._hypothesis import (
     deterministic,
@@ -93,7 +92,7 @@ def read_cases() -> tuple[ReadCase, ...]:
 
 
 @functools.cache
-def count_cases() -> tuple[ReadCase, ...]:
+def count_cases(registry: Registry) -> tuple[ReadCase, ...]:
     """The count-only read's cases (IMPLEMENTERS.md), one per read vector that asks it something.
 
     A valid vector is asked at its tier: the envelope and the count, read as a full read reads
@@ -103,14 +102,14 @@ def count_cases() -> tuple[ReadCase, ...]:
     of the table. Such a violation is also the first among the rules the count-only read checks.
     It is asked at the vector's tier where every released count-only read rejects the blob too
     (``upstream_count``, measured), else at Recommended (SPEC section 7)."""
-    encoding = {rule.id for rule in spec_rules().rules if rule.section.startswith("2.1 ")}
+    encoding = {rule.id for rule in spec_rules(registry).rules if rule.section.startswith("2.1 ")}
     cases = []
     for v in vectors():
         if v["document"] != "rendezvous":
             continue
         expect: dict[str, dict[str, Any] | None] = {}
         for version, e in v["expect"].items():
-            inside = pointer(model_of(version).table_at()[-1]) + "/"
+            inside = pointer(model_of(version, registry).table_at()[-1]) + "/"
             asked = e["valid"] or not (e["rule"] in encoding or e["pointer"].startswith(inside))
             counted = e["valid"] or v.get("upstream_count") == "rejects"
             expect[version] = ({**e, "tier": e["tier"] if counted else RECOMMENDED}) if asked else None
@@ -140,20 +139,18 @@ def write_cases() -> tuple[WriteCase, ...]:
 # -- decoded-form arithmetic -----------------------------------------------------------------
 
 
-def model_of(version: str, registry: Registry | None = None) -> WireModel:
+def model_of(version: str, registry: Registry) -> WireModel:
     """The wire model of ``version`` in ``registry`` (default: the default registry; the run's
     holds its candidates)."""
-    return wire.wire_model("rendezvous", version, registry)
+    return registry.wire_model("rendezvous", version)
 
 
-def project(payload: dict[str, Any], version: str, registry: Registry | None = None) -> dict[str, Any]:
+def project(payload: dict[str, Any], version: str, registry: Registry) -> dict[str, Any]:
     """The payload as a ``version`` reader or writer sees it: unknown optionals dropped, known ones present (null if absent)."""
     return _forms.project(payload, model_of(version, registry))
 
 
-def expected_read(
-    payload: dict[str, Any], writer: str, reader: str, registry: Registry | None = None
-) -> dict[str, Any]:
+def expected_read(payload: dict[str, Any], writer: str, reader: str, registry: Registry) -> dict[str, Any]:
     """What ``reader`` must decode from ``writer``'s blob of ``payload``: only what both know."""
     both = min(writer, reader, key=version_key)
     return project(project(payload, both, registry), reader, registry)
@@ -230,9 +227,7 @@ def _walk(expected: Any, got: Any, path: tuple[str | int, ...]) -> tuple[str, st
     )
 
 
-def conform(
-    payload: dict[str, Any], version: str, ordinal: int, registry: Registry | None = None
-) -> dict[str, Any]:
+def conform(payload: dict[str, Any], version: str, ordinal: int, registry: Registry) -> dict[str, Any]:
     """``payload`` as a writer of ``version`` is asked to write it: each member the version's
     schema declares that the generators do not draw gets a value the schema allows (always
     when it is required, in most payloads when optional, so both its presence and its absence
@@ -313,8 +308,8 @@ _addr_edges = st.sampled_from([0, 4096, 2**53 - 1, 2**53 + 1, 2**63, 2**64 - 2**
 
 
 @st.composite
-def decoded_tensors(draw: Any) -> dict[str, Any]:
-    dtypes = sorted((f"torch.{name}", size) for name, size in dtype_sizes().items() if name[0] != "c")
+def decoded_tensors(draw: Any, registry: Registry) -> dict[str, Any]:
+    dtypes = sorted((f"torch.{name}", size) for name, size in dtype_sizes(registry).items() if name[0] != "c")
     dtype, elsize = draw(st.sampled_from(dtypes))
     full_shape = draw(st.lists(st.integers(0, 8), max_size=3))
     shards = []
@@ -333,22 +328,24 @@ def decoded_tensors(draw: Any) -> dict[str, Any]:
     return {"name": draw(_text), "dtype": dtype, "elsize": elsize, "full_shape": full_shape, "shards": shards}
 
 
-decoded_payloads = st.fixed_dictionaries({
+def decoded_payloads(registry: Registry) -> st.SearchStrategy[dict[str, Any]]:
+    """Decoded payloads of ``registry``'s released members, with its dtypes."""
+    return st.fixed_dictionaries({
     "agent_name": _text,
     "metadata_endpoint": _text,
     "agent_meta_b64": st.binary(max_size=48).map(lambda b: base64.b64encode(b).decode()),
     "publisher_step": st.none() | st.just(0) | st.integers(0, 2**63 - 1),
-    "tensors": st.lists(decoded_tensors(), max_size=4),
+    "tensors": st.lists(decoded_tensors(registry), max_size=4),
 })  # fmt: skip
 
 
-def generated_payloads(seed: int, count: int) -> dict[str, dict[str, Any]]:
+def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, dict[str, Any]]:
     """Up to ``count`` distinct payloads drawn by Hypothesis, by case id; the same for the same seed."""
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
     @deterministic(max(count, 1), shrink=False, seeded=True)
-    @given(decoded_payloads)
+    @given(decoded_payloads(registry))
     def collect(payload: dict[str, Any]) -> None:
         drawn.append(payload)
 

@@ -10,12 +10,12 @@ from typing import Any
 from refitwire.compat import _cases
 from refitwire.compat._results import dumps_short
 from refitwire.engine import spec_rules
-from refitwire.wire import join
+from refitwire.wire import Registry, join
 
 
-def named_rules(message: str) -> list[str]:
-    """The SPEC rule IDs a message names, in order (SPEC.md's rule tables, as the engine reads them)."""
-    known = {rule.id for rule in spec_rules().rules}
+def named_rules(message: str, registry: Registry) -> list[str]:
+    """The SPEC rule IDs a message names, in order (``registry``'s SPEC.md rule tables)."""
+    known = {rule.id for rule in spec_rules(registry).rules}
     return [word for word in re.findall(r"[A-Z][A-Z0-9_]+", message) if word in known]
 
 

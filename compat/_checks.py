@@ -41,7 +41,7 @@ from refitwire.compat._results import (
     violation_text,
 )
 from refitwire.engine import check, parse, version_key, writer_violations
-from refitwire.wire import Registry, default_registry, released_versions, show_pointer
+from refitwire.wire import Registry, show_pointer
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:
@@ -58,10 +58,12 @@ def rejected_valid(reply: Rejected) -> str:
     )
 
 
-def _unwritten(reply: Reply, base: dict[str, Any]) -> Result:
+def _unwritten(reply: Reply, base: dict[str, Any], registry: Registry) -> Result:
     """The result of a write of a valid payload that produced no blob."""
     if isinstance(reply, Errored):
-        named = reply.rule or next((r for r in named_rules(reply.message) if r != "WRITE_VALID"), None)
+        named = reply.rule or next(
+            (r for r in named_rules(reply.message, registry) if r != "WRITE_VALID"), None
+        )
         return failed(
             base,
             "writer",
@@ -97,7 +99,7 @@ def ask_read(who: Any, blob: bytes, timeout_s: float | None = None, cmd: str = "
 # -- reading the golden vectors ------------------------------------------------------------
 
 
-def read_vector(r: Any, case: _cases.ReadCase, registry: Registry | None = None) -> Iterator[Result]:
+def read_vector(r: Any, case: _cases.ReadCase, registry: Registry) -> Iterator[Result]:
     """The verdict (at the vector's tier) and, for a rejection, whether it named the right rule
     and pointer (case ``ID#rule``, Recommended: a wrong reason is visible, never fatal)."""
     # A candidate version must treat every released vector as its base version does.
@@ -212,21 +214,27 @@ def decoded_result(base: dict[str, Any], expected: Any, got: Any, context: str =
 # -- writing ----------------------------------------------------------------------------------
 
 
-def write_vector(w: Any, case: _cases.WriteCase) -> Iterator[Result]:
+def write_vector(w: Any, case: _cases.WriteCase, registry: Registry) -> Iterator[Result]:
     """A golden payload: the blob must keep every writer rule and carry the payload (at the
     vector's tier: a writer bug never rests on a byte comparison), then match the golden bytes
     (``ID:bytes``, Recommended: WRITE_FORMAT is a SHOULD)."""
     base = {"case": case.id, "tier": case.tier, "writer": w.label}
     reply = exchange(w.testee, write(0, case.payload))
     if isinstance(reply, Errored) and case.may_refuse is not None:
-        named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+        named = (
+            [reply.rule]
+            if reply.rule
+            else [r for r in named_rules(reply.message, registry) if r != "WRITE_VALID"]
+        )
         if set(named) == {case.may_refuse}:
             yield Result(**base, outcome=Outcome.PASSED)
             return
     if not isinstance(reply, Written):
-        yield _unwritten(reply, base)
+        yield _unwritten(reply, base, registry)
         return
-    problem = written_problem(reply.blob, w.version, None, _cases.project(case.payload, w.version))
+    problem = written_problem(
+        reply.blob, w.version, registry, _cases.project(case.payload, w.version, registry)
+    )
     if problem:
         symptom, message = problem
         yield failed(base, "writer", symptom, f"{case.description}: {message}")
@@ -254,10 +262,10 @@ def bytes_result(base: dict[str, Any], blob: bytes, expected: bytes, context: st
     )
 
 
-def reference_blob(payload_json: str, version: str, registry: Registry | None = None) -> bytes | None:
+def reference_blob(payload_json: str, version: str, registry: Registry) -> bytes | None:
     """What the reference writer of ``version`` in ``registry`` (default: the default registry)
     writes for a projected payload (None: it refuses)."""
-    return _reference_blob(payload_json, version, registry or default_registry())
+    return _reference_blob(payload_json, version, registry)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -274,7 +282,7 @@ def _reference_blob(payload_json: str, version: str, registry: Registry) -> byte
 
 
 def write_generated(
-    w: Any, cid: str, payload: dict[str, Any], registry: Registry | None = None
+    w: Any, cid: str, payload: dict[str, Any], registry: Registry
 ) -> tuple[list[Result], bytes | None]:
     """Write one generated payload: the blob must be valid, carry the payload (the reference
     reads it back), and match the reference writer's bytes (``ID:bytes``, Recommended)."""
@@ -284,7 +292,7 @@ def write_generated(
     projected = _cases.project(payload, w.version, registry)
     reply = exchange(w.testee, write(0, projected))
     if not isinstance(reply, Written):
-        return [_unwritten(reply, base)], None
+        return [_unwritten(reply, base, registry)], None
     blob = reply.blob
     problem = written_problem(blob, w.version, registry, projected)
     if problem:
@@ -293,7 +301,7 @@ def write_generated(
             Result(**base, outcome=Outcome.FAILED, fault="writer", symptom=symptom, message=message)
         ], None
     results = [Result(**base, outcome=Outcome.PASSED)]
-    if w.version in released_versions(registry):
+    if w.version in registry.released_versions():
         expected = reference_blob(json.dumps(projected), w.version, registry)
         if expected is not None:
             results.append(
@@ -305,12 +313,12 @@ def write_generated(
 
 
 def written_problem(
-    blob: bytes, version: str, registry: Registry | None, projected: dict[str, Any]
+    blob: bytes, version: str, registry: Registry, projected: dict[str, Any]
 ) -> tuple[str, str] | None:
     """Why a written blob is not acceptable (WRITE_VALID and the writer rules), or None.
     ``registry`` holds ``version`` (default: the default registry; the run's has its candidates)."""
     try:
-        document = parse(blob, version, registry)
+        document = parse(blob, version, registry=registry)
         repeated = first_repeated_name(blob)
         if repeated is not None:
             return (
@@ -353,7 +361,7 @@ def _declare_hint(rule: str) -> str:
     )
 
 
-def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
+def refusal(w: Any, case: RefusalCase, registry: Registry) -> Iterator[Result]:
     """WRITE_VALID: the only right answer to a payload that breaks a rule is a refusal, and it
     reports that rule (``ID#rule``: the ``rule`` member, else the rule IDs its message names)."""
     # Recommended: a MUST, but the released upstream writers write whatever they are given.
@@ -361,13 +369,13 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
     reply = exchange(w.testee, write(0, case.payload))
     if isinstance(reply, Errored):
         yield Result(**base, outcome=Outcome.PASSED)
-        yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule)
+        yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule, registry)
         return
     if isinstance(reply, Written):
         # Which wrong answer it is, so that a writer that starts repairing payloads it used to
         # copy shows as a change against a base report (the symptom is compared), not the same failure.
         try:
-            unwrap_rendezvous_blob(reply.blob, spec_version=w.version)
+            unwrap_rendezvous_blob(reply.blob, spec_version=w.version, registry=registry)
         except InvalidBlob as exc:
             what = f"wrote an invalid blob ({exc.rule})"
         else:
@@ -382,8 +390,12 @@ def refusal(w: Any, case: RefusalCase) -> Iterator[Result]:
     yield unusable(reply, base, "writer") or Result(**base, outcome=Outcome.ERRORED)
 
 
-def refusal_reason(base: dict[str, Any], reply: Errored, rule: str) -> Result:
-    named = [reply.rule] if reply.rule else [r for r in named_rules(reply.message) if r != "WRITE_VALID"]
+def refusal_reason(base: dict[str, Any], reply: Errored, rule: str, registry: Registry) -> Result:
+    named = (
+        [reply.rule]
+        if reply.rule
+        else [r for r in named_rules(reply.message, registry) if r != "WRITE_VALID"]
+    )
     if not named:  # WRITE_VALID: a refusal MUST report the rule; one that names none fails (and is counted)
         return failed(
             base, "writer", NO_REFUSAL_RULE, f"{NO_REFUSAL_RULE} (the spec says {rule}): {reply.message}"

@@ -21,15 +21,16 @@ from typing import Any
 from refitwire.compat import _badge, _render, _rerun
 from refitwire.compat._report import Report, kit_version
 from refitwire.compat._results import Outcome, Result
+from refitwire.wire import Registry
 
 MAX_CASES = 100  # cases listed per group in one cell; the rest are counted
 MAX_INPUTS = 400  # distinct cases whose input the page carries
 TEXT_LIMIT = 4000  # characters of an input shown as text (and as base64)
 
 
-def page(report: Report, *, enforce_recommended: bool = False) -> str:
+def page(report: Report, *, registry: Registry, enforce_recommended: bool = False) -> str:
     """The HTML page of a matrix or conformance report."""
-    data = model(report, enforce_recommended=enforce_recommended)
+    data = model(report, registry=registry, enforce_recommended=enforce_recommended)
     return assemble(data["title"], data)
 
 
@@ -85,7 +86,7 @@ def assemble(title: str, data: dict[str, Any]) -> str:
 # -- the matrix or conformance report as data ---------------------------------------------------
 
 
-def model(report: Report, *, enforce_recommended: bool = False) -> dict[str, Any]:
+def model(report: Report, *, registry: Registry, enforce_recommended: bool = False) -> dict[str, Any]:
     head, foot = report.header, report.footer
     focus = head.raw.get("focus") or []
     by_cell: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
@@ -117,7 +118,7 @@ def model(report: Report, *, enforce_recommended: bool = False) -> dict[str, Any
         # what the page opens with: the group to fix first (else the largest tolerated one), its cell
         "first_fix": _lead(_render.first_fix(report, enforce_recommended), by_cell),
         "first_improvement": _lead(_render.first_improvement(report), by_cell),
-        "inputs": _inputs(report, list(shown)[:MAX_INPUTS]),
+        "inputs": _inputs(report, list(shown)[:MAX_INPUTS], registry),
         "inputs_note": _inputs_note(kit),
     }
 
@@ -190,13 +191,13 @@ def _inputs_note(kit: str | None) -> str:
     return f"Inputs rebuilt from each case ID and the seed by refitwire {mine} (what --case shows)."
 
 
-def _inputs(report: Report, cases: list[str]) -> dict[str, Any]:
+def _inputs(report: Report, cases: list[str], registry: Registry) -> dict[str, Any]:
     kit = report.header.raw.get("kit")
     if kit and kit != kit_version():
         return {}
     found: dict[str, Any] = {}
     for case in dict.fromkeys(_rerun_key(c) for c in cases):
-        got = _rerun.inputs(report.header.seed, report.header.examples, case)
+        got = _rerun.inputs(report.header.seed, report.header.examples, case, registry)
         if got is None:
             continue
         description, payload, blob = got

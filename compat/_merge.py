@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from refitwire import wire
 from refitwire.compat import _forms
 from refitwire.compat._cases import first_difference
 from refitwire.compat._results import (
@@ -61,7 +60,7 @@ def merge_cases() -> tuple[MergeCase, ...]:
     )
 
 
-def merge_terms(model: WireModel) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def merge_terms(model: WireModel, registry: Registry) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """What SPEC.md's merge rules name, read from their terms: the key tensors are merged by (the
     first tensor member ``MERGE_CONSISTENT`` names), the members the tables must agree on (the
     others it names), and the shard members that make a box (those ``MERGE_REPLICAS`` names)."""
@@ -69,7 +68,7 @@ def merge_terms(model: WireModel) -> tuple[str, tuple[str, ...], tuple[str, ...]
     shard = model.table_at(*tensor)
 
     def named(rule: str, level: tuple[str, ...]) -> list[str]:
-        (found,) = [r for r in spec_rules().rules if r.id == rule]
+        (found,) = [r for r in spec_rules(registry).rules if r.id == rule]
         words = [w for term in found.terms for w in re.findall(r"[a-z_]+", term)]
         return [w for w in dict.fromkeys(words) if w in model.level(*level).names]
 
@@ -112,11 +111,11 @@ def same_merge(
     )
 
 
-def check_merge(who: Any, case: MergeCase, registry: Registry | None = None) -> Iterator[Result]:
+def check_merge(who: Any, case: MergeCase, registry: Registry) -> Iterator[Result]:
     """Ask ``who`` to merge the case's tables (as its version sees them) and judge the answer."""
     base = {"case": case.id, "tier": case.tier, "reader": who.label}
-    model = wire.wire_model("rendezvous", who.version, registry)
-    key, _, box = merge_terms(model)
+    model = registry.wire_model("rendezvous", who.version)
+    key, _, box = merge_terms(model, registry)
 
     def seen(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [_forms.project(t, model, model.table_at()) for t in table]

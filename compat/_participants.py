@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from refitwire.wire import released_versions
+from refitwire.wire import Registry
 
 
 @dataclass(frozen=True)
@@ -34,18 +34,18 @@ class Participant:
         )
 
 
-def reference() -> list[Participant]:
+def reference(registry: Registry) -> list[Participant]:
     return [
         Participant(
             f"reference@{v}",
             (sys.executable, "-m", "refitwire.compat.testees.reference", "--spec-version", v),
             "reference",
         )
-        for v in released_versions()
+        for v in registry.released_versions()
     ]
 
 
-def candidates(schema_dir: Path) -> list[Participant]:
+def candidates(schema_dir: Path, registry: Registry) -> list[Participant]:
     """The reference speaking each unreleased version found in ``schema_dir`` (the gate's candidate)."""
     from refitwire.compat._candidate import candidate_versions
 
@@ -57,17 +57,20 @@ def candidates(schema_dir: Path) -> list[Participant]:
         str(schema_dir),
         "--spec-version",
     )
-    return [Participant(f"candidate@{v}", (*command, v), "candidate") for v in candidate_versions(schema_dir)]
+    return [
+        Participant(f"candidate@{v}", (*command, v), "candidate")
+        for v in candidate_versions(schema_dir, registry)
+    ]
 
 
-def generations() -> tuple[list[Participant], list[str]]:
+def generations(registry: Registry) -> tuple[list[Participant], list[str]]:
     """The frozen generation of every released version, and a line for each one that has none
     (a release without its generation is said, never silently left out of the matrix)."""
     # The package's real folder: an editable install links each file, and one added after
     # installing would be missing from the links.
     folder = Path(str(resources.files("refitwire.compat.generations")), "__init__.py").resolve().parent
     found, missing = [], []
-    for v in released_versions():
+    for v in registry.released_versions():
         script = folder / f"gen_{v.replace('.', '_')}.py"
         if script.exists():
             found.append(Participant(f"generation@{v}", (sys.executable, str(script)), "generation"))
@@ -98,6 +101,8 @@ def upstream_source(
     log: Callable[[str], None] | None = None,
     spec_version: str | None = None,
     schema_dir: Path | None = None,
+    *,
+    registry: Registry,
 ) -> Participant:
     """A ModelExpress source tree's own reader and writer (its environment is built when missing).
 
@@ -113,17 +118,17 @@ def upstream_source(
     tree = locate(path, IMPORT_REQUIREMENTS, released=UPSTREAM_VERSIONS, log=log)
     python = ensure_source_env(tree.requirements, tree.root, log=log)
     command = (str(python), str(ADAPTER_SCRIPT), "--source", str(tree.root), "--version", tree.version)
-    return Participant(tree.label, command + _declared(spec_version, schema_dir), "upstream-source")
+    return Participant(tree.label, command + _declared(spec_version, schema_dir, registry), "upstream-source")
 
 
-def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, ...]:
+def _declared(spec_version: str | None, schema_dir: Path | None, registry: Registry) -> tuple[str, ...]:
     """The adapter's ``--spec-version`` and ``--member`` flags for a source tree."""
     if spec_version is None and schema_dir is not None:
         from refitwire.compat._candidate import candidate_versions
 
-        found = candidate_versions(schema_dir)
+        found = candidate_versions(schema_dir, registry)
         spec_version = found[-1] if found else None
-    if spec_version is None or spec_version in released_versions():
+    if spec_version is None or spec_version in registry.released_versions():
         return ("--spec-version", spec_version) if spec_version else ()
     if schema_dir is None:
         raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
@@ -131,9 +136,9 @@ def _declared(spec_version: str | None, schema_dir: Path | None) -> tuple[str, .
     from refitwire.wire import version_key
 
     model = load(
-        with_candidates(schema_dir), spec_version
+        with_candidates(schema_dir, registry), spec_version
     ).model  # UnknownVersion (a ValueError) names the known ones
-    newest = version_key(released_versions()[-1])
+    newest = version_key(registry.released_versions()[-1])
     flags = ["--spec-version", spec_version]
     for member in model.members():
         if member.name != "*" and version_key(member.added_in) > newest:

@@ -120,16 +120,23 @@ def footer(results: Sequence[Result], started: Sequence[Any], seconds: float) ->
         "type": "footer",
         "seconds": round(seconds, 3),
         "counts": counts(results),
-        "required_failed": sum(
-            1 for r in results if r.tier == REQUIRED and r.outcome in (Outcome.FAILED, Outcome.ERRORED)
-        ),
-        "recommended_failed": sum(
-            1 for r in results if r.tier == RECOMMENDED and r.outcome in (Outcome.FAILED, Outcome.ERRORED)
-        ),
+        # a case the kit crashed on is the kit's (``kit_crashed``, below), never the testee's tier
+        "required_failed": sum(1 for r in results if r.tier == REQUIRED and _charged(r)),
+        "recommended_failed": sum(1 for r in results if r.tier == RECOMMENDED and _charged(r)),
         "xpassed": sum(1 for r in results if r.outcome == Outcome.XPASSED),
         **{key: sum(1 for r in results if r.symptom == symptom) for symptom, (key, _) in COUNTED.items()},
         "stderr": {s.label: excerpt(s.testee.stderr, tail=20) for s in started if s.testee.stderr},
     }
+
+
+def _charged(result: Result) -> bool:
+    return result.outcome in (Outcome.FAILED, Outcome.ERRORED) and result.fault != "kit"
+
+
+def errored_run(foot: dict[str, Any] | Footer | None) -> int:
+    """How many cases the kit itself crashed on: any makes the run errored, not a verdict."""
+    raw = {} if foot is None else foot.raw if isinstance(foot, Footer) else foot
+    return int(raw.get("kit_crashed", 0))
 
 
 class Writer:
@@ -152,6 +159,7 @@ def ok(foot: dict[str, Any] | Footer | None, *, enforce_recommended: bool = Fals
         return False
     raw = foot.raw if isinstance(foot, Footer) else foot
     bad = raw["required_failed"] + raw["xpassed"] + (raw["recommended_failed"] if enforce_recommended else 0)
+    bad += errored_run(raw)  # the kit crashed: no verdict can be given
     return bool(bad == 0)
 
 

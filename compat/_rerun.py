@@ -26,7 +26,7 @@ from refitwire.compat import (
 from refitwire.compat._protocol import ProtocolError, read, write
 from refitwire.compat._run import Plan, Started
 from refitwire.engine import blob_limit
-from refitwire.wire import Registry, released_versions
+from refitwire.wire import Registry
 
 TEXT_LIMIT = 4000  # characters of a blob shown as text
 
@@ -67,7 +67,7 @@ def describe(plan: Plan, started: list[Started], case_id: str) -> Iterator[str]:
                 yield f"{s.label} reads it: {_reply_text(_ask(s, read(0, base64.b64encode(blob).decode())))}"
         return
     blobs: dict[str, bytes] = {}
-    generated = list(_cases.generated_payloads(plan.seed, plan.examples))
+    generated = list(_cases.generated_payloads(plan.seed, plan.examples, plan.registry))
     ordinal = generated.index(_run.bare(case_id)) if _run.bare(case_id) in generated else 0
     for s in shown:
         if "writer" in s.identity.roles:
@@ -96,10 +96,10 @@ def _inputs(plan: Plan, case_id: str) -> tuple[str, dict[str, Any] | None, bytes
 
 
 def inputs(
-    seed: int, examples: int, case_id: str, registry: Registry | None = None
+    seed: int, examples: int, case_id: str, registry: Registry
 ) -> tuple[str, dict[str, Any] | None, bytes | None] | None:
     """A case's description and input (payload and/or blob), found again from its ID and the seed
-    (the versions and the blob size limit of ``registry``, by default the default registry)."""
+    (the versions and the blob size limit of ``registry``)."""
     bare = _run.bare(case_id)
     for dc in _digest.digest_cases():
         if dc.id == bare:
@@ -129,8 +129,8 @@ def inputs(
     for wc in _cases.write_cases():
         if wc.id == bare:
             return wc.description, wc.payload, wc.blob
-    for version in released_versions(registry):
-        for wc in _write_unknown.unknown_member_cases(version):
+    for version in registry.released_versions():
+        for wc in _write_unknown.unknown_member_cases(version, registry):
             if wc.id == bare:
                 return wc.description, wc.payload, wc.blob
         for refusal in _built_cases.refusal_cases(version, registry):
@@ -140,22 +140,22 @@ def inputs(
         return (
             "the realistic table at a sixteenth of the limit (shown here) and at the limit (size:at-limit), timed",
             None,
-            _size_budget.small_table(blob_limit(registry=registry)),
+            _size_budget.small_table(blob_limit(registry)),
         )
     for size in (
-        _sizes.size_cases(blob_limit(registry=registry)) if bare.startswith("size:") else ()
+        _sizes.size_cases(blob_limit(registry)) if bare.startswith("size:") else ()
     ):  # 64 MiB blobs: built only when asked
         if size.id == bare:
             return size.description, None, size.blob
-    payload = _generated(seed, examples).get(bare)
+    payload = _generated(seed, examples, registry).get(bare)
     if payload is not None:
         return "a generated payload", payload, None
     return None
 
 
 @functools.lru_cache(maxsize=2)
-def _generated(seed: int, examples: int) -> dict[str, dict[str, Any]]:
-    return _cases.generated_payloads(seed, examples)
+def _generated(seed: int, examples: int, registry: Registry) -> dict[str, dict[str, Any]]:
+    return _cases.generated_payloads(seed, examples, registry)
 
 
 def _blob_lines(title: str, blob: bytes) -> Iterator[str]:

@@ -23,6 +23,9 @@ NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule:
 NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
 NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: failed (WRITE_VALID) and counted
 NO_DIGEST = "computes no digest"  # a testee answering skipped to digest: counted, not failed
+#: The symptom of a case the kit itself crashed on (fault "kit"): never a failure of the testee's
+#: tier; counted apart, and any one makes the run errored (``_report.ok``).
+KIT_CRASHED = "the kit crashed"
 #: symptom -> what the summary line and the footer say of the results counted under it
 COUNTED = {
     NO_RULE: ("no_rule", "rejections gave no rule: the suite could not check why they rejected"),
@@ -32,6 +35,10 @@ COUNTED = {
         "writer refusals named no rule: the suite could not check why they refused",
     ),
     NO_DIGEST: ("no_digest", "digest cases were skipped: the testee computes no digest"),
+    KIT_CRASHED: (
+        "kit_crashed",
+        "cases the kit crashed on (a bug in refitwire, not in the testee): the run is errored, tracebacks in the report",
+    ),
 }
 
 

@@ -31,11 +31,13 @@ from refitwire.compat import (
 )
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
+from refitwire.compat._results import KIT_CRASHED, RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
 from refitwire.compat._testee import Identity, Testee, excerpt_text
-from refitwire.wire import Registry, default_registry
+from refitwire.wire import Registry
 
-__all__ = ["Outcome", "Plan", "Progress", "Result", "Started", "needed", "needs_peers", "run", "start_all", "stop_all"]  # fmt: skip
+__all__ = [
+    "Outcome", "Plan", "Progress", "Result", "Started", "needed", "needs_peers", "run", "start_all", "stop_all",
+]  # fmt: skip
 
 
 @dataclass
@@ -84,8 +86,9 @@ class Plan:
     # Expected failures given explicitly (--expected-failures), by participant label: never by the
     # name a testee gives itself.
     expected_failures: dict[str, _expected.Listed] = field(default_factory=dict)
-    #: Where every version of the run is read: the default registry, plus ``schema_dir``'s candidates.
-    registry: Registry = field(default_factory=default_registry)
+    #: Where every version of the run is read (the entry point's registry: the CLI's, a test's),
+    #: plus ``schema_dir``'s candidates; never a default.
+    registry: Registry = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if self.schema_dir is not None:
@@ -188,7 +191,7 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
     xfails = _expected.load()
     # case id -> payload, drawn once (seconds of Hypothesis): not for a --case of another kind
     drawn = plan.only is None or plan.only.startswith(f"{_cases.GENERATED}-")
-    payloads = _cases.generated_payloads(plan.seed, plan.examples) if drawn else {}
+    payloads = _cases.generated_payloads(plan.seed, plan.examples, plan.registry) if drawn else {}
     ordinals = {cid: n for n, cid in enumerate(payloads)}  # before --case narrows them: reruns agree
     if plan.only is not None:
         payloads = {cid: p for cid, p in payloads.items() if _asks(plan.only, cid)}
@@ -223,7 +226,7 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
             return 0
         golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
         refusals = _built_cases.refusal_cases(w.version, plan.registry)
-        return counted([*golden, *_write_unknown.unknown_member_cases(w.version), *refusals])
+        return counted([*golden, *_write_unknown.unknown_member_cases(w.version, plan.registry), *refusals])
 
     def cross_writes(w: Started) -> int:
         paired = sum(pair(w, r) for r in readers)
@@ -243,7 +246,9 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
             if plan.only is None or _asks(plan.only, case.id):
                 read = functools.partial(_checks.read_vector, r, case, plan.registry)
                 yield from settle(judged(read, case.id, case.tier, reader=r.label), r, "reader")
-        yield from settle(_offered(r, plan, "count", _cases.count_cases(), _checks.read_vector), r, "reader")
+        yield from settle(
+            _offered(r, plan, "count", _cases.count_cases(plan.registry), _checks.read_vector), r, "reader"
+        )
         yield from settle(_offered(r, plan, "merge", _merge.merge_cases(), _merge.check_merge), r, "reader")
         if sized:  # size:growth is judged on the read at the limit, and allows each case its time
             yield from settle(
@@ -270,10 +275,10 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
             }
         if alone(w):
             golden = [c for c in _cases.write_cases() if c.spec_version == w.version]
-            for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version)):
+            for golden_case in golden + list(_write_unknown.unknown_member_cases(w.version, plan.registry)):
                 if not asked_for(golden_case.id):
                     continue
-                write = functools.partial(_checks.write_vector, w, golden_case)
+                write = functools.partial(_checks.write_vector, w, golden_case, plan.registry)
                 yield from settle(
                     judged(write, golden_case.id, golden_case.tier, writer=w.label), w, "writer"
                 )
@@ -281,7 +286,7 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
                 if not asked_for(refusal.id):
                     continue
                 # a candidate may allow what a release refuses: it is asked only what it refuses
-                check = functools.partial(_refusal, w, refusal, candidate)
+                check = functools.partial(_refusal, w, refusal, candidate, plan.registry)
                 yield from settle(judged(check, refusal.id, RECOMMENDED, writer=w.label), w, "writer")
         if not any(pair(w, r) for r in readers):
             continue
@@ -339,7 +344,7 @@ def crashed(
     """An exception inside the kit's own code (a rule, the reference reader or writer, the case
     arithmetic) while judging a case: the case is errored and carries the traceback, never a verdict."""
     trace = str(exc) if isinstance(exc, KitCrash) else "".join(traceback.format_exception(exc))
-    return Result(case, tier, Outcome.ERRORED, writer, reader, symptom="the kit crashed",
+    return Result(case, tier, Outcome.ERRORED, writer, reader, symptom=KIT_CRASHED, fault="kit",
                   message=f"the kit crashed judging this case (a bug in refitwire, not in the testee):\n{trace}")  # fmt: skip
 
 
@@ -371,10 +376,10 @@ def _prepared(
         return traceback.format_exc()
 
 
-def _refusal(w: Started, refusal: Any, candidate: Any) -> Iterable[Result]:
+def _refusal(w: Started, refusal: Any, candidate: Any, registry: Registry) -> Iterable[Result]:
     if candidate is not None and candidate.refusal_rule(refusal.payload) != refusal.rule:
         return ()
-    return _checks.refusal(w, refusal)
+    return _checks.refusal(w, refusal, registry)
 
 
 def listed_failure(

@@ -117,14 +117,12 @@ def linear(small_s: float, took: float, times: float) -> bool:
     return took < GROWTH_FLOOR_S or took <= GROWTH_TOLERANCE * times * small_s
 
 
-def read_sizes(
-    r: Any, timeout_s: float, registry: Registry | None = None, only: str | None = None
-) -> Iterator[Result]:
+def read_sizes(r: Any, timeout_s: float, registry: Registry, only: str | None = None) -> Iterator[Result]:
     """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order,
     at the blob size limit ``registry``'s SPEC.md gives ``r``'s version."""
     from refitwire.compat._run import judged
 
-    limit = blob_limit(r.version, registry)
+    limit = blob_limit(registry, r.version)
     small_s, why = _time_small(r, limit, timeout_s)
     if why is not None:  # the small table unread: growth fails, and the rest get --timeout
         yield Result(GROWTH_CASE, REQUIRED, Outcome.FAILED, reader=r.label, fault="reader",
@@ -146,7 +144,7 @@ def read_sizes(
 
 
 def _read(
-    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
+    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry
 ) -> list[Result]:
     # One collector pause for a read, its judgement and the reply's end: at the limit the reply is
     # ~10^6 acyclic values, and a collector back while they are alive walks them all once.
@@ -185,7 +183,7 @@ def _out_of_time(reply: Reply) -> bool:
 
 
 def _at_limit(
-    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry | None
+    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry
 ) -> list[Result]:
     """``size:at-limit`` and, from the same read, ``size:growth`` (when the small table was read)."""
     times = scale(case)
@@ -241,7 +239,7 @@ def unsent(case: _sizes.SizeCase, reader: str) -> Result:
 
 
 def judge_size(
-    r: Any, case: _sizes.SizeCase, reply: Reply, allowance: Allowance, registry: Registry | None = None
+    r: Any, case: _sizes.SizeCase, reply: Reply, allowance: Allowance, registry: Registry
 ) -> Iterator[Result]:
     """A size or scale case: ``reply``, read within ``allowance`` (SPEC.md section 5: judged by growth)."""
     base = {"case": case.id, "tier": case.tier, "reader": r.label}

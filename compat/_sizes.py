@@ -115,7 +115,7 @@ def realistic_table(size: int) -> bytes:
 @functools.cache
 def size_cases(limit: int) -> tuple[SizeCase, ...]:
     """The size limit and the scale cases of blob size limit ``limit`` (see the module's text;
-    a reader's limit is ``blob_limit(version, registry)``), built once per limit."""
+    a reader's limit is ``blob_limit(registry, version)``), built once per limit."""
     table = realistic_table(limit)
     many = _kept(f"small-{limit // 8}.json", lambda: filled(limit // 8, _small_tensor))
     over = padded(filled(4096, _realistic_tensor), limit + 1)

@@ -34,9 +34,7 @@ def _unknown_name(declared: set[str], level: tuple[str, ...]) -> str:
     return name
 
 
-def with_unknown_members(
-    payload: dict[str, Any], version: str, registry: wire.Registry | None = None
-) -> dict[str, Any]:
+def with_unknown_members(payload: dict[str, Any], version: str, registry: wire.Registry) -> dict[str, Any]:
     model = _cases.model_of(version, registry)
     later = _later_members(version, registry)
     out = copy.deepcopy(payload)
@@ -50,12 +48,12 @@ def with_unknown_members(
     return out
 
 
-def _later_members(version: str, registry: wire.Registry | None) -> dict[tuple[str, ...], dict[str, Any]]:
+def _later_members(version: str, registry: wire.Registry) -> dict[tuple[str, ...], dict[str, Any]]:
     """Per level ``version`` has, each member a later version of ``registry`` declares there and
     ``version`` does not, with a value it allows (the first of its domain, null aside)."""
     model = _cases.model_of(version, registry)
     found: dict[tuple[str, ...], dict[str, Any]] = {}
-    for newer in wire.known_versions(registry=registry):
+    for newer in registry.known_versions():
         if wire.version_key(newer) <= wire.version_key(version):
             continue
         for path, level in _cases.model_of(newer, registry).levels.items():
@@ -69,9 +67,9 @@ def _later_members(version: str, registry: wire.Registry | None) -> dict[tuple[s
     return found
 
 
-def unknown_member_cases(version: str) -> tuple[_cases.WriteCase, ...]:
-    """``write:ID@V+unknown`` for each golden writer case of ``version`` (in the default registry)."""
-    return _unknown_member_cases(version, wire.default_registry())
+def unknown_member_cases(version: str, registry: wire.Registry) -> tuple[_cases.WriteCase, ...]:
+    """``write:ID@V+unknown`` for each golden writer case of ``version`` in ``registry``."""
+    return _unknown_member_cases(version, registry)
 
 
 @functools.cache

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from refitwire import wire
 from refitwire._dumps import dumps
 from refitwire._errors import InvalidBlob
 from refitwire._lazy_table import LazyTable
-from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload, as_model, table_levels
+from refitwire._models import RendezvousPayload, as_model, table_levels
 from refitwire._nested import with_written_levels
 from refitwire._quorum import quorum_envelope
 from refitwire._spec import resolved
 from refitwire._table import table_shape
 from refitwire._validate import check, no_gc, read
+
+if TYPE_CHECKING:
+    from refitwire._models import PublishedShard, PublishedTensor
 from refitwire.wire import NO_CONST, Registry, pointer
 
 __all__ = [
@@ -72,7 +74,8 @@ def rendezvous_document(
     tensors: Sequence[PublishedTensor],
     publisher_step: int | None = None,
     spec_version: str | None = None,
-    registry: Registry | None = None,
+    *,
+    registry: Registry,
     **members: Any,
 ) -> dict[str, Any]:
     """The checked JSON object behind ``wrap_rendezvous_blob``, before serialization (lists for arrays)."""
@@ -92,12 +95,12 @@ def _document(
     *,
     mutable: bool = False,
     checked: bool = True,
-    registry: Registry | None = None,
+    registry: Registry,
 ) -> dict[str, Any]:
     if not isinstance(agent_metadata, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "/agent_meta_b64", agent_metadata, "agent metadata is bytes")
-    unheard = [name for name in members if not any(name in wire.wire_model("rendezvous", v, registry).top
-                                                     for v in wire.known_versions(registry=registry))]  # fmt: skip
+    unheard = [name for name in members if not any(name in registry.wire_model("rendezvous", v).top
+                                                     for v in registry.known_versions())]  # fmt: skip
     if unheard:
         raise TypeError(f"no spec version declares the member(s) {', '.join(map(repr, unheard))}")
     values = {
@@ -108,7 +111,7 @@ def _document(
         "publisher_step": publisher_step,
     }
     document: dict[str, Any] = {}
-    model = wire.wire_model("rendezvous", spec_version, registry)
+    model = registry.wire_model("rendezvous", spec_version)
     table_level, _ = table_levels(model)
     for member in model.top.members:  # the writer's order
         if not member.in_decoded_form:  # a required constant: written, never given
@@ -132,7 +135,7 @@ def encode_shard_table(
     """The standalone shard table, checked like a blob (see ``wrap_rendezvous_blob``)."""
     spec_version, registry = resolved(spec_version, registry)
     with no_gc():
-        top = wire.wire_model("shard-table", spec_version, registry).top
+        top = registry.wire_model("shard-table", spec_version).top
         document = {
             m.name: m.const if m.const is not NO_CONST else _entries(tensors, spec_version, False, registry)
             for m in top.members
@@ -141,14 +144,14 @@ def encode_shard_table(
         return _written(document, "shard-table", spec_version, registry)
 
 
-def _written(document: dict[str, Any], kind: str, version: str, registry: Registry | None) -> bytes:
+def _written(document: dict[str, Any], kind: str, version: str, registry: Registry) -> bytes:
     """The bytes of ``document`` once the engine has checked it: never write what a reader would refuse."""
     check(document, kind, version, registry)
     return dumps(document, registry)
 
 
 def _entries(
-    tensors: Sequence[PublishedTensor], version: str, mutable: bool, registry: Registry | None = None
+    tensors: Sequence[PublishedTensor], version: str, mutable: bool, registry: Registry
 ) -> list[dict[str, Any]]:
     """The table as JSON-ready dicts in writer order: each model's fields as they are,
     absent optionals and what ``version`` does not know left out.
@@ -163,7 +166,7 @@ def _entries(
     tensor_class, shard_class = classes.tensor, classes.shard
     drop_shard, optional_shard = shape.shard_unknown, shape.shard_known
     drop_tensor, optional_tensor = shape.tensor_unknown, shape.tensor_known
-    model = wire.wire_model("rendezvous", version, registry)
+    model = registry.wire_model("rendezvous", version)
     nested_tensor, nested_shard = shape.nested
     # The first optional member is tested inline (most versions have one: this is the hot loop).
     first = optional_shard[0] if optional_shard else None
@@ -260,10 +263,10 @@ def _payload(
     version: str,
     tensors: Sequence[PublishedTensor],
     count: int | None,
-    registry: Registry | None,
+    registry: Registry,
 ) -> RendezvousPayload:
     """The payload of a checked blob's top-level ``members``: what ``version`` declares, absent as None."""
-    model = wire.wire_model("rendezvous", version, registry)
+    model = registry.wire_model("rendezvous", version)
     top, (table_level, _) = model.top, table_levels(model)
     declared = {m.name: members.get(m.name) for m in top.members if m.child != table_level}
     return RendezvousPayload(
@@ -278,6 +281,7 @@ def _payload(
             for name, value in declared.items()
             if value is not None and name not in RendezvousPayload._fields and not top[name].required
         },
+        known_members=registry.newest_model().top,
     )
 
 

@@ -14,6 +14,7 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+from refitwire import wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import RendezvousPayload, as_model, classes_of, table_levels
 from refitwire._spec import resolved
@@ -120,7 +121,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )
-    classes = classes_of(registry)
+    classes = classes_of(wire.registry_or_default(registry))
     top = classes.model.top
     named = set(RendezvousPayload._fields) | set(_PAYLOAD_FIELDS)
     tensor_level = classes.tensor_level
@@ -137,6 +138,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         tensors=[as_model(classes.tensor, t, (*tensor_level, i), classes) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
         optional_members=more,
+        known_members=top,
     )
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from refitwire import wire
 from refitwire._models import table_levels
 from refitwire.wire import NO_CONST, Registry, WireModel
 
@@ -22,13 +21,11 @@ except ImportError:  # pragma: no cover
 __all__ = ["dumps"]
 
 
-def dumps(document: dict[str, Any], registry: Registry | None = None) -> bytes:
+def dumps(document: dict[str, Any], registry: Registry) -> bytes:
     # Python's defaults on purpose: ", " and ": " separators, ASCII escapes, insertion order.
     tensors = document.get("tensors")
     table = (
-        _compact_table(tensors, _free_text(wire.newest_model(registry=registry)))
-        if isinstance(tensors, list)
-        else None
+        _compact_table(tensors, _free_text(registry.newest_model())) if isinstance(tensors, list) else None
     )
     if table is None:
         return json.dumps(document).encode("ascii")

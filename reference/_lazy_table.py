@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from refitwire._models import PublishedTensor
 from refitwire._validate import table_models
 from refitwire.wire import Registry
+
+if TYPE_CHECKING:
+    from refitwire._models import PublishedTensor
 
 __all__ = ["LazyTable"]
 
 
-class LazyTable(Sequence[PublishedTensor]):
+class LazyTable(Sequence["PublishedTensor"]):
     """A checked table whose models are built on first read (``unwrap(..., lazy=True)``).
 
     Every rule has already been checked; reading an entry only fills its models. Supports
@@ -23,9 +25,7 @@ class LazyTable(Sequence[PublishedTensor]):
 
     __slots__ = ("_built", "_entries", "_registry", "_typed", "_version")
 
-    def __init__(
-        self, entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
-    ) -> None:
+    def __init__(self, entries: Sequence[Any], version: str, *, typed: bool, registry: Registry) -> None:
         self._entries = entries
         self._version = version
         self._typed = typed

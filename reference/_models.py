@@ -3,8 +3,10 @@
 The fields of :class:`PublishedTensor` and :class:`PublishedShard` are the members of the
 table's two levels in the newest schema the default registry knows (``refitwire.wire``), with the
 schema's types, bounds and patterns: a member added to a schema file is a field here with
-no code edit. Scalars are strict (no ``"12"``, no ``1.0``, no ``True``); arrays are tuples
-(lists or tuples accepted). tests/test_models.py proves models and schema agree both ways.
+no code edit. Nothing is built at import: the two public names resolve on first use (module
+``__getattr__``), from the default registry as it is then. Scalars are strict (no ``"12"``, no
+``1.0``, no ``True``); arrays are tuples (lists or tuples accepted).
+tests/test_models.py proves models and schema agree both ways.
 Another registry (one with a candidate holding new members) has its own pair of classes,
 built the same way from its newest model (:func:`table_classes`).
 """
@@ -12,7 +14,7 @@ built the same way from its newest model (:func:`table_classes`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
@@ -46,7 +48,6 @@ def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tensor, model.table_at(*tensor)
 
 
-_NEWEST = wire.newest_model()
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 _TUPLE: Any = tuple  # subscripted with types known only at run time
 _ANNOTATED: Any = Annotated
@@ -175,16 +176,22 @@ def table_classes(newest: WireModel) -> TableClasses:
     return TableClasses(newest, models[tensor_level], models[shard_level], tensor_level, shard_level, models)  # type: ignore[arg-type]
 
 
-def classes_of(registry: Registry | None = None) -> TableClasses:
-    """The model classes of ``registry`` (default: the default registry's, PublishedTensor and PublishedShard)."""
-    return table_classes(wire.newest_model(registry=registry))
+def classes_of(registry: Registry) -> TableClasses:
+    """The model classes of ``registry`` (the default registry's are PublishedTensor and PublishedShard)."""
+    return table_classes(registry.newest_model())
 
 
-if not TYPE_CHECKING:
-    PublishedShard = table_classes(_NEWEST).shard
-    PublishedTensor = table_classes(_NEWEST).tensor
+if TYPE_CHECKING:
+    M = TypeVar("M", PublishedShard, PublishedTensor)
+else:
+    M = TypeVar("M", bound=BaseModel)
 
-M = TypeVar("M", PublishedShard, PublishedTensor)
+    def __getattr__(name: str) -> Any:
+        # PublishedShard and PublishedTensor: the default registry's, built when first asked for
+        if name in ("PublishedShard", "PublishedTensor"):
+            classes = classes_of(wire.default_registry())
+            return classes.shard if name == "PublishedShard" else classes.tensor
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class RendezvousPayload(NamedTuple):
@@ -201,32 +208,33 @@ class RendezvousPayload(NamedTuple):
     publisher_step: int | None = None  # None means unknown, never step 0
     tensor_count: int | None = None  # set when the table was counted, not decoded
     optional_members: Mapping[str, Any] = {}
+    #: the top-level members the reader's registry knows at its newest version: each reads as an
+    #: attribute, None when the blob has none
+    known_members: Container[str] = frozenset()  # (the newest model's top Level, read by name)
 
     def entry_count(self) -> int:
         return len(self.tensors) if self.tensor_count is None else self.tensor_count
 
     def __getattr__(self, name: str) -> Any:
-        if not name.startswith("_") and (name in self.optional_members or name in _NEWEST.top):
+        if not name.startswith("_") and (name in self.optional_members or name in self.known_members):
             return self.optional_members.get(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-def as_model(model: type[M], obj: Any, at: tuple[str | int, ...], classes: TableClasses | None = None) -> M:
+def as_model(model: type[M], obj: Any, at: tuple[str | int, ...], classes: TableClasses) -> M:
     """``obj`` as exactly a ``model`` (PublishedTensor or PublishedShard): a mapping with its
     fields, or an instance of it or of a subclass (read by field name, extras left behind).
 
     What does not convert raises InvalidBlob, never pydantic's ValidationError: each
     problem becomes a violation at ``at`` + its place in ``obj``, named by the rule the
     schema gives that member (REQUIRED, TYPE, INTEGER_LITERAL, WRITE_KNOWN_MEMBERS, or
-    the member's range or pattern rule). ``classes``: the pair ``model`` is one of (default:
-    the default registry's).
+    the member's range or pattern rule). ``classes``: the registry's classes, ``model`` one of them.
     """
     if type(obj) is model:
         return obj
     try:
         return model.model_validate(obj, from_attributes=True)
     except ValidationError as exc:
-        classes = classes or table_classes(_NEWEST)
         level = classes.tensor_level if model is classes.tensor else classes.shard_level
         found = []
         for e in exc.errors():

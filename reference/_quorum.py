@@ -9,7 +9,6 @@ from typing import Any
 import jsonschema_rs
 import msgspec
 import orjson
-from refitwire import wire
 from refitwire._spec import blob_limit
 from refitwire._validate import is_utf8, top_level_violations
 from refitwire.wire import Registry, WireModel
@@ -48,9 +47,7 @@ def _envelope(model: WireModel) -> _Envelope | None:
         return None  # then this model has no fast path: every blob takes the full read
 
 
-def quorum_envelope(
-    blob: Any, version: str, registry: Registry | None = None
-) -> tuple[dict[str, Any], int] | None:
+def quorum_envelope(blob: Any, version: str, registry: Registry) -> tuple[dict[str, Any], int] | None:
     """The envelope of a blob, checked, and its entry count, without reading the entries.
 
     Returns ``(members, count)``: the top-level members the version declares (the table
@@ -68,12 +65,12 @@ def quorum_envelope(
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         return None
-    if len(blob) > blob_limit(version, registry) or blob[:3] == b"\xef\xbb\xbf":
+    if len(blob) > blob_limit(registry, version) or blob[:3] == b"\xef\xbb\xbf":
         return None
     data = bytes(blob)
     if not data.isascii() and not is_utf8(data):
         return None
-    reader = _envelope(wire.wire_model("rendezvous", version, registry))
+    reader = _envelope(registry.wire_model("rendezvous", version))
     if reader is None:
         return None
     try:

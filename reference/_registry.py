@@ -17,27 +17,27 @@ def schema(document: str, version: str, registry: Registry | None = None) -> dic
 
     A fresh copy each call: what a caller does to it never reaches the reader's rules.
     """
-    return copy.deepcopy(cached_schema(document, version, registry))
+    return copy.deepcopy(cached_schema(document, version, wire.registry_or_default(registry)))
 
 
-def cached_schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
+def cached_schema(document: str, version: str, registry: Registry) -> dict[str, Any]:
     """The loaded schema the reader's own rules use. Never hand it out, never change it."""
-    return wire.load_schema(document, version, registry)
+    return registry.load_schema(document, version)
 
 
-def schema_bytes(relative_path: str, registry: Registry | None = None) -> bytes:
+def schema_bytes(relative_path: str, registry: Registry) -> bytes:
     """The exact bytes of a file under schema/, e.g. ``rendezvous/1.2.0.json``."""
-    return (wire.schema_root(registry) / relative_path).read_bytes()
+    return (registry.folder / relative_path).read_bytes()
 
 
-def released(registry: Registry | None = None) -> dict[str, Any]:
+def released(registry: Registry) -> dict[str, Any]:
     """schema/index.json: every released schema file with its sha256."""
-    return wire.index(registry)
+    return registry.index
 
 
-def fast_validator(document: str, version: str, registry: Registry | None = None) -> Any:
+def fast_validator(document: str, version: str, registry: Registry) -> Any:
     """A compiled jsonschema-rs validator (the reader's hot path)."""
-    return model_validator(wire.wire_model(document, version, registry))
+    return model_validator(registry.wire_model(document, version))
 
 
 @functools.cache

@@ -1,11 +1,11 @@
 """What the spec says that code needs: versions, the wire id, limits and element sizes.
 
-Each is a function of a ``refitwire.wire.Registry`` (default: the default registry, asked
-again on every call), read from that registry's files, never restated and never frozen at
+Each is a function of a ``refitwire.wire.Registry``, read from that registry's files, never restated and never frozen at
 import: the versions and the wire id from its ``index.json``, which member each version added
 from the schemas' ``x-added-in`` annotations, the limits and dtype sizes from its SPEC.md. So
-a candidate registry's SPEC.md is what its readers and writers follow. The two upper-case
-names are facts of this code, not of a registry.
+a candidate registry's SPEC.md is what its readers and writers follow. Only the two public
+entry points (``latest``, ``wire_schema_id``) build the default registry when given none;
+everything else is handed one. The two upper-case names are facts of this code, not of a registry.
 """
 
 from __future__ import annotations
@@ -36,16 +36,15 @@ __all__ = [
 
 def latest(registry: Registry | None = None) -> str:
     """The newest released version: what writers emit by default."""
-    registry = registry or wire.default_registry()
+    registry = wire.registry_or_default(registry)
     newest = registry.released_versions()[-1]
     if registry.index["latest"] != newest:  # pragma: no cover - a broken index is a packaging error
         raise RuntimeError(f"schema/index.json names {registry.index['latest']} latest, but lists {newest}")
     return newest
 
 
-def added_in(registry: Registry | None = None) -> dict[str, str]:
+def added_in(registry: Registry) -> dict[str, str]:
     """Which optional member each version added, from the schemas' ``x-added-in`` (SPEC.md, "Versions")."""
-    registry = registry or wire.default_registry()
     first = registry.released_versions()[0]
     added: dict[str, str] = {}
     for document in registry.documents:
@@ -59,10 +58,9 @@ def added_in(registry: Registry | None = None) -> dict[str, str]:
     return dict(sorted(added.items(), key=lambda item: (version_key(item[1]), item[0])))
 
 
-def spec_rules(registry: Registry | None = None) -> SpecRules:
+def spec_rules(registry: Registry) -> SpecRules:
     """SPEC.md of ``registry``'s folder, parsed: its rule tables, limits and dtype sizes (a
     :class:`SpecError` names a row it cannot read)."""
-    registry = registry or wire.default_registry()
     try:
         return _parsed(registry.spec_text)
     except SpecError as exc:
@@ -74,19 +72,20 @@ def _parsed(text: str) -> SpecRules:
     return parse_spec(text)  # a pure function of the text: one parse per distinct SPEC.md
 
 
-def blob_limit(version: str | None = None, registry: Registry | None = None) -> int:
+def blob_limit(registry: Registry, version: str | None = None) -> int:
     """The largest blob a reader of ``version`` (default: the newest released) reads, from
     ``registry``'s SPEC.md ("Limits"): larger input is rejected, never partly read."""
-    return _blob_limit(registry or wire.default_registry(), version)
+    return _blob_limit(registry, version)
 
 
 @functools.lru_cache(maxsize=64)
 def _blob_limit(registry: Registry, version: str | None) -> int:
-    # asked on every read: kept per registry (immutable) and version, not looked up each time
+    # asked on every read: kept per registry (immutable) and version (a typed wrapper above,
+    # so that a checker sees the signature)
     return spec_rules(registry).limit("blob size", version or latest(registry))
 
 
-def dtype_sizes(registry: Registry | None = None) -> Mapping[str, int]:
+def dtype_sizes(registry: Registry) -> Mapping[str, int]:
     """Element sizes of the dtype labels ``registry``'s SPEC.md knows (section 4, ELSIZE_DTYPE).
     Other labels are accepted as they are (``elsize`` is then authoritative), so a new dtype is
     an additive change."""
@@ -95,7 +94,7 @@ def dtype_sizes(registry: Registry | None = None) -> Mapping[str, int]:
 
 def wire_schema_id(registry: Registry | None = None) -> str:
     """The on-wire schema id of the released line, from ``registry``'s ``index.json``."""
-    wire_id: str = (registry or wire.default_registry()).index["wire_id"]
+    wire_id: str = wire.registry_or_default(registry).index["wire_id"]
     return wire_id
 
 
@@ -108,10 +107,9 @@ EMPTY_WHEN_ABSENT = "metadata_endpoint"
 MAX_NESTING_DEPTH = 1024
 
 
-def knows(version: str, member: str, document: str = "rendezvous", registry: Registry | None = None) -> bool:
+def knows(registry: Registry, version: str, member: str, document: str = "rendezvous") -> bool:
     """Whether a reader or writer of ``version`` declares ``member`` (at any level); for a
     version with no schema here (a later one), whether the newest schema added it by then."""
-    registry = registry or wire.default_registry()
     if version in registry.known_versions(document):
         return any(m.name == member for m in registry.wire_model(document, version).members())
     key = version_key(version)
@@ -121,17 +119,16 @@ def knows(version: str, member: str, document: str = "rendezvous", registry: Reg
 
 
 def resolved(version: str | None, registry: Registry | None) -> tuple[str, Registry]:
-    """``version`` checked in ``registry`` (:func:`check_version`), and the registry itself: an
-    entry point of the codec resolves the default registry once, not once per helper it calls
-    (a small blob's read asked for it eight times, a fifth of the read)."""
-    registry = registry or wire.default_registry()
-    return check_version(version, registry=registry), registry
+    """``version`` checked in ``registry`` (:func:`check_version`), and the registry itself: the
+    one place a public entry point of the codec, given no registry, builds the default one
+    (once per call, handed to every helper below it)."""
+    registry = wire.registry_or_default(registry)
+    return check_version(registry, version), registry
 
 
-def check_version(version: str | None, document: str = "rendezvous", registry: Registry | None = None) -> str:
+def check_version(registry: Registry, version: str | None, document: str = "rendezvous") -> str:
     """``version`` if it is released or a candidate in ``registry`` (``None``: its newest
     released); ValueError naming the known ones."""
-    registry = registry or wire.default_registry()
     if version is None:
         return latest(registry)
     known = registry.known_versions(document)

@@ -8,11 +8,11 @@ import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from refitwire import wire
+from pydantic import BaseModel
 from refitwire._errors import Violation
-from refitwire._models import PublishedShard, PublishedTensor, TableClasses, classes_of, table_levels
+from refitwire._models import TableClasses, classes_of, table_levels
 from refitwire._nested import (
     as_builtins,
     as_models,
@@ -22,6 +22,9 @@ from refitwire._nested import (
 )
 from refitwire._spec import dtype_sizes
 from refitwire.wire import Member, Registry, WireModel, pointer
+
+if TYPE_CHECKING:
+    from refitwire._models import PublishedTensor
 
 __all__ = ["TableShape", "table_rules", "table_shape"]
 
@@ -46,7 +49,7 @@ def _slot_setter(name: str) -> Any:
     Calling it fills a model's slot exactly as ``model_construct`` does, at half the cost
     of ``object.__setattr__`` with the name (which is looked up again on every call).
     """
-    owner = next(k for k in PublishedShard.__mro__ if name in vars(k))
+    owner = next(k for k in BaseModel.__mro__ if name in vars(k))
     return vars(owner)[name].__set__
 
 
@@ -95,9 +98,9 @@ _TENSOR_RULED = ("name", "dtype", "elsize", "full_shape", "shards")
 _SHARD_RULED = ("agent_name", "device_id", "addr", "shard_offset", "shape")
 
 
-def table_shape(document: str, version: str, registry: Registry | None = None) -> TableShape:
+def table_shape(document: str, version: str, registry: Registry) -> TableShape:
     """The shape of ``document`` at ``version`` in ``registry`` (default: the default registry)."""
-    return _table_shape(document, version, registry or wire.default_registry())
+    return _table_shape(document, version, registry)
 
 
 @functools.cache

@@ -20,7 +20,6 @@ import re
 from typing import Annotated, Any, Literal, Optional
 
 import msgspec
-from refitwire import wire
 from refitwire._spec import blob_limit
 from refitwire.wire import Registry, WireModel
 
@@ -185,17 +184,17 @@ def _compiled(model: WireModel) -> _Compiled | None:
         return None  # msgspec refused a type built from it: the exact path reads everything
 
 
-def typed_read(blob: Any, kind: str, version: str, registry: Registry | None = None) -> Any:
+def typed_read(blob: Any, kind: str, version: str, registry: Registry) -> Any:
     """The blob as compiled-schema Structs when the fast path can vouch for it, else ``None``.
 
     ``None`` says nothing about validity: the exact path decides. The fast path only takes
     ASCII blobs within the size limit (what the reference writer emits), so every
     encoding rule holds when it answers.
     """
-    compiled = _compiled(wire.wire_model(kind, version, registry))
+    compiled = _compiled(registry.wire_model(kind, version))
     if (
         type(blob) is not bytes
-        or len(blob) > blob_limit(version, registry)
+        or len(blob) > blob_limit(registry, version)
         or compiled is None
         or not blob.isascii()
     ):

@@ -22,17 +22,20 @@ import gc
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import orjson
 from refitwire import wire
 from refitwire._errors import InvalidBlob, Violation
-from refitwire._models import PublishedTensor, as_model, table_levels
+from refitwire._models import as_model, table_levels
 from refitwire._nested import member_literals
 from refitwire._registry import model_validator
 from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit, latest
 from refitwire._table import TableShape, table_rules, table_shape
+
+if TYPE_CHECKING:
+    from refitwire._models import PublishedTensor
 from refitwire._typed import typed_read
 from refitwire.wire import Registry, WireModel, pointer
 
@@ -69,13 +72,13 @@ def no_gc() -> Iterator[None]:
 
 
 def parse(
-    blob: bytes | bytearray | memoryview, version: str | None = None, registry: Registry | None = None
+    blob: bytes | bytearray | memoryview, version: str | None = None, *, registry: Registry
 ) -> dict[str, Any]:
     """Decode the bytes of one blob into its top-level object (rules BLOB_SIZE, UTF8, JSON, OBJECT),
     within the size limit of ``version`` (default: the newest released) in ``registry``."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise InvalidBlob.single("TYPE", "", type(blob).__name__, "a blob is bytes")
-    limit = blob_limit(version, registry)
+    limit = blob_limit(registry, version)
     if len(blob) > limit:
         raise InvalidBlob.single("BLOB_SIZE", "", len(blob), f"blob is larger than the {limit}-byte limit")
     data = bytes(blob)
@@ -88,7 +91,7 @@ def parse(
         raise InvalidBlob.single(rule, "", data[max(0, exc.pos - 10) : exc.pos + 10], exc.msg) from None
     if not isinstance(document, dict):
         raise InvalidBlob.single("OBJECT", "", type(document).__name__, "the top level must be a JSON object")
-    if _rounding_matters(version, registry) and _LONG_INTEGER.search(data):
+    if _rounding_matters_in(registry, version) and _LONG_INTEGER.search(data):
         # orjson reads an integer past [-2^63, 2^64) as a double, msgspec exactly (READ_EXACT_INTEGERS);
         # the same text, so the same document otherwise. Only asked where the schema has an integer
         # a rounded value would not break (released ones bound every integer inside the range).
@@ -99,10 +102,6 @@ def parse(
 
 #: A number of 19 digits or more: every integer past [-2^63, 2^64) (2^63 has 19).
 _LONG_INTEGER = re.compile(rb"[:\[,]\s*-?[0-9]{19}")
-
-
-def _rounding_matters(version: str | None, registry: Registry | None) -> bool:
-    return _rounding_matters_in(registry or wire.default_registry(), version)
 
 
 @functools.lru_cache(maxsize=64)
@@ -124,9 +123,7 @@ def is_utf8(data: bytes) -> bool:
 # -- the engine ------------------------------------------------------------------------------
 
 
-def iter_violations(
-    document: Any, kind: str, version: str, registry: Registry | None = None
-) -> Iterator[Violation]:
+def iter_violations(document: Any, kind: str, version: str, registry: Registry) -> Iterator[Violation]:
     """Every rule ``document`` breaks as a ``kind`` document of spec ``version``, lazily.
 
     The order is the order of evaluation (the schema's, then the table's); sort with
@@ -136,23 +133,25 @@ def iter_violations(
     return _violations(document, kind, version, None, registry)
 
 
-def is_valid(document: Any, kind: str, version: str, registry: Registry | None = None) -> bool:
+def is_valid(document: Any, kind: str, version: str, registry: Registry) -> bool:
     """Whether ``document`` breaks no rule; stops at the first violation."""
     return next(iter_violations(document, kind, version, registry), None) is None
 
 
 def violations(document: Any, kind: str, version: str, registry: Registry | None = None) -> list[Violation]:
     """Every rule ``document`` breaks, in document order (see :func:`in_document_order`)."""
-    return in_document_order(document, iter_violations(document, kind, version, registry))
+    return in_document_order(
+        document, iter_violations(document, kind, version, wire.registry_or_default(registry))
+    )
 
 
-def check(document: Any, kind: str, version: str, registry: Registry | None = None) -> None:
+def check(document: Any, kind: str, version: str, registry: Registry) -> None:
     """Raise InvalidBlob, with every violation in document order, unless ``document`` is valid."""
     checked_table(document, kind, version, build=False, registry=registry)
 
 
 def checked_table(
-    document: Any, kind: str, version: str, *, build: bool = True, registry: Registry | None = None
+    document: Any, kind: str, version: str, *, build: bool = True, registry: Registry
 ) -> list[PublishedTensor]:
     """Check ``document`` like :func:`check`; with ``build``, also return its table as models.
 
@@ -169,7 +168,7 @@ def checked_table(
 
 
 def table_models(
-    entries: Sequence[Any], version: str, *, typed: bool, registry: Registry | None = None
+    entries: Sequence[Any], version: str, *, typed: bool, registry: Registry
 ) -> list[PublishedTensor]:
     """Models of already-checked table entries (as :class:`Read` gives them), filled by the checking pass."""
     out: list[PublishedTensor] = []
@@ -202,7 +201,7 @@ class Read(NamedTuple):
     typed: bool  # the entries are the fast path's Structs, not parsed dicts
 
 
-def read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry | None = None) -> Read:
+def read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry) -> Read:
     """Parse and check one blob: through the compiled schema when it can vouch for the blob
     (:func:`fast_read`), else parsed as JSON and run through the engine, which names every rule.
 
@@ -211,14 +210,12 @@ def read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry 
     fast = fast_read(blob, kind, version, build=build, registry=registry)
     if fast is not None:
         return fast
-    document = parse(blob, version, registry)
+    document = parse(blob, version, registry=registry)
     tensors = checked_table(document, kind, version, build=build, registry=registry)
     return Read(document, document["tensors"], tensors, False)
 
 
-def fast_read(
-    blob: Any, kind: str, version: str, *, build: bool, registry: Registry | None = None
-) -> Read | None:
+def fast_read(blob: Any, kind: str, version: str, *, build: bool, registry: Registry) -> Read | None:
     """The blob read through the compiled schema (``_typed``) and the table pass, or ``None``
     when that path cannot vouch for it (which says nothing about validity)."""
     typed = typed_read(blob, kind, version, registry)
@@ -236,9 +233,8 @@ def fast_read(
 
 
 def _violations(
-    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry | None
+    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry
 ) -> Iterator[Violation]:
-    registry = registry or wire.default_registry()  # once for every rule below
     sound = True
     for violation in _schema_violations(document, kind, version, registry):
         sound = False
@@ -248,7 +244,7 @@ def _violations(
 
 
 def semantic_violations(
-    document: Any, version: str, kind: str = "rendezvous", registry: Registry | None = None
+    document: Any, version: str, kind: str = "rendezvous", *, registry: Registry
 ) -> list[Violation]:
     """The rules beyond the schema (INTEGER_LITERAL, base64 pad bits, section 2.3), in document
     order, for a document the schema of ``version`` already accepts."""
@@ -256,18 +252,16 @@ def semantic_violations(
 
 
 def _semantic_violations(
-    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry | None
+    document: Any, kind: str, version: str, out: list[PublishedTensor] | None, registry: Registry
 ) -> Iterator[Violation]:
     yield from top_level_violations(document, kind, version, registry)
     shape = table_shape(kind, version, registry)
-    table = table_levels(wire.wire_model(kind, version, registry))[0][0]
+    table = table_levels(registry.wire_model(kind, version))[0][0]
     yield from _table_rules(document[table] if shape.ruled else document.get(table) or [], shape, out)
 
 
-def _schema_violations(
-    document: Any, kind: str, version: str, registry: Registry | None
-) -> Iterator[Violation]:
-    model = wire.wire_model(kind, version, registry)
+def _schema_violations(document: Any, kind: str, version: str, registry: Registry) -> Iterator[Violation]:
+    model = registry.wire_model(kind, version)
     validator = model_validator(model)
     try:
         if validator.is_valid(document):
@@ -290,13 +284,13 @@ def schema_errors(errors: Iterable[Any], model: WireModel) -> Iterator[Violation
 
 
 def top_level_violations(
-    members: Mapping[str, Any], kind: str, version: str, registry: Registry | None = None
+    members: Mapping[str, Any], kind: str, version: str, registry: Registry
 ) -> Iterator[Violation]:
-    top = wire.wire_model(kind, version, registry).top  # unknown members are never checked
+    top = registry.wire_model(kind, version).top  # unknown members are never checked
     encoded = members.get("agent_meta_b64")
     if "agent_meta_b64" in top and isinstance(encoded, str) and not canonical_base64(encoded):
         yield Violation("AGENT_META_BASE64", "/agent_meta_b64", encoded, "pad bits are not zero")
-    model = wire.wire_model(kind, version, registry)
+    model = registry.wire_model(kind, version)
     table = table_levels(model)[0]
     yield from member_literals(members, [m for m in top.members if m.child != table], model, ())
 
@@ -362,14 +356,14 @@ def _position(document: Any, at: str) -> tuple[int, ...]:
 
 
 def writer_violations(
-    document: dict[str, Any], version: str, model: WireModel | None = None, registry: Registry | None = None
+    document: dict[str, Any], version: str, model: WireModel | None = None, *, registry: Registry
 ) -> list[Violation]:
     """What a conforming writer of ``version`` must not emit, beyond an invalid blob:
     ``null`` for an absent optional (WRITE_OMIT_ABSENT), members it does not know
     (WRITE_KNOWN_MEMBERS), at every level of the wire, and a missing or ``null`` endpoint
     (WRITE_ENDPOINT: always written, ``""`` when there is none). ``document`` must already be a
     valid blob; ``model`` is the version's (default: the one ``registry`` holds). In document order."""
-    model = model or wire.wire_model("rendezvous", version, registry)
+    model = model or registry.wire_model("rendezvous", version)
     found: list[Violation] = []
     if EMPTY_WHEN_ABSENT in model.top and document.get(EMPTY_WHEN_ABSENT) is None:
         # Not WRITE_OMIT_ABSENT: this optional is never omitted, "" stands for none. Left out, it

@@ -14,6 +14,7 @@ from refitwire._decoded import decoded_members
 from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
+from refitwire._models import TableClasses, classes_of
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
 from refitwire._spec import (
     EMPTY_WHEN_ABSENT,
@@ -40,7 +41,7 @@ from refitwire._validate import (
 )
 
 __all__ = [
-    # what the spec says, per registry (default: the default registry)
+    # what the spec says, per registry (every one takes the registry it reads)
     "EMPTY_WHEN_ABSENT", "added_in", "blob_limit", "check_version", "dtype_sizes", "knows", "latest", "version_key",
     "wire_schema_id",
     # SPEC.md's rule tables, read from it
@@ -52,7 +53,7 @@ __all__ = [
     "writer_violations",
     # the codec's building blocks
     "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "slice_digests", "decoded_members", "no_gc", "rendezvous_document",
-    "typed_read",
+    "typed_read", "TableClasses", "classes_of",
     # the one driver of a JSON-lines child process
     "REPLY_FD", "LineProcess", "LinesError", "NoReply", "ProcessExited", "ReplyTooLong",
 ]  # fmt: skip

@@ -126,7 +126,7 @@ def full_payload(version: str) -> tuple[Any, dict[str, Any]]:
     from refitwire import wire
     from refitwire.compat._cases import member_values
 
-    model = wire.wire_model("rendezvous", version)
+    model = wire.default_registry().wire_model("rendezvous", version)
 
     def build(level: tuple[str, ...]) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from refitwire import PublishedTensor, from_decoded
+from refitwire import PublishedTensor, from_decoded, wire
 from refitwire.compat._cases import decoded_payloads, decoded_tensors
 
-tensors = decoded_tensors().map(PublishedTensor.model_validate)
+tensors = decoded_tensors(wire.default_registry()).map(PublishedTensor.model_validate)
 
 
 def _wrap_arguments(decoded: dict) -> dict:  # type: ignore[type-arg]
@@ -20,4 +20,4 @@ def _wrap_arguments(decoded: dict) -> dict:  # type: ignore[type-arg]
     }
 
 
-payloads = decoded_payloads.map(_wrap_arguments)
+payloads = decoded_payloads(wire.default_registry()).map(_wrap_arguments)

@@ -15,6 +15,7 @@ from refitwire import (
     encode_shard_table,
     merge_shard_tables,
     unwrap_rendezvous_blob,
+    wire,
     wrap_rendezvous_blob,
 )
 
@@ -64,12 +65,18 @@ def test_count_only_read_answers_from_the_envelope_alone() -> None:
     broken_entry = blob.replace(b'"dtype": "torch.bfloat16"', b'"dtype": "not-a-dtype"')
     assert broken_entry != blob
     for good in (blob, broken_entry):
-        members, count = quorum_envelope(good, "1.2.0") or ({}, 0)
+        members, count = quorum_envelope(good, "1.2.0", wire.default_registry()) or ({}, 0)
         assert (members.get("publisher_step"), members.get("agent_name"), count) == (7, "r0", 1)
-    assert "publisher_step" not in (quorum_envelope(blob, "1.0.0") or ({}, 0))[0]  # a 1.0.0 reader ignores it
+    assert (
+        "publisher_step" not in (quorum_envelope(blob, "1.0.0", wire.default_registry()) or ({}, 0))[0]
+    )  # a 1.0.0 reader ignores it
     for bad in (b"-1", b"7.0", b'"7"'):
         assert (
-            quorum_envelope(blob.replace(b'"publisher_step": 7', b'"publisher_step": ' + bad), "1.2.0")
+            quorum_envelope(
+                blob.replace(b'"publisher_step": 7', b'"publisher_step": ' + bad),
+                "1.2.0",
+                wire.default_registry(),
+            )
             is None
         )
 

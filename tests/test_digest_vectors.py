@@ -16,7 +16,7 @@ import jsonschema
 import numpy as np
 import pytest
 from _support import VECTORS
-from refitwire import tensor_digest
+from refitwire import tensor_digest, wire
 from refitwire._spec import dtype_sizes
 from refitwire.compat._digest import tensor_bytes
 from refitwire.compat.upstream import envs
@@ -29,7 +29,7 @@ ROW = 4096
 
 def box_bytes(v: dict[str, Any]) -> bytes:
     """The bytes the digest is of: the box, row-major (written here from SPEC.md section 4)."""
-    size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
+    size = dtype_sizes(wire.default_registry())[v["dtype"].removeprefix("torch.")]
     full = np.frombuffer(tensor_bytes(v), dtype=np.dtype(f"V{size}")).reshape(v["shape"])
     if "box" in v:
         box = v["box"]
@@ -54,7 +54,7 @@ def test_ids_are_unique_and_derived_from_content() -> None:
 
 def test_each_input_fills_its_shape_and_its_box_fits() -> None:
     for v in CASES:
-        size = dtype_sizes()[v["dtype"].removeprefix("torch.")]
+        size = dtype_sizes(wire.default_registry())[v["dtype"].removeprefix("torch.")]
         assert len(tensor_bytes(v)) == size * int(np.prod(v["shape"], dtype=np.int64)), v["id"]
         if "box" in v:
             box = v["box"]
@@ -64,7 +64,7 @@ def test_each_input_fills_its_shape_and_its_box_fits() -> None:
 
 def test_every_dtype_label_of_the_spec_is_covered_with_and_without_its_prefix() -> None:
     labels = {v["dtype"] for v in CASES}
-    assert {label.removeprefix("torch.") for label in labels} >= set(dtype_sizes())
+    assert {label.removeprefix("torch.") for label in labels} >= set(dtype_sizes(wire.default_registry()))
     assert any(x.startswith("torch.") for x in labels) and any(not x.startswith("torch.") for x in labels)
 
 
@@ -119,7 +119,7 @@ def test_a_digest_case_can_be_rerun_alone() -> None:
     from refitwire.compat._run import Plan
 
     v = CASES[0]
-    plan = Plan([], examples=0)
+    plan = Plan(registry=wire.default_registry(), participants=[], examples=0)
     assert _rerun.known(plan, f"digest:{v['id']}") and not _rerun.known(plan, "digest:d-000000000000")
     lines = list(_rerun.describe(plan, [], f"digest:{v['id']}"))
     assert lines[0] == f"case digest:{v['id']}: {v['description']} (SPEC.md section 4)"

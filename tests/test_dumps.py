@@ -9,7 +9,7 @@ from refitwire._dumps import _pinned_safe
 
 
 def test_the_released_patterns_pin_their_members_to_safe_text() -> None:
-    patterns = {m.pattern for m in wire.newest_model().members() if m.pattern is not None}
+    patterns = {m.pattern for m in wire.default_registry().newest_model().members() if m.pattern is not None}
     assert patterns and all(map(_pinned_safe, patterns)), patterns
 
 

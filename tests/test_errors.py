@@ -20,6 +20,7 @@ from refitwire import (
     from_decoded,
     merge_shard_tables,
     unwrap_rendezvous_blob,
+    wire,
     wrap_rendezvous_blob,
 )
 from refitwire._spec import blob_limit
@@ -51,7 +52,7 @@ def test_all_violations_are_kept_in_document_order() -> None:
 
 def test_a_blob_over_the_size_limit_is_refused_before_parsing() -> None:
     with pytest.raises(InvalidBlob, match=r"BLOB_SIZE"):
-        unwrap_rendezvous_blob(b" " * (blob_limit() + 1))
+        unwrap_rendezvous_blob(b" " * (blob_limit(wire.default_registry()) + 1))
 
 
 @pytest.mark.parametrize("blob", ["not bytes", None, 12, ["a"]])

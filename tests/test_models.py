@@ -17,6 +17,7 @@ from refitwire import (
     released_versions,
     to_decoded,
     unwrap_rendezvous_blob,
+    wire,
     wrap_rendezvous_blob,
 )
 from refitwire import (
@@ -60,7 +61,7 @@ def test_every_model_dumps_to_a_schema_valid_tensor(tensor: PublishedTensor) -> 
     dumped = json.loads(tensor.model_dump_json(exclude_none=True))
     document = {"schema": LATEST_SCHEMA["properties"]["schema"]["const"], "agent_name": "",
                 "agent_meta_b64": "", "tensors": [dumped]}  # fmt: skip
-    assert fast_validator("rendezvous", released_versions()[-1]).is_valid(document)
+    assert fast_validator("rendezvous", released_versions()[-1], wire.default_registry()).is_valid(document)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_the_model_rejects_what_the_schema_rejects(member: str, bad: Any) -> Non
         "agent_meta_b64": "",
         "tensors": [{"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1], "shards": [shard]}],
     }
-    assert not fast_validator("rendezvous", "1.2.0").is_valid(document)
+    assert not fast_validator("rendezvous", "1.2.0", wire.default_registry()).is_valid(document)
     with pytest.raises(ValueError):
         PublishedShard.model_validate(shard)
 
@@ -95,10 +96,12 @@ def test_a_blob_round_trips_at_every_version(version: str, payload: dict[str, An
     read = unwrap_rendezvous_blob(blob, spec_version=version)
     assert read.agent_metadata == payload["agent_metadata"]
     assert read[1:3] == (payload["agent_name"], payload["metadata_endpoint"])
-    expected_step = payload["publisher_step"] if knows(version, "publisher_step") else None
+    expected_step = (
+        payload["publisher_step"] if knows(wire.default_registry(), version, "publisher_step") else None
+    )
     assert read.publisher_step == expected_step
     for got, sent in zip(read.tensors, payload["tensors"], strict=True):
-        keep_digest = knows(version, "digest")
+        keep_digest = knows(wire.default_registry(), version, "digest")
         assert got == sent.model_copy(update={"shards": tuple(
             s if keep_digest else s.model_copy(update={"digest": None}) for s in sent.shards
         )})  # fmt: skip
@@ -113,8 +116,8 @@ def test_any_reader_reads_any_writer_and_sees_only_what_both_know(
 ) -> None:
     blob = wrap_rendezvous_blob(**payload, spec_version=writer)
     both = min(reader, writer, key=version_key)
-    step = payload["publisher_step"] if knows(both, "publisher_step") else None
-    digests = knows(both, "digest")
+    step = payload["publisher_step"] if knows(wire.default_registry(), both, "publisher_step") else None
+    digests = knows(wire.default_registry(), both, "digest")
     sent = RendezvousPayload(
         payload["agent_metadata"], payload["agent_name"], payload["metadata_endpoint"],
         [t.model_copy(update={"shards": tuple(s if digests else s.model_copy(update={"digest": None}) for s in t.shards)})

@@ -10,13 +10,15 @@ from typing import Any
 
 import jsonschema
 import pytest
-from refitwire import InvalidBlob, released_versions, unwrap_rendezvous_blob, wire_schema_id
+from refitwire import InvalidBlob, released_versions, unwrap_rendezvous_blob, wire, wire_schema_id
 from refitwire import schema_document as schema
 from refitwire._registry import released, schema_bytes
 from refitwire._spec import added_in, knows, version_key
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
-ENTRIES = [(doc, e) for doc, entries in released()["documents"].items() for e in entries]
+ENTRIES = [
+    (doc, e) for doc, entries in released(wire.default_registry())["documents"].items() for e in entries
+]
 
 #: The sha256 of every released schema file, pinned here and not read from the tree, so a
 #: change to a released file fails even when schema/index.json is edited to match. A new
@@ -35,7 +37,7 @@ RELEASED = {
 def test_a_released_file_never_changes(path: str) -> None:
     assert hashlib.sha256((SCHEMA_DIR / path).read_bytes()).hexdigest() == RELEASED[path], path
     # and the installed package data is the same file, not a copy that drifted
-    assert schema_bytes(path) == (SCHEMA_DIR / path).read_bytes()
+    assert schema_bytes(path, wire.default_registry()) == (SCHEMA_DIR / path).read_bytes()
 
 
 def test_the_index_records_the_pinned_hashes() -> None:
@@ -86,13 +88,17 @@ def test_the_index_lists_every_schema_file_on_disk() -> None:
         for p in (SCHEMA_DIR / d).glob("*.json")
     }
     assert listed == on_disk
-    assert json.loads(schema_bytes("index.json"))["latest"] == released_versions()[-1]
+    assert (
+        json.loads(schema_bytes("index.json", wire.default_registry()))["latest"] == released_versions()[-1]
+    )
 
 
 def test_versions_compare_as_numbers_not_strings() -> None:
     assert version_key("1.10.0") > version_key("1.9.0") and "1.10.0" < "1.9.0"
     assert list(released_versions()) == sorted(released_versions(), key=version_key)
-    assert knows("1.10.0", "digest") and knows("1.10.0", "publisher_step")
+    assert knows(wire.default_registry(), "1.10.0", "digest") and knows(
+        wire.default_registry(), "1.10.0", "publisher_step"
+    )
     with pytest.raises(ValueError, match="not a spec version"):
         version_key("1.x")
 
@@ -103,7 +109,7 @@ def test_added_in_is_what_the_latest_schemas_annotate() -> None:
         for path, member in _members(schema(document, released_versions()[-1])):
             if member["x-added-in"] != released_versions()[0]:
                 annotated[path.rsplit("/", 1)[1]] = member["x-added-in"]
-    assert added_in() == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
+    assert added_in(wire.default_registry()) == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
 
 
 def test_a_caller_changing_a_schema_document_does_not_change_the_reader() -> None:

@@ -41,8 +41,10 @@ def test_the_reader_follows_the_spec_md_of_its_registry(tmp_path: Path) -> None:
     """ELSIZE_DTYPE and BLOB_SIZE read from the given registry's SPEC.md, on every path of the
     reader (the typed fast path, the exact engine, the quorum read), not the package's."""
     proposed = wire.Registry.from_folder(_folder(tmp_path))
-    assert dtype_sizes(proposed)[NEW_DTYPE] == NEW_SIZE and NEW_DTYPE not in dtype_sizes()
-    assert blob_limit(registry=proposed) == SMALL_LIMIT < blob_limit()
+    assert dtype_sizes(proposed)[NEW_DTYPE] == NEW_SIZE and NEW_DTYPE not in dtype_sizes(
+        wire.default_registry()
+    )
+    assert blob_limit(proposed) == SMALL_LIMIT < blob_limit(wire.default_registry())
 
     unknown_here = _blob(f"torch.{NEW_DTYPE}", 2)  # an unknown dtype: its elsize is authoritative
     unwrap_rendezvous_blob(unknown_here)
@@ -51,7 +53,7 @@ def test_the_reader_follows_the_spec_md_of_its_registry(tmp_path: Path) -> None:
     assert [(v.rule, v.pointer) for v in wrong_size.value.violations] == [
         ("ELSIZE_DTYPE", "/tensors/0/elsize")
     ]
-    document = refitwire.engine.parse(unknown_here)
+    document = refitwire.engine.parse(unknown_here, registry=proposed)
     assert [v.rule for v in refitwire.violations(document, "rendezvous", latest(), proposed)] == [
         "ELSIZE_DTYPE"
     ]
@@ -75,9 +77,12 @@ def test_the_default_registry_is_what_the_variable_names_when_asked(
     package, large = wire.default_registry(), _blob("torch.float32", 4, tensors=40)
     monkeypatch.setenv(wire.ENV_VAR, str(folder))
     assert wire.default_registry().folder == folder.resolve()
-    assert blob_limit() == SMALL_LIMIT and dtype_sizes()[NEW_DTYPE] == NEW_SIZE
+    assert (
+        blob_limit(wire.default_registry()) == SMALL_LIMIT
+        and dtype_sizes(wire.default_registry())[NEW_DTYPE] == NEW_SIZE
+    )
     with pytest.raises(InvalidBlob, match="BLOB_SIZE"):
         unwrap_rendezvous_blob(large)
     monkeypatch.delenv(wire.ENV_VAR)
     assert wire.default_registry() is package  # one registry per folder, built once
-    assert NEW_DTYPE not in dtype_sizes()
+    assert NEW_DTYPE not in dtype_sizes(wire.default_registry())

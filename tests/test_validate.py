@@ -23,6 +23,7 @@ from refitwire import (
     released_versions,
     to_decoded,
     unwrap_rendezvous_blob,
+    wire,
     wrap_rendezvous_blob,
 )
 from refitwire._validate import is_valid, iter_violations, parse, violations
@@ -41,15 +42,17 @@ def fast_read(blob: bytes, kind: str, version: str) -> list[PublishedTensor]:
 def assert_agree(blob: bytes, kind: str, version: str) -> None:
     """The fast read accepts exactly when the exact listing is empty, and raises exactly that listing."""
     try:
-        document = parse(blob)
+        document = parse(blob, registry=wire.default_registry())
     except InvalidBlob as exc:
         with pytest.raises(InvalidBlob) as caught:
             fast_read(blob, kind, version)
         assert caught.value.violations == exc.violations
         return
     exact = violations(document, kind, version)
-    assert is_valid(document, kind, version) is (not exact)
-    assert sorted(map(repr, iter_violations(document, kind, version))) == sorted(map(repr, exact))
+    assert is_valid(document, kind, version, wire.default_registry()) is (not exact)
+    assert sorted(map(repr, iter_violations(document, kind, version, wire.default_registry()))) == sorted(
+        map(repr, exact)
+    )
     try:
         tensors = fast_read(blob, kind, version)
     except InvalidBlob as exc:
@@ -127,7 +130,7 @@ def _mutate(document: Any, data: st.DataObject) -> Any:
 
 
 VALID_DOCUMENTS = [
-    parse(blob_of(v))
+    parse(blob_of(v), registry=wire.default_registry())
     for v in VECTORS
     if all(o["valid"] for o in v["expect"].values()) and b"tensors" in blob_of(v)
 ]
@@ -232,7 +235,9 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
     document = _blob([{**_tensor([1]), "shards": [shard]}])
     blob = json.dumps(document).encode()
     for version in released_versions():
-        assert fast_read(blob, "rendezvous", version, build=True) is not None  # the agreement tests bite
+        assert (
+            fast_read(blob, "rendezvous", version, build=True, registry=wire.default_registry()) is not None
+        )  # the agreement tests bite
     deferred = [
         json.dumps({**document, "x_unknown": 1}).encode(),  # unknown members: the exact path ignores them
         json.dumps({**document, "agent_name": "é"}, ensure_ascii=False).encode(),  # not ASCII
@@ -244,7 +249,12 @@ def test_the_fast_path_takes_what_the_writer_writes_and_defers_the_rest() -> Non
         blob.replace(b'"shape": [1]', b'"shape": [2]'),  # a table rule
     ]
     for other in deferred:
-        assert fast_read(other, "rendezvous", released_versions()[-1], build=True) is None, other
+        assert (
+            fast_read(
+                other, "rendezvous", released_versions()[-1], build=True, registry=wire.default_registry()
+            )
+            is None
+        ), other
     assert unwrap_rendezvous_blob(deferred[0]).tensors == unwrap_rendezvous_blob(blob).tensors
 
 
@@ -267,9 +277,9 @@ def test_a_writer_that_leaves_the_endpoint_out_is_told_so_not_that_it_wrote_null
 
     document = json.loads(wrap_rendezvous_blob(b"meta", "a", "", []))
     del document["metadata_endpoint"]
-    (left_out,) = writer_violations(document, "1.2.0")
+    (left_out,) = writer_violations(document, "1.2.0", registry=wire.default_registry())
     assert (left_out.rule, left_out.pointer, left_out.value) == ("WRITE_ENDPOINT", "", document)
     assert "'metadata_endpoint' left out" in left_out.detail
     document["metadata_endpoint"] = None
-    (null,) = writer_violations(document, "1.2.0")
+    (null,) = writer_violations(document, "1.2.0", registry=wire.default_registry())
     assert (null.rule, null.pointer, null.value) == ("WRITE_ENDPOINT", "/metadata_endpoint", None)

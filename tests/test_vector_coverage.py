@@ -141,7 +141,7 @@ def test_every_member_inside_the_table_is_broken_in_a_later_object() -> None:
     from _support import load_vectors
     from refitwire import wire
 
-    model = wire.newest_model()
+    model = wire.default_registry().newest_model()
     tensors = model.table_at()
     shards = model.table_at(*tensors)
     later = {
@@ -166,7 +166,7 @@ def test_every_declared_name_is_matched_exactly_as_json_reads_it() -> None:
 
     named = [v for v in load_vectors() if "names" in v["tags"]]
     assert named and all(e["valid"] for v in named for e in v["expect"].values())
-    model = wire.newest_model()
+    model = wire.default_registry().newest_model()
     for level, members in model.levels.items():
         where = wire.pointer(*level) or "the top level"
         phrases = (f"unknown in {where}, with", f"names of {where} in another case")

@@ -29,7 +29,9 @@ def test_a_place_is_a_pointer_with_every_index_starred() -> None:
 
     assert general_pointer("/tensors/3/shards/10/a~1b") == "/tensors/*/shards/*/a~1b"
     assert general_pointer("") == ""
-    shard = wire.wire_model("rendezvous", released_versions()[-1]).level("tensors", "shards")
+    shard = (
+        wire.default_registry().wire_model("rendezvous", released_versions()[-1]).level("tensors", "shards")
+    )
     assert shard["addr"].place == "/tensors/*/shards/*/addr"
 
 
@@ -82,7 +84,7 @@ def test_the_model_reads_the_schema_not_its_layout(version: str) -> None:
 
 
 def test_the_model_of_the_latest_release() -> None:
-    model = wire.wire_model("rendezvous", released_versions()[-1])
+    model = wire.default_registry().wire_model("rendezvous", released_versions()[-1])
     assert list(model.levels) == [(), ("tensors",), ("tensors", "shards")]
     assert model.top.names[0] == "schema" and model.wire_id == "mx.reshard.shard_table.v1"
     step = model.top["publisher_step"]
@@ -97,7 +99,7 @@ def test_the_model_of_the_latest_release() -> None:
     assert model.rule_at("minimum", ("tensors", 3, "shards", 0, "shape", 1)) == "SIZE_RANGE"
     assert model.rule_at("type", ("tensors", 3, "shards", 0, "addr")) == "TYPE"
     assert model.rule_at("const", ("schema",)) == "SCHEMA_ID"
-    assert not wire.wire_model("rendezvous", "1.0.0").knows("digest", "tensors", "shards")
+    assert not wire.default_registry().wire_model("rendezvous", "1.0.0").knows("digest", "tensors", "shards")
 
 
 def test_a_value_of_no_type_an_enum_allows_is_a_type_error_at_any_depth() -> None:
@@ -126,7 +128,7 @@ def test_a_reference_that_does_not_resolve_is_an_error() -> None:
 def test_the_models_fields_are_the_schemas_members() -> None:
     """The generated models follow the newest schema, and the declarations static checkers see
     (the ``TYPE_CHECKING`` block of ``_models.py``) list exactly those fields."""
-    model = wire.newest_model()
+    model = wire.default_registry().newest_model()
     assert list(PublishedTensor.model_fields) == list(model.level("tensors").names)
     assert list(PublishedShard.model_fields) == list(model.level("tensors", "shards").names)
     tree = ast.parse((ROOT / "reference" / "_models.py").read_text(encoding="utf-8"))
@@ -137,7 +139,7 @@ def test_the_models_fields_are_the_schemas_members() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.ClassDef) and node.name in ("PublishedShard", "PublishedTensor")
     }
-    released = wire.wire_model("rendezvous", released_versions()[-1])
+    released = wire.default_registry().wire_model("rendezvous", released_versions()[-1])
     assert declared == {
         "PublishedTensor": list(released.level("tensors").names),
         "PublishedShard": list(released.level("tensors", "shards").names),
@@ -151,10 +153,10 @@ def _folder_with_a_candidate(tmp_path: Path) -> Path:
         (folder / document).mkdir(parents=True)
         for version in released_versions():
             (folder / document / f"{version}.json").write_bytes(
-                (wire.schema_root() / document / f"{version}.json").read_bytes()
+                (wire.default_registry().folder / document / f"{version}.json").read_bytes()
             )
     for name in ("index.json", "SPEC.md"):
-        (folder / name).write_bytes((wire.schema_root() / name).read_bytes())
+        (folder / name).write_bytes((wire.default_registry().folder / name).read_bytes())
     later = schema_document("rendezvous", released_versions()[-1])
     later["x-spec-version"] = "1.9.0"
     (folder / "rendezvous" / "1.9.0.json").write_text(json.dumps(later), encoding="utf-8")
@@ -165,16 +167,18 @@ def test_a_schema_file_added_after_install_is_seen(tmp_path: Path) -> None:
     """A registry reads a folder's files as they are, so a version scaffolded after an editable
     install is known without reinstalling; another folder is another registry, and the default
     one is left as it was (no cache to clear)."""
-    assert (wire.schema_root() / "index.json").is_file()
+    assert (wire.default_registry().folder / "index.json").is_file()
     registry = wire.Registry.from_folder(_folder_with_a_candidate(tmp_path))
-    assert wire.known_versions(registry=registry) == (*released_versions(), "1.9.0")
+    assert registry.known_versions() == (*released_versions(), "1.9.0")
     assert wire.released_versions(registry) == released_versions()
-    assert wire.candidate_versions(registry=registry) == ("1.9.0",)
-    assert wire.wire_model("rendezvous", "1.9.0", registry).version == "1.9.0"
-    assert wire.newest_model(registry=registry).version == "1.9.0"
-    assert wire.known_versions() == released_versions()  # the default registry never saw it
+    assert registry.candidate_versions() == ("1.9.0",)
+    assert registry.wire_model("rendezvous", "1.9.0").version == "1.9.0"
+    assert registry.newest_model().version == "1.9.0"
+    assert (
+        wire.default_registry().known_versions() == released_versions()
+    )  # the default registry never saw it
     with pytest.raises(ValueError, match=r"unknown spec version '1\.9\.0'"):
-        wire.wire_model("rendezvous", "1.9.0")
+        wire.default_registry().wire_model("rendezvous", "1.9.0")
 
 
 def test_a_candidate_is_the_registry_with_one_more_resource() -> None:

@@ -62,8 +62,8 @@ def writable() -> None:
     """Stop unless the schemas the tools read are this checkout's (they are about to write into it)."""
     from refitwire import wire
 
-    if wire.schema_root() != ROOT / "schema":
-        raise SystemExit(f"the schemas are read from {wire.schema_root()} ({wire.ENV_VAR}), not from this "
+    if wire.default_registry().folder != ROOT / "schema":
+        raise SystemExit(f"the schemas are read from {wire.default_registry().folder} ({wire.ENV_VAR}), not from this "
                          f"checkout's {ROOT / 'schema'}: unset {wire.ENV_VAR} to write into it")  # fmt: skip
 
 

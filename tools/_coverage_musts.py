@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from _vector_kit import TAG_RULES
+from refitwire import wire
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = {"SPEC": ROOT / "schema" / "SPEC.md", "IMPLEMENTERS": ROOT / "compat" / "IMPLEMENTERS.md"}
@@ -111,11 +112,11 @@ def write_cases() -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     for version in released_versions():
-        for refusal in _built_cases.refusal_cases(version):
+        for refusal in _built_cases.refusal_cases(version, wire.default_registry()):
             for rule in (refusal.rule, "WRITE_VALID"):
                 found.setdefault(rule, []).append(refusal.id)
         golden = [c for c in _cases.write_cases() if c.spec_version == version]
-        for case in golden + list(_write_unknown.unknown_member_cases(version)):
+        for case in golden + list(_write_unknown.unknown_member_cases(version, wire.default_registry())):
             for rule in _exercised(case.payload, case.may_refuse):
                 found.setdefault(rule, []).append(case.id)
     return {rule: sorted(set(ids)) for rule, ids in found.items()}

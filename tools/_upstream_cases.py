@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import _clone  # noqa: F401  (this checkout's packages first)
-from refitwire import compat
+from refitwire import compat, wire
 from refitwire.compat import _sizes
 from refitwire.compat._results import RECOMMENDED
 from refitwire.engine import blob_limit
@@ -32,10 +32,23 @@ def main(argv: list[str]) -> int:
             f"the released upstream participants are needed: {'; '.join(missing) or 'none found'}"
         )
     # One generated payload: the cross cases between the releases are not what is measured here.
-    plans = {"matrix": compat.Plan(found, seed=0, examples=1, upstream="ran", limits=False)}
-    recommended = [case.id for case in _sizes.size_cases(blob_limit()) if case.tier == RECOMMENDED]
+    plans = {
+        "matrix": compat.Plan(
+            registry=wire.default_registry(),
+            participants=found,
+            seed=0,
+            examples=1,
+            upstream="ran",
+            limits=False,
+        )
+    }
+    recommended = [
+        case.id for case in _sizes.size_cases(blob_limit(wire.default_registry())) if case.tier == RECOMMENDED
+    ]
     for n, case in enumerate(recommended):
-        plans[f"size-{n}"] = compat.Plan(found, examples=0, upstream="ran", only=case)
+        plans[f"size-{n}"] = compat.Plan(
+            registry=wire.default_registry(), participants=found, examples=0, upstream="ran", only=case
+        )
     for name, plan in plans.items():
         with (Path(argv[0]) / f"{name}.jsonl").open("w", encoding="utf-8") as stream:
             compat.run_matrix(plan, stream)

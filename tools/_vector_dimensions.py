@@ -103,7 +103,7 @@ def dtype_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every label the spec lists, with and without ``torch.``: with its element size (valid),
     and with another size (``ELSIZE_DTYPE`` at the tensor's ``elsize``)."""
     valid, invalid = [], []
-    for n, (label, size) in enumerate(sorted(dtype_sizes().items())):
+    for n, (label, size) in enumerate(sorted(dtype_sizes(wire.default_registry()).items())):
         written = f"torch.{label}" if n % 2 == 0 else label
         doc = blob_doc([tensor("w0", written, size, (8, 4), [shard(4096, (0, 0), (4, 4))])], step=7)
         valid.append(good(f"dtype {written} with elsize {size}", py_dumps(doc), ["dtype-table"]))
@@ -249,7 +249,9 @@ def _pad_bits(doc: dict[str, Any]) -> None:
 def _elsize(doc: dict[str, Any]) -> None:
     """A listed dtype with another element size (ELSIZE_DTYPE, step 4)."""
     first = doc["tensors"][0]
-    first["elsize"] = 3 if dtype_sizes()[first["dtype"].removeprefix("torch.")] != 3 else 5
+    first["elsize"] = (
+        3 if dtype_sizes(wire.default_registry())[first["dtype"].removeprefix("torch.")] != 3 else 5
+    )
 
 
 def _integers() -> Iterator[tuple[Member, tuple[str | int, ...], Any]]:

@@ -37,15 +37,21 @@ _ECMA = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern"
 
 @functools.cache
 def _checker(document: str, version: str) -> tuple[Any, wire.WireModel]:
-    model = wire.wire_model(document, version)
+    model = wire.default_registry().wire_model(document, version)
     return _ECMA(dict(model.resolved)), model
 
 
 @functools.cache
 def _before_structure() -> frozenset[str]:
     """Rules reported before the schema's (section 2.7 steps 1 and 2): encoding, the wire id."""
-    encoding = {rule.id for rule in spec_rules().rules if rule.section.startswith("2.1 ")}
-    wire_id = {m.rule for m in wire.newest_model().top.members if m.const is not wire.NO_CONST and m.rule}
+    encoding = {
+        rule.id for rule in spec_rules(wire.default_registry()).rules if rule.section.startswith("2.1 ")
+    }
+    wire_id = {
+        m.rule
+        for m in wire.default_registry().newest_model().top.members
+        if m.const is not wire.NO_CONST and m.rule
+    }
     return frozenset(encoding | wire_id)
 
 

@@ -24,7 +24,7 @@ from refitwire.wire import version_key
 
 #: Every version a vector states an expectation for: the released ones, then any candidate
 #: (a schema file the index does not list yet), so a candidate's new members get their vectors.
-VERSIONS = wire.known_versions("rendezvous")
+VERSIONS = wire.default_registry().known_versions("rendezvous")
 WIRE = wire_schema_id()
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
@@ -55,7 +55,7 @@ def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
         holder = model.at(path[:-1]) if isinstance(path[-1], int) else None  # an object of a level
         return holder is not None and holder.child is not None
 
-    return tuple(v for v in VERSIONS if declares(wire.wire_model(document, v)))
+    return tuple(v for v in VERSIONS if declares(wire.default_registry().wire_model(document, v)))
 
 
 def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
@@ -70,7 +70,7 @@ def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
             fits(item, model, m.child) for m in declared.members if m.child for item in obj.get(m.name, [])
         )
 
-    return " ".join(v for v in VERSIONS if fits(doc, wire.wire_model(document, v), ()))
+    return " ".join(v for v in VERSIONS if fits(doc, wire.default_registry().wire_model(document, v), ()))
 
 
 # -- payloads ------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
     """What a reader of ``version`` decodes from ``doc``: every member that version's model declares
     (null when absent), the constants left out, an absent or null endpoint as "" (SPEC section 6;
     ``refitwire.to_decoded``'s form, computed from the model and not by the reference reader)."""
-    return decoded_document(doc, wire.wire_model(document, version))
+    return decoded_document(doc, wire.default_registry().wire_model(document, version))
 
 
 # -- vector assembly -----------------------------------------------------------------------
@@ -229,7 +229,12 @@ def as_read_by(version: str, blob: bytes) -> bytes:
     """``blob`` with the member names ``version`` does not know, and the released upstream
     readers' version does, renamed to names nobody knows: what the upstream readers must do
     with the blob when they read it as a ``version`` reader would (ignore those members)."""
-    later = [m for m in added_in() if knows(UPSTREAM_READS, m) and not knows(version, m)]
+    later = [
+        m
+        for m in added_in(wire.default_registry())
+        if knows(wire.default_registry(), UPSTREAM_READS, m)
+        and not knows(wire.default_registry(), version, m)
+    ]
     for member in later:
         blob = re.sub(rb'"(' + re.escape(member.encode()) + rb')"(\s*:)', rb'"unknown_\1"\2', blob)
     return blob

@@ -30,7 +30,7 @@ RAW = "\u0000raw\u0000"
 
 
 def model() -> wire.WireModel:
-    return wire.newest_model(DOCUMENT)
+    return wire.default_registry().newest_model(DOCUMENT)
 
 
 def base() -> dict[str, Any]:
@@ -70,7 +70,11 @@ def place(member: Member) -> tuple[str | int, ...]:
 
 def knowing(member: Member) -> tuple[str, ...]:
     """The released versions whose schema declares ``member`` at its level."""
-    return tuple(v for v in VERSIONS if wire.wire_model(DOCUMENT, v).knows(member.name, *member.level))
+    return tuple(
+        v
+        for v in VERSIONS
+        if wire.default_registry().wire_model(DOCUMENT, v).knows(member.name, *member.level)
+    )
 
 
 def put(doc: Any, path: tuple[str | int, ...], value: Any) -> None:

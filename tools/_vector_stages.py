@@ -64,7 +64,7 @@ def first_reported(
 ) -> tuple[str, str] | None:
     """SPEC 2.7 for one object: REQUIRED (the object's pointer) first, then step 3 in document
     order, then step 4; breaks of members ``version`` does not know do not count."""
-    known = wire.wire_model("rendezvous", version).levels.get(level)
+    known = wire.default_registry().wire_model("rendezvous", version).levels.get(level)
     if known is None:  # a level a later version added: inside an unknown member, nothing is read
         return None
     if missing is not None and missing.name in known:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import _clone
+from refitwire import wire
 from refitwire._spec import dtype_sizes
 from refitwire.compat._digest import digest_request
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
@@ -90,7 +91,6 @@ def inputs() -> list[dict[str, Any]]:
         "128 rows of int32 near 2^31-1, odd row sums (S2 past 2^53, a multiple of 64: a double holds it)"
     )
     found.append(vector(described, "int32", [128, ROW // 4], row, repeat=128))
-    # Every dtype label of the table, as written on the wire (with and without torch.).
     # Each sum that can pass 2^53, odd and past it, where a double holds no integer: a sum kept in a
     # double (JavaScript's Number, a float64 accumulator) gives another digest. Over 125 rows S2 is
     # R * 7875; S1 is at most 2^41 a row, so it passes 2^53 only past 4096 rows: over 4097, S1 is
@@ -98,7 +98,8 @@ def inputs() -> list[dict[str, Any]]:
     for rows, past in ((125, "S2 odd past 2^53"), (4097, "S1 odd past 2^53, S2 past 2^64 (wraps)")):
         described = f"{rows} rows of int32 near 2^31-1, odd row sums ({past}: a double cannot hold it)"
         found.append(vector(described, "int32", [rows, ROW // 4], row, repeat=rows))
-    for i, (label, size) in enumerate(sorted(dtype_sizes().items())):
+    # Every dtype label of the table, as written on the wire (with and without torch.).
+    for i, (label, size) in enumerate(sorted(dtype_sizes(wire.default_registry()).items())):
         written = f"torch.{label}" if i % 2 == 0 else label
         data = bytes(rng.randrange(2) for _ in range(15)) if label == "bool" else rng.randbytes(15 * size)
         found.append(vector(f"every dtype: {written}, shape [3, 5]", written, [3, 5], data))

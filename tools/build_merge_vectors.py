@@ -45,11 +45,11 @@ from refitwire.engine import decoded_members, dtype_sizes, version_key
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
-MODEL = wire.newest_model()
+MODEL = wire.default_registry().newest_model()
 TENSOR, SHARD = MODEL.table_at(), MODEL.table_at(*MODEL.table_at())
 
 
-KEY, AGREED, BOX = merge_terms(MODEL)
+KEY, AGREED, BOX = merge_terms(MODEL, wire.default_registry())
 
 
 def _base() -> dict[str, Any]:
@@ -72,7 +72,7 @@ def _base() -> dict[str, Any]:
 
 def _valid(table: list[dict[str, Any]]) -> bool:
     try:
-        p = from_decoded({**base_payload(MODEL.version), TENSOR[-1]: table})
+        p = from_decoded({**base_payload(MODEL.version, wire.default_registry()), TENSOR[-1]: table})
         wrap_rendezvous_blob(*p[:4], p.publisher_step, **p.optional_members)
     except InvalidBlob:
         return False
@@ -184,7 +184,7 @@ def inputs() -> list[dict[str, Any]]:
     # Two labels SPEC.md's table gives one size still disagree (labels are compared, not sizes):
     # each label beside the next of its size, in the table's order (which lists half by float16).
     by_size: dict[int, list[str]] = {}
-    for dtype, size in dtype_sizes().items():
+    for dtype, size in dtype_sizes(wire.default_registry()).items():
         by_size.setdefault(size, []).append(dtype)
     for size, labels in by_size.items():
         for a, b in itertools.pairwise(labels):

@@ -15,7 +15,7 @@ FOLDER = Path(__file__).resolve().parents[1] / "schema" / "protocol"
 
 
 def generated() -> dict[Path, str]:
-    model = wire.wire_model("rendezvous", released_versions()[-1])
+    model = wire.default_registry().wire_model("rendezvous", released_versions()[-1])
     return {
         FOLDER / f"{name}.json": json.dumps(schema(model), indent=2) + "\n"
         for name, schema in (("decoded", decoded_schema), ("envelope", envelope_schema))

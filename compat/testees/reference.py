@@ -28,7 +28,7 @@ from refitwire import (
 from refitwire.engine import dtype_sizes, latest, no_gc
 
 
-def answer(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
+def answer(request: dict[str, Any], version: str, registry: wire.Registry) -> dict[str, Any]:
     cmd, seq = request.get("cmd"), request.get("seq")
     if cmd == "start":
         return {
@@ -55,7 +55,7 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
             }
         decoded = to_decoded(payload, version, registry)
         if cmd == "count":  # the quorum read: every member but the table, and the table's count
-            table = wire.wire_model("rendezvous", version, registry).table_at()[-1]
+            table = registry.wire_model("rendezvous", version).table_at()[-1]
             del decoded[table]
             return {"seq": seq, "envelope": decoded, "entries": payload.entry_count()}
         return {"seq": seq, "payload": decoded}
@@ -87,9 +87,9 @@ def answer(request: dict[str, Any], version: str, registry: wire.Registry | None
     return {"seq": seq, "skipped": True, "reason": f"unknown command {cmd!r}"}
 
 
-def merged(request: dict[str, Any], version: str, registry: wire.Registry | None = None) -> dict[str, Any]:
+def merged(request: dict[str, Any], version: str, registry: wire.Registry) -> dict[str, Any]:
     """The library's merge of the request's tables (decoded ``tensors`` arrays), as decoded tensors."""
-    seq, table = request.get("seq"), wire.wire_model("rendezvous", version, registry).table_at()[-1]
+    seq, table = request.get("seq"), registry.wire_model("rendezvous", version).table_at()[-1]
     envelope = {"agent_name": "", "metadata_endpoint": "", "agent_meta_b64": "", "publisher_step": None}
     try:
         payloads = [from_decoded({**envelope, table: t}, registry) for t in request["tables"]]
@@ -102,7 +102,7 @@ def merged(request: dict[str, Any], version: str, registry: wire.Registry | None
     return {"seq": seq, "merged": to_decoded(payloads[0]._replace(tensors=tensors), version, registry)[table]}
 
 
-def digest(request: dict[str, Any], registry: wire.Registry | None = None) -> str:
+def digest(request: dict[str, Any], registry: wire.Registry) -> str:
     """SPEC.md section 4's digest of the box ``request["box"]`` of the tensor in ``data_b64``
     (the dtype's element size from ``registry``'s SPEC.md)."""
     import numpy as np

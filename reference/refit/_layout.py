@@ -27,9 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from refitwire.engine import dtype_sizes
-
-from ._model import Model, Split, TensorSpec
+from ._model import Model, Split, TensorSpec, dtype_of
 
 __all__ = ["PRESETS", "LayoutError", "layout_model", "parse_bytes", "read_layout", "scale_layout", "split_of"]
 
@@ -168,8 +166,7 @@ def _dtype(source: str, name: str, dtype: object) -> str:
 
 
 def layout_bytes(entries: Sequence[Entry]) -> int:
-    sizes = dtype_sizes()
-    return sum(math.prod(shape) * sizes[dtype] for _, dtype, shape in entries)
+    return sum(math.prod(shape) * dtype_of(dtype).itemsize for _, dtype, shape in entries)
 
 
 def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
@@ -179,10 +176,12 @@ def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
 def scale_layout(entries: Sequence[Entry], nbytes: int) -> list[Entry]:
     """The smallest scaling of every dimension by one factor that holds at least ``nbytes``."""
     kinds = Counter((dtype, shape) for _, dtype, shape in entries)  # ~19,000 tensors, ~20 shapes
-    sizes = dtype_sizes()
 
     def size(factor: float) -> int:
-        return sum(n * math.prod(_scaled_shape(shape, factor)) * sizes[t] for (t, shape), n in kinds.items())
+        return sum(
+            n * math.prod(_scaled_shape(shape, factor)) * dtype_of(t).itemsize
+            for (t, shape), n in kinds.items()
+        )
 
     lo, hi = 0.0, 1.0
     while size(hi) < nbytes:

@@ -21,7 +21,6 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from refitwire.engine import dtype_sizes
 
 if TYPE_CHECKING:
     import torch
@@ -79,8 +78,9 @@ class TensorSpec:
 
     @cached_property
     def elsize(self) -> int:
-        # read once per spec: a publisher asks for it for every tensor of every step's table
-        return dtype_sizes()[self.dtype]
+        # torch's size of the buffer the refit fills (the blob's writer checks it against its
+        # registry's SPEC.md, ELSIZE_DTYPE); read once per spec: asked for every tensor of every step
+        return dtype_of(self.dtype).itemsize
 
     @property
     def nbytes(self) -> int:

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from refitwire import PublishedShard, PublishedTensor, tensor_digest
-from refitwire.engine import rendezvous_document
+from refitwire import tensor_digest, wire
+from refitwire.engine import classes_of, rendezvous_document
+from refitwire.wire import Registry
 
 from ._layout import resolve_model
 from ._model import Model, fill_truth
@@ -64,12 +65,14 @@ class Publisher:
         device: str = "cpu",
         upstream_python: str | None = None,
         progress: str = "poll",
+        registry: Registry,
     ) -> None:
         from ._nixl import Agent
 
         self.rank, self.ranks, self.model, self.store = rank, ranks, model, store
         self.key = store_key(rank)
         self.upstream_python = upstream_python
+        self.registry = registry  # where the blob's version is read: the process's one registry
         self.boxes = model.publisher_boxes(rank, ranks)
         offsets, total = {}, 0
         for name, (_, shape) in self.boxes.items():
@@ -107,7 +110,12 @@ class Publisher:
             document = json.loads(blob)
         else:
             document = rendezvous_document(
-                self.agent_metadata, self.agent.name, "", self._tensors(with_digest), stamp
+                self.agent_metadata,
+                self.agent.name,
+                "",
+                self._tensors(with_digest),
+                stamp,
+                registry=self.registry,
             )
         if inject == "corrupt":  # after digesting: the wire now disagrees with the table
             start, nbytes = self.spans[_CORRUPT_TENSOR]
@@ -135,11 +143,12 @@ class Publisher:
         fill_truth(self.model[name], step, self.boxes[name], host)
         self.shard_bytes(name).copy_(torch.from_numpy(host))
 
-    def _tensors(self, with_digest: bool) -> list[PublishedTensor]:
+    def _tensors(self, with_digest: bool) -> list[Any]:
+        classes = classes_of(self.registry)  # the registry's PublishedTensor and PublishedShard
         tensors = []
         for name in self.boxes:
             spec, (offset, shape) = self.model[name], self.boxes[name]
-            shard = PublishedShard(
+            shard = classes.shard(
                 agent_name=self.agent.name,
                 device_id=self.device_id,
                 addr=self.base + self.spans[name][0],
@@ -148,7 +157,7 @@ class Publisher:
                 digest=tensor_digest(self.shard_bytes(name)) if with_digest else None,
             )
             tensors.append(
-                PublishedTensor(
+                classes.tensor(
                     name=name,
                     dtype=f"torch.{spec.dtype}",
                     elsize=spec.elsize,
@@ -250,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         device=args.device,
         upstream_python=args.upstream_python,
         progress=args.progress,
+        registry=wire.default_registry(),
     )
     answer(out, {"hello": pub.agent.name, "key": pub.key, "pid": os.getpid(), "arena": len(pub.arena)})
 

@@ -8,10 +8,12 @@ library's user-facing API.
 Where the schemas come from: a :class:`Registry`, one immutable record of a ``schema/``
 folder's files and their compiled models, passed explicitly to whatever reads or writes at a
 version; a candidate is the same registry with one more file (:meth:`Registry.with_resource`).
-The module-level functions below read :func:`default_registry` (the package's ``schema/``
+:func:`default_registry` is the one factory of the default registry (the package's ``schema/``
 folder through its real path, so a file added to a checkout is seen without reinstalling, or
-the folder ``$REFITWIRE_SCHEMA_DIR`` names when it is set) unless they are given a
-``registry``. Nothing here is frozen at import: each call asks for the default registry again.
+the folder ``$REFITWIRE_SCHEMA_DIR`` names when it is set). Only the entry points call it (the
+names of ``refitwire.__all__``, the CLI, the kit's runs): every function below them is handed
+the registry they built and never falls back to a default (tests/test_registry_passed.py).
+Nothing here is built at import.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import functools
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from refitwire.wire._basics import (
     SEMVER,
@@ -65,24 +66,19 @@ __all__ = [
     "SEMVER",
     "SchemaFolderError",
     "WireModel",
-    "candidate_versions",
     "compile_model",
     "default_registry",
     "escape",
     "general_pointer",
-    "index",
     "is_index",
     "join",
-    "known_versions",
-    "load_schema",
-    "newest_model",
     "package_root",
     "parse_version",
     "pointer",
     "registry_at",
+    "registry_or_default",
     "released_versions",
     "resolve_refs",
-    "schema_root",
     "integer_bounds",
     "schema_types",
     "show_pointer",
@@ -91,7 +87,6 @@ __all__ = [
     "unescape",
     "unreleased_versions",
     "version_key",
-    "wire_model",
 ]
 
 #: Names another schema folder the default registry is built from (a copy of ``schema/``).
@@ -116,72 +111,81 @@ def default_registry() -> Registry:
     override = os.environ.get(ENV_VAR)
     if not override:
         return registry_at(package_root())
-    return _registry_named(override if os.path.isabs(override) else os.path.join(os.getcwd(), override))
-
-
-@functools.lru_cache(maxsize=8)
-def _registry_named(folder: str) -> Registry:
-    # The variable's absolute value, resolved once: a realpath on every call cost about 19 us,
-    # five times what the rest of a small blob's read costs.
     try:
-        return registry_at(Path(folder).resolve())
+        return registry_at(
+            _resolved(override if os.path.isabs(override) else os.path.join(os.getcwd(), override))
+        )
     except SchemaFolderError as exc:
         raise SchemaFolderError(f"${ENV_VAR}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=8)
+def _resolved(folder: str) -> Path:
+    # The variable's absolute value, resolved once: a realpath on every call cost about 19 us,
+    # five times what the rest of a small blob's read costs.
+    return Path(folder).resolve()
+
+
 def registry_at(folder: Path) -> Registry:
-    """:meth:`Registry.from_folder` of ``folder`` (a resolved path), built once per folder: a
-    registry is immutable, and compiling one's models costs tenths of a second."""
+    """:meth:`Registry.from_folder` of ``folder`` (a resolved path), kept while the files it was
+    built from are as they were: a registry is immutable and compiling its models costs tenths
+    of a second, but a file written since (a new candidate, an edited SPEC.md) is another registry."""
+    built = _registry_of(folder)
+    if _stamps(built) != _stamps_at_build(built):
+        _registry_of.cache_clear()  # stale: the folder changed under it
+        built = _registry_of(folder)
+    return built
+
+
+@functools.lru_cache(maxsize=8)
+def _registry_of(folder: Path) -> Registry:
     return Registry.from_folder(folder)
 
 
-def _of(registry: Registry | None) -> Registry:
+@functools.lru_cache(maxsize=8)
+def _stamps_at_build(registry: Registry) -> tuple[tuple[int, int], ...]:
+    return _stamps(registry)
+
+
+def _stamps(registry: Registry) -> tuple[tuple[int, int], ...]:
+    """Size and modification time of what ``registry`` was read from."""
+    stamps = []
+    for path in _sources(registry):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return ()  # gone: never equal to the stamps at build
+        stamps.append((stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+@functools.lru_cache(maxsize=8)
+def _sources(registry: Registry) -> tuple[str, ...]:
+    """``index.json``, SPEC.md, the documents' folders (a new file changes its folder's) and
+    their schema files, as strings: a Path join on every call cost more than the stats."""
+    folder = registry.folder
+    paths = [
+        folder / "index.json",
+        folder / "SPEC.md",
+        *(folder / document for document in registry.documents),
+    ]
+    paths += (folder / document / f"{version}.json" for document, version in registry.schemas)
+    return tuple(map(str, paths))
+
+
+def registry_or_default(registry: Registry | None) -> Registry:
+    """``registry``, or the default one when it is ``None``: for the public entry points alone
+    (``refitwire.__all__``), each of which calls it once and hands the result down."""
     return default_registry() if registry is None else registry
 
 
-def schema_root(registry: Registry | None = None) -> Path:
-    """The folder the wire's schemas and their index are read from."""
-    return _of(registry).folder
-
-
-def index(registry: Registry | None = None) -> dict[str, Any]:
-    """``index.json``: the released schema files with their sha256 (shared: never change it)."""
-    return _of(registry).index
-
-
 def released_versions(registry: Registry | None = None) -> tuple[str, ...]:
-    return _of(registry).released_versions()
+    """The released spec versions, oldest first (a public entry point: ``refitwire.released_versions``;
+    everything below the entry points asks its registry, ``registry.released_versions()``)."""
+    return registry_or_default(registry).released_versions()
 
 
-def unreleased_versions(
-    folder: Path, document: str = "rendezvous", registry: Registry | None = None
-) -> tuple[str, ...]:
+def unreleased_versions(folder: Path, registry: Registry, document: str = "rendezvous") -> tuple[str, ...]:
     """Versions of ``document`` that have a schema file in ``folder`` (a ``schema/`` folder) but
     are not released in ``registry``: the candidates, in version order."""
-    return unreleased_files(folder, released_versions(registry), document)
-
-
-def candidate_versions(document: str = "rendezvous", registry: Registry | None = None) -> tuple[str, ...]:
-    """The candidate versions the registry holds (schema files its index does not list)."""
-    return _of(registry).candidate_versions(document)
-
-
-def known_versions(document: str = "rendezvous", registry: Registry | None = None) -> tuple[str, ...]:
-    """Released versions, then candidates."""
-    return _of(registry).known_versions(document)
-
-
-def load_schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
-    """The schema of ``document`` at ``version`` as the file says (shared: never change it)."""
-    return _of(registry).load_schema(document, version)
-
-
-def wire_model(document: str, version: str, registry: Registry | None = None) -> WireModel:
-    """The compiled model of ``document`` at ``version``."""
-    return (default_registry() if registry is None else registry).wire_model(document, version)
-
-
-def newest_model(document: str = "rendezvous", registry: Registry | None = None) -> WireModel:
-    """The model of the newest known version (the library's models hold every member it has)."""
-    return _of(registry).newest_model(document)
+    return unreleased_files(folder, registry.released_versions(), document)

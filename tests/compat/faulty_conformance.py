@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from refitwire import wire
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
 from refitwire.engine import InvalidBlob, blob_limit, check
@@ -38,7 +39,8 @@ def large(request: Reply, fraction: int) -> bool:
     """Whether ``request`` reads a blob of more than ``1/fraction`` of the blob size limit (of
     the registry this process reads with: the tests may lower it)."""
     return (
-        request.get("cmd") == "read" and len(request.get("blob_b64", "")) * 3 // 4 > blob_limit() // fraction
+        request.get("cmd") == "read"
+        and len(request.get("blob_b64", "")) * 3 // 4 > blob_limit(wire.default_registry()) // fraction
     )
 
 
@@ -48,7 +50,7 @@ def _blob(request: Reply) -> bytes:
 
 def _read_instead(request: Reply, blob: bytes) -> Reply:
     """The reference's answer to ``blob`` in place of the one it was sent."""
-    return answer({**request, "blob_b64": base64.b64encode(blob).decode()}, VERSION)
+    return answer({**request, "blob_b64": base64.b64encode(blob).decode()}, VERSION, wire.default_registry())
 
 
 def _rewrite(reply: Reply, change: Callable[[dict[str, Any]], Any]) -> Reply:
@@ -198,7 +200,7 @@ def _literals_first(request: Reply, reply: Reply) -> Reply | None:
     if request.get("cmd") != "read" or not reply.get("rejected"):
         return reply
     try:
-        check(json.loads(_blob(request)), "rendezvous", VERSION)
+        check(json.loads(_blob(request)), "rendezvous", VERSION, wire.default_registry())
     except (InvalidBlob, ValueError, RecursionError) as exc:
         found = getattr(exc, "violations", [])
     else:
@@ -228,7 +230,10 @@ def _normalizes_written(request: Reply, reply: Reply) -> Reply | None:
     """Writes every string of the payload in NFC: not the payload it was given."""
     if request.get("cmd") != "write" or "blob_b64" not in reply:
         return reply
-    return {**answer({**request, "payload": _nfc(request["payload"])}, VERSION), "seq": reply["seq"]}
+    return {
+        **answer({**request, "payload": _nfc(request["payload"])}, VERSION, wire.default_registry()),
+        "seq": reply["seq"],
+    }
 
 
 @fault("drops-shardless-tensors")
@@ -237,7 +242,7 @@ def _drops_shardless(request: Reply, reply: Reply) -> Reply | None:
     if request.get("cmd") != "write" or "blob_b64" not in reply:
         return reply
     payload = {**request["payload"], "tensors": [t for t in request["payload"]["tensors"] if t["shards"]]}
-    return {**answer({**request, "payload": payload}, VERSION), "seq": reply["seq"]}
+    return {**answer({**request, "payload": payload}, VERSION, wire.default_registry()), "seq": reply["seq"]}
 
 
 @fault("rejects-duplicate-keys-at-their-place")
@@ -282,8 +287,8 @@ def _copies(request: Reply, reply: Reply) -> Reply | None:
     from refitwire.compat._cases import project
 
     payload = request["payload"]
-    known = project(payload, VERSION)
-    written = answer({**request, "payload": known}, VERSION)
+    known = project(payload, VERSION, wire.default_registry())
+    written = answer({**request, "payload": known}, VERSION, wire.default_registry())
 
     def add(doc: dict[str, Any]) -> None:
         for at, name, value in _unknown_members(payload, known):

@@ -193,7 +193,9 @@ def _accepts(request: Reply, reply: Reply) -> Reply | None:
 def _counts_characters(request: Reply, reply: Reply) -> Reply | None:
     """BLOB_SIZE checked on the decoded text's length in characters, not on its bytes: a blob
     over the limit whose multi-byte UTF-8 makes it fewer characters than the limit is read."""
-    if reply.get("rule") == "BLOB_SIZE" and len(blob_of(request).decode("utf-8", "replace")) <= blob_limit():
+    if reply.get("rule") == "BLOB_SIZE" and len(blob_of(request).decode("utf-8", "replace")) <= blob_limit(
+        wire.default_registry()
+    ):
         return lenient(request, reply["seq"])
     return reply
 
@@ -227,7 +229,9 @@ def _slow(request: Reply, reply: Reply) -> Reply | None:
 #: a sixteenth of any limit as one pass is at the package's own limit (where one was a fifth of
 #: that read: about the least size:growth catches, 4 x a linear growth to the limit). The term
 #: grows with the limit, so a lower limit (a test's registry) needs more passes for the same fault.
-QUADRATIC_PASSES = max(1, blob_limit(registry=wire.registry_at(wire.package_root())) // blob_limit())
+QUADRATIC_PASSES = max(
+    1, blob_limit(registry=wire.registry_at(wire.package_root())) // blob_limit(wire.default_registry())
+)
 
 
 @fault("quadratic-in-tensors")
@@ -328,7 +332,7 @@ def _last(request: Reply, reply: Reply) -> Reply | None:
     try:
         from refitwire._validate import violations
 
-        found = violations(parse(blob_of(request)), "rendezvous", VERSION)
+        found = violations(parse(blob_of(request), registry=wire.default_registry()), "rendezvous", VERSION)
     except InvalidBlob:
         return reply
     return {**reply, "rule": found[-1].rule, "pointer": found[-1].pointer} if found else reply
@@ -455,8 +459,6 @@ def _never_refuses(request: Reply, reply: Reply) -> Reply | None:
 @fault("tail-weights-continue-rows")
 def _tail_weights(request: Reply, reply: Reply) -> Reply | None:
     """Weighs the tail words by their position in the whole input, not from 1 (SPEC.md section 4)."""
-    if request.get("cmd") != "digest" or "digest" not in reply:
-        return reply
     return _digested(request, reply, tail_from_rows=True)
 
 
@@ -482,12 +484,14 @@ def _digested(
     float_total: bool = False,
 ) -> Reply:
     """The digest of SPEC.md section 4 computed here, with the fault asked for."""
+    if request.get("cmd") != "digest" or "digest" not in reply:
+        return reply
     import hashlib
 
     import numpy as np
     from refitwire._spec import dtype_sizes
 
-    size = dtype_sizes()[request["dtype"].removeprefix("torch.")]
+    size = dtype_sizes(wire.default_registry())[request["dtype"].removeprefix("torch.")]
     full = np.frombuffer(base64.b64decode(request["data_b64"]), np.dtype(f"V{size}")).reshape(
         request["shape"]
     )
@@ -575,7 +579,11 @@ def _loads_bytes(request: Reply, reply: Reply) -> Reply | None:
         return reply
     if not isinstance(doc, dict):
         return reply
-    again = answer({**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}, VERSION)
+    again = answer(
+        {**request, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()},
+        VERSION,
+        wire.default_registry(),
+    )
     return {**again, "seq": reply["seq"]}
 
 
@@ -693,7 +701,7 @@ if __name__ == "__main__":
         if request.get("cmd") == "stop":
             break
         t0 = time.perf_counter()
-        correct = answer(request, VERSION)
+        correct = answer(request, VERSION, wire.default_registry())
         TOOK[0] = time.perf_counter() - t0
         faulty = FAULTS[NAME](request, correct)
         if faulty is None:

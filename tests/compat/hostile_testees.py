@@ -24,6 +24,7 @@ import json
 import sys
 from typing import Any
 
+from refitwire import wire
 from refitwire.compat.testees.reference import answer
 
 MODES = (
@@ -47,7 +48,7 @@ def main(mode: str) -> int:
         if cmd == "stop" and mode not in ("silence", "mute"):
             return 0
         if cmd == "start" and mode != "mute":
-            say(out, json.dumps(answer(request, VERSION)) + "\n")
+            say(out, json.dumps(answer(request, VERSION, wire.default_registry())) + "\n")
             continue
         say(sys.stderr, f"hostile: {mode} misbehaving on {cmd} seq {request.get('seq')}\n")
         if mode == "endless-line":
@@ -59,14 +60,14 @@ def main(mode: str) -> int:
         elif mode == "too-deep":  # JSON, nested deeper than a recursive parser reads
             say(out, '{"seq": ' + str(request.get("seq")) + ', "payload": ' + "[" * 5000 + "]" * 5000 + "}\n")
         elif mode == "repeated-seq":
-            reply = json.dumps(answer(request, VERSION)) + "\n"
+            reply = json.dumps(answer(request, VERSION, wire.default_registry())) + "\n"
             say(out, reply + reply)
         elif mode in ("silence", "mute"):
             continue
         elif mode == "exit-after-handshake":
             return 7
         elif mode == "stderr-only":
-            say(sys.stderr, json.dumps(answer(request, VERSION)) + "\n")
+            say(sys.stderr, json.dumps(answer(request, VERSION, wire.default_registry())) + "\n")
         elif mode == "flood":
             junk = json.dumps({"seq": -1, "flood": True}) + "\n"
             block = junk * 4096

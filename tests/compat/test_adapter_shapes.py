@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import pytest
 from refitwire import PublishedShard as RefShard
 from refitwire import PublishedTensor as RefTensor
-from refitwire import RendezvousPayload, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire import RendezvousPayload, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
 from refitwire.compat._built_cases import base_payload
 from refitwire.compat.upstream.adapter_testee import Adapter
 
@@ -80,10 +80,12 @@ def _ask(adapter: Adapter, request: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(("shard", "payload"), [(DataShard, TuplePayload), (TupleShard, DataPayload)])
 def test_classes_of_another_kind_read_and_write_alike(shard: type, payload: type) -> None:
     adapter = Adapter(_module(shard, payload), verify=None)
-    written = _ask(adapter, {"cmd": "write", "payload": base_payload("1.2.0")})
+    written = _ask(adapter, {"cmd": "write", "payload": base_payload("1.2.0", wire.default_registry())})
     assert "blob_b64" in written, written
     read = _ask(adapter, {"cmd": "read", "blob_b64": written["blob_b64"]})
-    assert read.get("payload", {}).get("tensors") == base_payload("1.2.0")["tensors"], read
+    assert (
+        read.get("payload", {}).get("tensors") == base_payload("1.2.0", wire.default_registry())["tensors"]
+    ), read
 
 
 def test_what_the_adapter_cannot_read_is_its_own_error_not_a_rejection() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from _support import proposed_schema
-from refitwire import compat
+from refitwire import compat, wire
 from refitwire.compat import _built_cases, _cases, _render, _report, _results, _run
 from refitwire.compat._digest import digest_cases
 from refitwire.compat._results import Outcome, Result
@@ -117,7 +117,7 @@ CATCHES = {
             "keeps-integers-narrow": f"read:{vid('/tensors/0/shards/0/shape/0 is 4294967300')}",
             "checks-types-before-required": f"read:{vid('/tensors: shards missing and name a JSON integer')}#rule",
             "copies-unknown-payload-members": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0+unknown",
-            "refuses-without-a-rule": f"{_built_cases.refusal_cases('1.2.0')[0].id}#rule",
+            "refuses-without-a-rule": f"{_built_cases.refusal_cases('1.2.0', wire.default_registry())[0].id}#rule",
             "omits-empty-endpoint": f"write:{vid('every writer: empty agent metadata')}@1.2.0",
             "drops-step-zero": f"write:{vid('1.2.0 writer: step 0')}@1.2.0",
             "dedups-replica-shards": f"write:{vid('1.2.0 writer: replica shards')}@1.2.0",
@@ -162,10 +162,17 @@ def participant(fault: str) -> compat.Participant:
 def run(faults: list[str], *, limits: bool, tmp: Path, examples: int) -> _report.Report:
     # One reference and one generation are enough to meet: the vectors and the testee's own
     # writes catch most faults, the cross cells the rest; fewer peers keep the bank fast.
-    others = [] if limits else [compat.reference()[-1], compat.generations()[0][-1]]
+    others = (
+        []
+        if limits
+        else [
+            compat.reference(wire.default_registry())[-1],
+            compat.generations(wire.default_registry())[0][-1],
+        ]
+    )
     # The faulty testees start as fast as the reference (a second or two on a busy machine): the
     # startup allowance is what the testee that never flushes waits out (the suite's default: 120 s).
-    plan = compat.Plan([*map(participant, faults), *others], seed=7, examples=examples, timeout_s=5.0 if limits else 2.0,
+    plan = compat.Plan(registry=wire.default_registry(), participants=[*map(participant, faults), *others], seed=7, examples=examples, timeout_s=5.0 if limits else 2.0,
                        focus=[label(f) for f in faults], limits=limits, startup_timeout_s=STARTUP_S)  # fmt: skip
     out = tmp / "report.jsonl"
     with out.open("w", encoding="utf-8") as stream:
@@ -214,7 +221,7 @@ def limit_bank(tmp_path_factory: pytest.TempPathFactory) -> _report.Report:
     schema = proposed_schema(tmp / "schema", BANK_LIMIT, vectors=True)
     with pytest.MonkeyPatch.context() as env:  # the kit here and every testee it starts
         env.setenv("REFITWIRE_SCHEMA_DIR", str(schema))
-        assert blob_limit() == 8 << 20
+        assert blob_limit(wire.default_registry()) == 8 << 20
         return run([*LIMIT_CATCHES, "none", "garbage-on-large-blobs"], limits=True, tmp=tmp, examples=0)
 
 
@@ -353,7 +360,7 @@ def test_a_refusal_naming_no_rule_fails_its_reason_and_is_counted(bank: _report.
 def test_each_class_is_caught_whatever_the_seed(fault: str) -> None:
     """The case that catches each class is the same at every seed (1 to 5, five generated payloads):
     a golden case, never one lucky payload."""
-    plan = compat.Plan([participant(fault), compat.reference()[-1]], examples=5, timeout_s=5.0,
+    plan = compat.Plan(registry=wire.default_registry(), participants=[participant(fault), compat.reference(wire.default_registry())[-1]], examples=5, timeout_s=5.0,
                        focus=[label(fault)], limits=False)  # fmt: skip
     started, failed_to_start = _run.start_all(plan)
     assert not failed_to_start, failed_to_start
@@ -515,7 +522,7 @@ def released_matrix(
     found, missing = compat.upstream()
     out = tmp_path_factory.mktemp("released") / "matrix.jsonl"
     with out.open("w", encoding="utf-8") as stream:
-        compat.run_matrix(compat.Plan([*compat.reference(), *compat.generations()[0], *js, *found], seed=11, examples=3), stream)  # fmt: skip
+        compat.run_matrix(compat.Plan(registry=wire.default_registry(), participants=[*compat.reference(wire.default_registry()), *compat.generations(wire.default_registry())[0], *js, *found], seed=11, examples=3), stream)  # fmt: skip
     report = _report.read_report(out)
     assert report.complete, report.footer
     return report, frozenset(p.label for p in found), missing
@@ -531,7 +538,7 @@ def test_the_correct_implementations_have_no_unexpected_failure(
     ours = [r for r in report.results if not {r.writer, r.reader} & upstream]
     assert ours and not [r for r in ours if r.outcome.bad], [r for r in ours if r.outcome.bad][:3]
     readers = {r.reader for r in ours if r.case == "size:at-limit"}
-    assert {p.label for p in compat.reference()} <= readers  # the real limit was read
+    assert {p.label for p in compat.reference(wire.default_registry())} <= readers  # the real limit was read
 
 
 @pytest.mark.upstream

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.compat import _cases, _checks, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
@@ -55,18 +56,22 @@ class _Reader:
     def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
         if message["cmd"] == "count" and not self.counts:
             return {"seq": message["seq"], "skipped": True, "reason": "unknown command 'count'"}
-        reply = copy.deepcopy(answer(message, self.version))
+        reply = copy.deepcopy(answer(message, self.version, wire.default_registry()))
         return self.mutation(reply) if self.mutation and message["cmd"] == "count" else reply
 
 
 def _results(reader: _Reader) -> list[Result]:
-    plan = _run.Plan(participants=[])
-    return list(_run._offered(reader, plan, "count", _cases.count_cases(), _checks.read_vector))  # type: ignore[arg-type]
+    plan = _run.Plan(registry=wire.default_registry(), participants=[])
+    return list(
+        _run._offered(reader, plan, "count", _cases.count_cases(wire.default_registry()), _checks.read_vector)
+    )  # type: ignore[arg-type]
 
 
 def test_the_reference_passes_every_count_case() -> None:
     results = _results(_Reader())
-    assert len(results) > len(_cases.count_cases())  # the verdicts, and the reasons of rejections
+    assert len(results) > len(
+        _cases.count_cases(wire.default_registry())
+    )  # the verdicts, and the reasons of rejections
     assert [r for r in results if r.outcome is not Outcome.PASSED] == []
     assert {r.tier for r in results} == {REQUIRED, RECOMMENDED}
 
@@ -94,9 +99,13 @@ def test_no_count_only_read_is_one_skipped_case() -> None:
 def test_only_the_envelope_is_asked_of_an_invalid_vector() -> None:
     """A violation inside an entry, or of an encoding rule (SPEC section 2.1), is no count case: a
     count-only read may leave the entries to the read of the table."""
-    encoding = {rule.id for rule in spec_rules().rules if rule.section.startswith("2.1 ")}
-    table = _cases.model_of("1.2.0").table_at()[-1]
-    asked = {c.id.removeprefix("count:"): c.expect["1.2.0"] for c in _cases.count_cases()}
+    encoding = {
+        rule.id for rule in spec_rules(wire.default_registry()).rules if rule.section.startswith("2.1 ")
+    }
+    table = _cases.model_of("1.2.0", wire.default_registry()).table_at()[-1]
+    asked = {
+        c.id.removeprefix("count:"): c.expect["1.2.0"] for c in _cases.count_cases(wire.default_registry())
+    }
     kinds = set()
     for case in _cases.read_cases():
         e = case.expect["1.2.0"]
@@ -109,6 +118,8 @@ def test_only_the_envelope_is_asked_of_an_invalid_vector() -> None:
 
 def test_a_count_reply_is_checked_against_its_schema() -> None:
     reply = _checks.ask_read(
-        _Reader(lambda r: {**r, "entries": -1}), _cases.count_cases()[0].blob, cmd="count"
+        _Reader(lambda r: {**r, "entries": -1}),
+        _cases.count_cases(wire.default_registry())[0].blob,
+        cmd="count",
     )
     assert reply.pointer == "/entries" and reply.malformed  # type: ignore[union-attr]

@@ -240,9 +240,9 @@ def test_a_schema_no_generated_value_satisfies_is_refused_saying_so() -> None:
     )
 
 
-@pytest.mark.parametrize("version", wire.known_versions("rendezvous"))
+@pytest.mark.parametrize("version", wire.default_registry().known_versions("rendezvous"))
 def test_every_released_member_has_values_and_breaks(version: str) -> None:
-    for member in wire.wire_model("rendezvous", version).members():
+    for member in wire.default_registry().wire_model("rendezvous", version).members():
         if member.child is None:
             schema = dict(member.schema)
             assert domain(schema), member.place

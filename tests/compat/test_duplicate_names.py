@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from refitwire import wire
 from refitwire.compat import _cases, _checks
 from refitwire.compat._results import Outcome
 
@@ -28,12 +29,20 @@ def _repeating() -> list[_cases.ReadCase]:
 
 
 def test_a_repeated_name_rejected_under_another_rule_is_told_what_it_may_do() -> None:
-    results = [r for c in _repeating() for r in _checks.read_vector(_StrictReader("JSON"), c)]
+    results = [
+        r
+        for c in _repeating()
+        for r in _checks.read_vector(_StrictReader("JSON"), c, wire.default_registry())
+    ]
     assert results and all(r.outcome is Outcome.FAILED for r in results)
     assert all("a reader MAY reject it only naming DUPLICATE_KEYS at /" in r.message for r in results)
 
 
 def test_a_repeated_name_rejected_naming_duplicate_keys_passes() -> None:
-    results = [r for c in _repeating() for r in _checks.read_vector(_StrictReader("DUPLICATE_KEYS"), c)]
+    results = [
+        r
+        for c in _repeating()
+        for r in _checks.read_vector(_StrictReader("DUPLICATE_KEYS"), c, wire.default_registry())
+    ]
     assert results and all(r.outcome is not Outcome.FAILED or r.case.endswith("#rule") for r in results)
     assert any(r.outcome is Outcome.PASSED and not r.case.endswith("#rule") for r in results)

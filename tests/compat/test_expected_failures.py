@@ -5,6 +5,7 @@ unnoticed while the failure it excused shows up as new."""
 
 from __future__ import annotations
 
+from refitwire import wire
 from refitwire.compat import _built_cases, _cases, _expected, _merge, _size_budget, _sizes, _write_unknown
 from refitwire.engine import blob_limit
 from refitwire.wire import released_versions
@@ -13,19 +14,19 @@ from refitwire.wire import released_versions
 def _known_cases() -> dict[str, str]:
     """Every case ID a run can produce -> the role of the participant it judges."""
     known = {}
-    for case in _cases.read_cases() + _cases.count_cases():
+    for case in _cases.read_cases() + _cases.count_cases(wire.default_registry()):
         known[case.id] = "reader"
         if any(e is not None and not e["valid"] for e in case.expect.values()):
             known[f"{case.id}#rule"] = "reader"
     for merge in _merge.merge_cases():
         known.update({merge.id: "reader", f"{merge.id}#rule": "reader"})
-    known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit()))
+    known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit(wire.default_registry())))
     known[_size_budget.GROWTH_CASE] = "reader"
     for version in released_versions():
         golden = [c for c in _cases.write_cases() if c.spec_version == version]
-        for c in golden + list(_write_unknown.unknown_member_cases(version)):
+        for c in golden + list(_write_unknown.unknown_member_cases(version, wire.default_registry())):
             known.update({c.id: "writer", f"{c.id}:bytes": "writer"})
-        for c in _built_cases.refusal_cases(version):
+        for c in _built_cases.refusal_cases(version, wire.default_registry()):
             known.update({c.id: "writer", f"{c.id}#rule": "writer"})
     return known
 

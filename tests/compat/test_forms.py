@@ -24,7 +24,9 @@ def test_the_decoded_schema_file_is_generated_from_the_model() -> None:
     """schema/protocol/decoded.json is not hand-kept: tools/build_protocol.py writes it, and a
     file that differs from what the model gives fails here (and in `--check`)."""
     on_disk = json.loads((ROOT / "schema" / "protocol" / "decoded.json").read_text(encoding="utf-8"))
-    assert on_disk == decoded_schema(wire.wire_model("rendezvous", released_versions()[-1]))
+    assert on_disk == decoded_schema(
+        wire.default_registry().wire_model("rendezvous", released_versions()[-1])
+    )
     check = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "build_protocol.py"), "--check"], capture_output=True
     )
@@ -36,7 +38,7 @@ def test_a_payload_as_each_version_sees_it() -> None:
                "tensors": [{"name": "t", "dtype": "int8", "elsize": 1, "full_shape": [1],
                             "shards": [{"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": [0],
                                         "shape": [1], "digest": "0" * 32}]}]}  # fmt: skip
-    old, new = (wire.wire_model("rendezvous", v) for v in ("1.0.0", "1.2.0"))
+    old, new = (wire.default_registry().wire_model("rendezvous", v) for v in ("1.0.0", "1.2.0"))
     assert "publisher_step" not in project(payload, old) and "extra" not in project(payload, new)
     assert "digest" not in project(payload, old)["tensors"][0]["shards"][0]
     # what a reader reports is the library's reader's: an absent or null endpoint reads as ""

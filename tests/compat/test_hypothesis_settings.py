@@ -6,6 +6,7 @@ import json
 
 import _profiles
 import hypothesis
+from refitwire import wire
 from refitwire.compat import _cases
 from refitwire.compat import hypothesis_settings as deterministic
 
@@ -18,7 +19,7 @@ def _values() -> tuple[object, ...]:
 
 def test_a_loaded_test_profile_does_not_change_the_values_the_kit_draws() -> None:
     """A profile with other examples, a database and random draws leaves the kit's settings alone."""
-    before = (_values(), _cases.generated_payloads(3, 4))
+    before = (_values(), _cases.generated_payloads(3, 4, wire.default_registry()))
     hypothesis.settings.register_profile(
         "i24-probe", max_examples=2, derandomize=False, deadline=50, phases=[hypothesis.Phase.generate]
     )
@@ -34,6 +35,6 @@ def test_a_loaded_test_profile_does_not_change_the_values_the_kit_draws() -> Non
         assert hypothesis.Phase.shrink not in chosen.phases
         assert hypothesis.Phase.shrink in deterministic().phases
         assert not deterministic(seeded=True).derandomize
-        assert (_values(), _cases.generated_payloads(3, 4)) == before
+        assert (_values(), _cases.generated_payloads(3, 4, wire.default_registry())) == before
     finally:
         _profiles.load()  # the suite's own profile (get_current_profile_name is newer than the floor)

@@ -5,12 +5,14 @@ makes the case it was judging errored, with the traceback, and fails the run; it
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from refitwire import from_decoded, latest, released_versions, schema_document, wrap_rendezvous_blob
-from refitwire.compat import Candidate, Plan, report_ok, run_matrix
+from refitwire import from_decoded, latest, released_versions, schema_document, wire, wrap_rendezvous_blob
+from refitwire.compat import Candidate, Plan, errored_run, report_ok, run_matrix
 from refitwire.compat._participants import reference
 from refitwire.gate import Document
 
@@ -45,16 +47,48 @@ def test_a_crashing_rule_errors_the_matrix_cases_it_judges(crashing_rule: str) -
     """The matrix checks every written blob with the reference's own rules in-process: with
     those rules crashing, each generated write case is errored with the traceback, none passes,
     and the run's verdict is a failure (the CLI's exit 1)."""
-    plan = Plan([reference()[-1]], seed=1, examples=2, limits=False)
+    plan = Plan(
+        registry=wire.default_registry(),
+        participants=[reference(wire.default_registry())[-1]],
+        seed=1,
+        examples=2,
+        limits=False,
+    )
     lines = run_matrix(plan)
     results = [line for line in lines if line["type"] == "result"]
     written = [r for r in results if r["case"].startswith("gen-") and ":" not in r["case"]]
     assert written, "no generated write case ran"
     assert all(r["outcome"] == "errored" for r in written), [r["outcome"] for r in written]
     for r in written:
-        assert r["symptom"] == "the kit crashed"
+        assert (r["symptom"], r["fault"]) == ("the kit crashed", "kit")
         assert "Traceback (most recent call last)" in r["message"] and crashing_rule in r["message"]
-    assert not report_ok(lines[-1])
+    # An errored run, not a verdict on the implementation: counted apart, never in a tier.
+    footer = lines[-1]
+    crashed = [r for r in results if r.get("fault") == "kit"]
+    assert footer["kit_crashed"] == len(crashed) >= len(written)
+    assert footer["required_failed"] + footer["recommended_failed"] == sum(
+        r["outcome"] in ("failed", "errored") and r.get("fault") != "kit" for r in results
+    )
+    assert not report_ok(footer) and errored_run(footer) == len(crashed)
+
+
+def test_a_kit_crash_makes_the_command_an_errored_run(
+    crashing_rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the CLI, in this process (so the planted crash holds): exit 1, a line saying the
+    run errored because the kit crashed, and every traceback in the report."""
+    from refitwire.cli import main
+
+    report = tmp_path / "r.jsonl"
+    testee = f"{sys.executable} -m refitwire.compat.testees.reference"
+    code = main(["conformance", "--testee", testee, "--no-upstream", "--no-size-limit", "--seed", "1",
+                 "--examples", "2", "--output", str(report)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "the run errored: the kit crashed on" in err, err
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    crashed = [r for r in lines if r.get("fault") == "kit"]
+    assert crashed and all(crashing_rule in r["message"] for r in crashed)
+    assert lines[-1]["kit_crashed"] == len(crashed)
 
 
 def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_rule: str) -> None:
@@ -66,7 +100,7 @@ def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_
     schema = schema_document("rendezvous", latest())
     schema["x-spec-version"] = "1.9.0"
     with pytest.raises(KeyError, match=crashing_rule):
-        Candidate.of_schema(schema, "1.9.0").violations(document)
+        Candidate.of_schema(wire.default_registry(), schema, "1.9.0").violations(document)
     released = Document(f"rendezvous/{released_versions()[-1]}", schema_document("rendezvous", latest()))
     with pytest.raises(ReaderCrash, match=crashing_rule):
         reader(released)(document)

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 from referencing import Registry, Resource
+from refitwire import wire
 from refitwire.compat import _merge, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
@@ -66,7 +67,7 @@ class _Merger:
         if not self.merges:
             return {"seq": message["seq"], "skipped": True, "reason": "unknown command 'merge'"}
         if self.merger is None:
-            return answer(message, self.version)
+            return answer(message, self.version, wire.default_registry())
         try:
             return {"seq": message["seq"], "merged": self.merger(message["tables"])}
         except ValueError as exc:
@@ -74,7 +75,7 @@ class _Merger:
 
 
 def _results(merger: _Merger) -> list[Result]:
-    plan = _run.Plan(participants=[])
+    plan = _run.Plan(registry=wire.default_registry(), participants=[])
     return list(_run._offered(merger, plan, "merge", _merge.merge_cases(), _merge.check_merge))  # type: ignore[arg-type]
 
 

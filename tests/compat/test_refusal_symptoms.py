@@ -10,13 +10,16 @@ import json
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.compat import _checks
 from refitwire.compat._built_cases import refusal_cases
 from refitwire.compat.testees.reference import answer
 
 #: the payload a writer is asked to refuse: an address of 2^64
 CASE = next(
-    c for c in refusal_cases("1.2.0") if c.rule == "ADDR_RANGE" and "above its maximum" in c.description
+    c
+    for c in refusal_cases("1.2.0", wire.default_registry())
+    if c.rule == "ADDR_RANGE" and "above its maximum" in c.description
 )
 
 
@@ -32,7 +35,7 @@ class _Writer:
         for tensor in payload["tensors"]:
             for shard in tensor["shards"]:
                 shard["addr"] &= (1 << 64) - 1 if self.repairs else -1
-        written = answer({**message, "payload": {**payload, "tensors": []}}, "1.2.0")
+        written = answer({**message, "payload": {**payload, "tensors": []}}, "1.2.0", wire.default_registry())
         doc = json.loads(base64.b64decode(written["blob_b64"]))
         doc["tensors"] = payload["tensors"]  # as given, past any check
         return {**written, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
@@ -41,7 +44,7 @@ class _Writer:
 def test_an_invalid_blob_and_a_repaired_one_are_told_apart() -> None:
     symptoms = {}
     for repairs in (False, True):
-        (result,) = _checks.refusal(_Writer(repairs), CASE)
+        (result,) = _checks.refusal(_Writer(repairs), CASE, wire.default_registry())
         assert result.outcome.bad
         symptoms[repairs] = result.symptom
     assert "wrote an invalid blob (ADDR_RANGE)" in symptoms[False]
@@ -54,18 +57,20 @@ class _CoercingWriter(_Writer):
     def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
         payload = json.loads(json.dumps(message["payload"]))
         payload["publisher_step"] = int(payload["publisher_step"])
-        return answer({**message, "payload": payload}, "1.2.0")
+        return answer({**message, "payload": payload}, "1.2.0", wire.default_registry())
 
 
 def test_a_payload_member_of_the_wrong_type_is_a_refusal_case() -> None:
     """WRITE_VALID's TYPE sentence has cases: a step given as the string "7" must be refused, and
     a writer that coerces it to 7 is told it repaired the payload (the protocol carries it)."""
     (case,) = [
-        c for c in refusal_cases("1.2.0") if c.rule == "TYPE" and c.payload.get("publisher_step") == "7"
+        c
+        for c in refusal_cases("1.2.0", wire.default_registry())
+        if c.rule == "TYPE" and c.payload.get("publisher_step") == "7"
     ]
-    (result,) = _checks.refusal(_CoercingWriter(repairs=False), case)
+    (result,) = _checks.refusal(_CoercingWriter(repairs=False), case, wire.default_registry())
     assert result.outcome.bad and "breaks TYPE" in result.symptom and "repaired it" in result.symptom
-    answered = answer({"cmd": "write", "seq": 0, "payload": case.payload}, "1.2.0")
+    answered = answer({"cmd": "write", "seq": 0, "payload": case.payload}, "1.2.0", wire.default_registry())
     assert answered.get("rule") == "TYPE"  # the reference refuses it, naming the rule
 
 
@@ -80,7 +85,9 @@ def test_a_payload_integer_written_with_a_fraction_is_refused_as_integer_literal
     line = json.dumps({"cmd": "write", "seq": 1, "payload": payload}).replace(
         '"addr": 4096', f'"addr": {written}'
     )
-    reply = answer(json.loads(line), "1.2.0")
+    reply = answer(json.loads(line), "1.2.0", wire.default_registry())
     assert reply.get("errored") is True and "blob_b64" not in reply, reply
     assert reply["rule"] == "INTEGER_LITERAL" and "/tensors/0/shards/0/addr" in reply["message"], reply
-    assert "blob_b64" in answer(json.loads(line.replace(f'"addr": {written}', '"addr": 4096')), "1.2.0")
+    assert "blob_b64" in answer(
+        json.loads(line.replace(f'"addr": {written}', '"addr": 4096')), "1.2.0", wire.default_registry()
+    )

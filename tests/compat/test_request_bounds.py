@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.compat import _built_cases, _cases, _digest, _protocol, _sizes, _write_unknown
 from refitwire.engine import blob_limit, dtype_sizes
 from refitwire.wire import released_versions
@@ -29,10 +30,12 @@ def _lone_surrogates(payload: Any) -> list[str]:
 
 
 def test_no_request_payload_carries_a_lone_surrogate() -> None:
-    payloads = [p for seed in (1, 2, 3) for p in _cases.generated_payloads(seed, 20).values()]
+    payloads = [
+        p for seed in (1, 2, 3) for p in _cases.generated_payloads(seed, 20, wire.default_registry()).values()
+    ]
     for version in released_versions():
-        payloads += [c.payload for c in _built_cases.refusal_cases(version)]
-        payloads += [c.payload for c in _write_unknown.unknown_member_cases(version)]
+        payloads += [c.payload for c in _built_cases.refusal_cases(version, wire.default_registry())]
+        payloads += [c.payload for c in _write_unknown.unknown_member_cases(version, wire.default_registry())]
     payloads += [c.payload for c in _cases.write_cases()]
     assert payloads and not [s for p in payloads for s in _lone_surrogates(p)]
 
@@ -46,11 +49,12 @@ def test_digest_requests_stay_within_the_stated_bounds() -> None:
         request = case.request
         shape, data = request["shape"], base64.b64decode(request["data_b64"])
         assert len(shape) <= 3 and all(0 <= n < 2**63 for n in shape), case.id
-        assert request["dtype"].removeprefix("torch.") in dtype_sizes(), case.id
+        assert request["dtype"].removeprefix("torch.") in dtype_sizes(wire.default_registry()), case.id
         assert (
             len(data)
-            == math.prod(shape) * dtype_sizes()[request["dtype"].removeprefix("torch.")]
-            <= 512 << 10
+            == math.prod(shape)
+            * dtype_sizes(wire.default_registry())[request["dtype"].removeprefix("torch.")]
+            <= (16 << 20) + (4 << 10)  # the bound compat/IMPLEMENTERS.md states (16 MiB and 4 KiB)
         )
         box = request.get("box")
         if box is not None:
@@ -60,7 +64,7 @@ def test_digest_requests_stay_within_the_stated_bounds() -> None:
 
 @pytest.mark.slow
 def test_the_longest_request_line_is_under_90_mb() -> None:
-    longest = max(_sizes.size_cases(blob_limit()), key=lambda c: len(c.blob))
-    assert len(longest.blob) == blob_limit() + 1
+    longest = max(_sizes.size_cases(blob_limit(wire.default_registry())), key=lambda c: len(c.blob))
+    assert len(longest.blob) == blob_limit(wire.default_registry()) + 1
     line = json.dumps(_protocol.read(2**31 - 1, base64.b64encode(longest.blob).decode())).encode() + b"\n"
     assert len(line) < 90_000_000

@@ -43,8 +43,10 @@ def test_a_table_is_exactly_its_size_and_valid_with_no_member_added() -> None:
 
 
 def test_the_blob_over_the_limit_is_refused_before_it_is_read() -> None:
-    over = next(c for c in _sizes.size_cases(blob_limit()) if c.id == "size:over-limit")
-    assert len(over.blob) == blob_limit() + 1
+    over = next(
+        c for c in _sizes.size_cases(blob_limit(wire.default_registry())) if c.id == "size:over-limit"
+    )
+    assert len(over.blob) == blob_limit(wire.default_registry()) + 1
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(over.blob)
     assert caught.value.rule == "BLOB_SIZE"
@@ -61,10 +63,13 @@ def test_the_multibyte_cases_count_bytes_not_characters(case_id: str, extra: int
     """At the limit and one byte over it in bytes, in a third as many characters and fewer UTF-16
     code units: a reader counting either reads the blob over the limit (faulty_testee's
     counts-characters, caught in test_conformance_teeth)."""
-    case = next(c for c in _sizes.size_cases(blob_limit()) if c.id == case_id)
+    case = next(c for c in _sizes.size_cases(blob_limit(wire.default_registry())) if c.id == case_id)
     text = case.blob.decode("utf-8")
-    assert len(case.blob) == blob_limit() + extra and case.valid is (extra == 0)
-    assert len(text) < blob_limit() // 2 and len(text.encode("utf-16-le")) // 2 < blob_limit() // 2
+    assert len(case.blob) == blob_limit(wire.default_registry()) + extra and case.valid is (extra == 0)
+    assert (
+        len(text) < blob_limit(wire.default_registry()) // 2
+        and len(text.encode("utf-16-le")) // 2 < blob_limit(wire.default_registry()) // 2
+    )
     assert f"in {len(text)} characters" in case.description
     doc = json.loads(case.blob)
     assert doc["tensors"] and set(doc[_sizes.PAD_MEMBER]) == {"\u00e9", "\u20ac", "\U0001f600", "."}
@@ -118,10 +123,12 @@ def test_growth_is_judged_against_a_linear_reader(took: float, linear: bool) -> 
 
 
 def test_each_case_is_allowed_what_a_linear_reader_needs_for_its_bytes_or_tensors() -> None:
-    at_limit, _, over, _, many = _sizes.size_cases(blob_limit())
+    at_limit, _, over, _, many = _sizes.size_cases(blob_limit(wire.default_registry()))
     assert _size_budget.scale(at_limit) == pytest.approx(16.0, rel=0.01)  # bytes and tensors
     assert _size_budget.scale(over) == pytest.approx(16.0)  # bytes: a few tensors
-    tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(_size_budget.small_table(blob_limit()))
+    tensors = _sizes.count_tensors(many.blob) / _sizes.count_tensors(
+        _size_budget.small_table(blob_limit(wire.default_registry()))
+    )
     assert _size_budget.scale(many) == pytest.approx(tensors) and tensors > 16  # tensors, not bytes
     allowed = _size_budget.allowance(at_limit, 0.4, 5.0)
     assert allowed.seconds == pytest.approx(4 * 0.4 * _size_budget.scale(at_limit))
@@ -148,9 +155,9 @@ class FakeReader:
 
     def ask(self, r: Any, blob: bytes, timeout_s: float) -> Any:
         table = {
-            len(_size_budget.small_table(blob_limit())): "small",
-            blob_limit(): "limit",
-            blob_limit() + 1: "over",
+            len(_size_budget.small_table(blob_limit(wire.default_registry()))): "small",
+            blob_limit(wire.default_registry()): "limit",
+            blob_limit(wire.default_registry()) + 1: "over",
         }
         name = "multibyte" if _sizes.PAD_MEMBER.encode() in blob[:8192] else table.get(len(blob), "many")
         self.seconds.setdefault("multibyte", [1.0])  # the multi-byte cases, at and over the limit
@@ -169,7 +176,7 @@ class FakeReader:
 
 def at_limit_table() -> bytes:
     """The table at the limit."""
-    return _sizes.size_cases(blob_limit())[0].blob
+    return _sizes.size_cases(blob_limit(wire.default_registry()))[0].blob
 
 
 def outcomes(results: list[_results.Result]) -> dict[str, _results.Result]:
@@ -178,11 +185,11 @@ def outcomes(results: list[_results.Result]) -> dict[str, _results.Result]:
 
 def test_a_linear_reader_passes_growth_on_the_read_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     reader = FakeReader(monkeypatch, small=[0.5, 0.4], limit=[6.0], over=[1.0], many=[1.0])
-    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, wire.default_registry())))
     growth = found["size:growth"]
     assert growth.outcome is Outcome.PASSED, growth
     small, large = (
-        _sizes.count_tensors(_size_budget.small_table(blob_limit())),
+        _sizes.count_tensors(_size_budget.small_table(blob_limit(wire.default_registry()))),
         _sizes.count_tensors(at_limit_table()),
     )
     assert growth.message == (
@@ -205,7 +212,7 @@ def test_a_linear_reader_passes_growth_on_the_read_at_the_limit(monkeypatch: pyt
 
 def test_a_quadratic_reader_is_stopped_at_what_a_linear_one_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     reader = FakeReader(monkeypatch, small=[0.4], limit=[400.0], over=[1.0], many=[60.0])
-    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, wire.default_registry())))
     growth = found["size:growth"]
     assert growth.outcome is Outcome.FAILED and growth.symptom == "grows faster than linearly", growth
     large = _sizes.count_tensors(at_limit_table())
@@ -233,7 +240,7 @@ def test_a_machine_slower_now_than_at_the_small_read_is_not_growth(monkeypatch: 
     # A linear reader whose read at the limit ran into a busy machine: the small table, read
     # again, is twice as slow now, so the table at the limit is asked once more, allowed as much more.
     reader = FakeReader(monkeypatch, small=[0.4, 0.4, 0.8, 0.8], limit=[30.0, 12.0], over=[1.0], many=[1.0])
-    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, wire.default_registry())))
     assert found["size:growth"].outcome is Outcome.PASSED, (found["size:growth"].message, reader.asked)
     assert (
         f"in 0.80 s and {_sizes.count_tensors(at_limit_table())} in 12.00 s: 15.0 x"
@@ -248,7 +255,7 @@ def test_a_small_read_out_of_time_on_a_busy_machine_is_asked_once_more(
 ) -> None:
     # the yardstick read past --timeout (a machine busy with other work) gets GROWTH_TOLERANCE x the room
     reader = FakeReader(monkeypatch, small=[12.0, 0.5, 0.5], limit=[6.0], over=[1.0], many=[1.0])
-    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, wire.default_registry())))
     assert found["size:growth"].outcome is Outcome.PASSED, found["size:growth"].message
     assert [(n, t) for n, t in reader.asked if n == "small"] == [
         ("small", 5.0),
@@ -261,7 +268,7 @@ def test_a_reader_that_cannot_read_the_small_table_in_four_times_the_room_fails_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reader = FakeReader(monkeypatch, small=[30.0], limit=[6.0], over=[1.0], many=[1.0])
-    found = outcomes(list(_size_budget.read_sizes(reader, 5.0)))
+    found = outcomes(list(_size_budget.read_sizes(reader, 5.0, wire.default_registry())))
     assert found["size:growth"].outcome is Outcome.FAILED
     assert found["size:growth"].symptom == "did not read the growth tables"
     assert [t for n, t in reader.asked if n == "small"] == [5.0, 20.0]
@@ -277,7 +284,13 @@ def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.Mo
 
     reader = FakeReader(monkeypatch, small=[0.4], limit=[6.0], over=[1.0], many=[1.0])
     monkeypatch.setattr(_cases, "generated_payloads", never)
-    plan = compat.Plan([compat.reference()[-1]], examples=0, only="size:over-limit", check_messages=False)
+    plan = compat.Plan(
+        registry=wire.default_registry(),
+        participants=[compat.reference(wire.default_registry())[-1]],
+        examples=0,
+        only="size:over-limit",
+        check_messages=False,
+    )
     results = [line for line in compat.run_matrix(plan) if line["type"] == "result"]
     assert [(r["case"], r["outcome"]) for r in results] == [("size:over-limit", "passed")], results
     assert [name for name, _ in reader.asked] == ["small", "small", "over"]
@@ -286,7 +299,12 @@ def test_a_rerun_of_the_blob_over_the_limit_asks_it_alone(monkeypatch: pytest.Mo
 def _small_case() -> _sizes.SizeCase:
     blob = _sizes.filled(300_000, _sizes._realistic_tensor)
     return _sizes.SizeCase(
-        "size:small", "required", "a realistic table of 300000 bytes", blob, True, blob_limit()
+        "size:small",
+        "required",
+        "a realistic table of 300000 bytes",
+        blob,
+        True,
+        blob_limit(wire.default_registry()),
     )
 
 
@@ -295,7 +313,7 @@ def test_the_kept_decoded_form_is_the_projection_of_the_table(
     fresh_cache: Path, version: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case = _small_case()
-    model = _cases.model_of(version)
+    model = _cases.model_of(version, wire.default_registry())
     kept = _sizes.expected_read(case, model)
     # what the reference reader decodes from the table: an oracle apart from the model's projection
     assert orjson.loads(kept) == to_decoded(unwrap_rendezvous_blob(case.blob, spec_version=version), version)
@@ -321,7 +339,9 @@ def test_a_size_case_compares_the_whole_decoded_table(
         reader = SimpleNamespace(testee=testee, label=f"faulty:{fault}", version=released_versions()[-1])
         allowance = _size_budget.Allowance(60.0, 60.0)
         (result,) = list(
-            _size_budget.judge_size(reader, case, _checks.ask_read(reader, case.blob, 60.0), allowance)
+            _size_budget.judge_size(
+                reader, case, _checks.ask_read(reader, case.blob, 60.0), allowance, wire.default_registry()
+            )
         )
     finally:
         testee.stop()
@@ -340,8 +360,8 @@ def test_the_size_cases_follow_the_limit_of_the_registry_they_are_read_with(
     proposed = wire.Registry.from_folder(
         proposed_schema(tmp_path / "schema", {"| blob size 64 MiB |": "| blob size 1 MiB |"})
     )
-    limit = blob_limit(registry=proposed)
-    assert limit == 1 << 20 < blob_limit()
+    limit = blob_limit(proposed)
+    assert limit == 1 << 20 < blob_limit(wire.default_registry())
     reader = FakeReader(monkeypatch, small=[0.4])
     sent: list[int] = []
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from refitwire import wire
 from refitwire.compat.upstream import _locations, envs
 
 REFERENCE = f"{sys.executable} -m refitwire.compat.testees.reference"
@@ -79,7 +80,7 @@ def test_an_undeclared_member_is_told_to_declare_a_spec_version() -> None:
         "schema": "mx.reshard.shard_table.v1", "agent_name": "a", "metadata_endpoint": "h:1",
         "agent_meta_b64": "", "tensors": [], "publisher_step": 1, "generation": 3,
     }).encode()  # fmt: skip
-    problem = written_problem(blob, "1.2.0", None, {})
+    problem = written_problem(blob, "1.2.0", wire.default_registry(), {})
     assert problem is not None and problem[0] == "wrote a blob breaking WRITE_KNOWN_MEMBERS"
     assert "declare a new spec version" in problem[1] and "refitwire schema new VERSION" in problem[1]
 

@@ -25,11 +25,15 @@ class _Writer:
         self.testee = self
 
     def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
-        reply = answer({**message, "payload": _known(message.get("payload"))}, self.version)
+        reply = answer(
+            {**message, "payload": _known(message.get("payload"))}, self.version, wire.default_registry()
+        )
         if not self.copies or "blob_b64" not in reply:
             return reply
         doc = json.loads(base64.b64decode(reply["blob_b64"]))
-        _copy_later(doc, message["payload"], (), wire.wire_model("rendezvous", self.version))
+        _copy_later(
+            doc, message["payload"], (), wire.default_registry().wire_model("rendezvous", self.version)
+        )
         return {**reply, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
 
 
@@ -38,7 +42,7 @@ def _copy_later(
 ) -> None:
     """Into ``obj`` (a written object of ``level``), the members of ``given`` (its payload
     object) that the newest version declares and ``model``'s does not; the levels below alike."""
-    newest = wire.newest_model().level(*level)
+    newest = wire.default_registry().newest_model().level(*level)
     for member in newest.members:
         value = given.get(member.name)
         if member.name not in model.level(*level) and value is not None:
@@ -57,10 +61,15 @@ def _known(value: Any) -> Any:
 
 @pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
 def test_a_writer_that_writes_a_later_versions_members_is_caught(version: str) -> None:
-    cases = _write_unknown.unknown_member_cases(version)
+    cases = _write_unknown.unknown_member_cases(version, wire.default_registry())
     for copies in (False, True):
         writer = _Writer(version, copies)
-        failed = [r for case in cases for r in _checks.write_vector(writer, case) if r.outcome.bad]
+        failed = [
+            r
+            for case in cases
+            for r in _checks.write_vector(writer, case, wire.default_registry())
+            if r.outcome.bad
+        ]
         if not copies:
             assert not failed, failed[:3]
         else:

@@ -52,7 +52,7 @@ def _blob(registry: Registry, mode: object) -> bytes:
 
 
 def test_the_model_reads_a_members_types_from_its_branches(registry: Registry) -> None:
-    model = wire.wire_model("rendezvous", "1.3.0", registry)
+    model = registry.wire_model("rendezvous", "1.3.0")
     assert model.level("tensors")["mode"].types == ("integer", "string")
     assert wire.schema_types({"allOf": [{"type": ["integer", "null"]}, {"type": "integer"}]}) == ("integer",)
     assert wire.schema_types({"not": {"const": 1}}) == ()  # any type
@@ -90,6 +90,6 @@ def test_a_value_of_no_branch_is_its_type_and_an_integer_is_written_as_one(
 
 @pytest.mark.parametrize("name", MEMBERS)
 def test_every_keyword_has_values_and_breaks(registry: Registry, name: str) -> None:
-    member = wire.wire_model("rendezvous", "1.3.0", registry).level("tensors")[name]
+    member = registry.wire_model("rendezvous", "1.3.0").level("tensors")[name]
     assert domain(member.schema) and breaks(member.schema)
     assert unbreakable(member.schema) == ()

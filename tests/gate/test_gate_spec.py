@@ -60,9 +60,12 @@ def test_every_rule_table_row_of_the_spec_is_read() -> None:
     text = SPEC.read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| `") and line.split("`")[1].isupper()]
     rule_rows = [r for r in rows if r.count(" | ") == 2]
-    assert {r.id for r in spec_rules().rules} == {r.split("`")[1] for r in rule_rows}
-    assert spec_rules().rules_of("1.0.0").keys() < spec_rules().rules_of("1.2.0").keys()
-    assert {r.id: r.since for r in spec_rules().rules if r.since != "1.0.0"} == {
+    assert {r.id for r in spec_rules(wire.default_registry()).rules} == {r.split("`")[1] for r in rule_rows}
+    assert (
+        spec_rules(wire.default_registry()).rules_of("1.0.0").keys()
+        < spec_rules(wire.default_registry()).rules_of("1.2.0").keys()
+    )
+    assert {r.id: r.since for r in spec_rules(wire.default_registry()).rules if r.since != "1.0.0"} == {
         "DIGEST_FORMAT": "1.1.0",
         "STEP_RANGE": "1.2.0",
     }
@@ -148,14 +151,25 @@ def test_every_paragraph_naming_elsize_dtype_lists_dtype_sizes() -> None:
 def test_the_constants_that_restate_the_spec_are_the_spec() -> None:
     from refitwire import _spec
 
-    assert spec_rules().limit("blob size", _spec.latest()) == _spec.blob_limit() == 64 * 1024 * 1024
+    assert (
+        spec_rules(wire.default_registry()).limit("blob size", _spec.latest())
+        == _spec.blob_limit(wire.default_registry())
+        == 64 * 1024 * 1024
+    )
     # the parser's own bound (orjson's), so checked rather than read
-    assert spec_rules().limit("nesting depth", _spec.latest()) == _spec.MAX_NESTING_DEPTH
+    assert (
+        spec_rules(wire.default_registry()).limit("nesting depth", _spec.latest()) == _spec.MAX_NESTING_DEPTH
+    )
     low, high = (
         f"-2^{(-n).bit_length() - 1}" if n < 0 else f"2^{n.bit_length() - 1}" for n in wire.EXACT_INTEGERS
     )
-    assert f"an integer outside [{low}, {high})" in [limit.name for limit in spec_rules().limits]
-    assert spec_rules().dtype_sizes == _spec.dtype_sizes() and _spec.dtype_sizes()["bfloat16"] == 2
+    assert f"an integer outside [{low}, {high})" in [
+        limit.name for limit in spec_rules(wire.default_registry()).limits
+    ]
+    assert (
+        spec_rules(wire.default_registry()).dtype_sizes == _spec.dtype_sizes(wire.default_registry())
+        and _spec.dtype_sizes(wire.default_registry())["bfloat16"] == 2
+    )
     # and reading them follows SPEC.md: a changed table gives changed numbers
     changed = parse_spec(SPEC.read_text(encoding="utf-8").replace("blob size 64 MiB", "blob size 32 MiB"))
     assert changed.limit("blob size", "1.2.0") == 32 * 1024 * 1024
@@ -164,8 +178,8 @@ def test_the_constants_that_restate_the_spec_are_the_spec() -> None:
 def test_the_index_locks_the_rules_of_every_released_version() -> None:
     index = json.loads((SCHEMA / "index.json").read_text(encoding="utf-8"))
     locked = {e["version"]: e["sha256"] for e in index["spec_rules"]}
-    assert set(locked) == set(spec_rules().versions)
-    assert locked == {v: spec_rules().lock(v) for v in locked}, (
+    assert set(locked) == set(spec_rules(wire.default_registry()).versions)
+    assert locked == {v: spec_rules(wire.default_registry()).lock(v) for v in locked}, (
         "SPEC.md's rules of a released version changed"
     )
     # the wording is not locked, every fact is

@@ -94,13 +94,13 @@ from refitwire.compat import _built_cases, _cases
 from refitwire.compat._domain import domain
 from refitwire import wire
 version = sys.argv[1]
-model = wire.wire_model("rendezvous", version)
-payloads = _cases.generated_payloads(3, 12)
+model = wire.default_registry().wire_model("rendezvous", version)
+payloads = _cases.generated_payloads(3, 12, wire.default_registry())
 asked = [_cases.conform(p, version, n) for n, p in enumerate(payloads.values())]
 json.dump({
     "released": list(wire.released_versions()),
     "vectors": list(_cases.vectors()),
-    "refusals": [[c.rule, c.description] for c in _built_cases.refusal_cases(version)],
+    "refusals": [[c.rule, c.description] for c in _built_cases.refusal_cases(version, wire.default_registry())],
     "domains": {m.place: list(domain(m.schema)) for m in model.members() if m.added_in == version},
     "required": [m.place for m in model.members() if m.added_in == version and m.required],
     "asked": asked,
@@ -116,7 +116,7 @@ blind, keywords, out = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
 schema = str(Path("schema").resolve())
 testees = [compat.Participant(f"blind: {k}", (sys.executable, blind, k, schema, "1.3.0"), "third-party")
            for k in keywords]
-plan = compat.Plan(testees, seed=7, examples=2, timeout_s=5.0, focus=[t.label for t in testees], limits=False,
+plan = compat.Plan(registry=wire.default_registry(), participants=testees, seed=7, examples=2, timeout_s=5.0, focus=[t.label for t in testees], limits=False,
                    schema_dir=Path(schema))
 with open(out, "w", encoding="utf-8") as stream:
     compat.run_matrix(plan, stream)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from _gate_helpers import candidate_registry
-from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
 from refitwire.compat import _cases
 from refitwire.compat._built_cases import refusal_cases
@@ -164,7 +164,7 @@ def test_its_keywords_are_cases_for_writers_and_payloads_carry_it(registry: Regi
     ):
         assert description in refused, sorted(d for d in refused if "scales" in d)
     assert refused["/tensors/0/scales/0: without its required member block"] == "REQUIRED"
-    payloads = _cases.generated_payloads(3, 4)
+    payloads = _cases.generated_payloads(3, 4, wire.default_registry())
     asked = [_cases.conform(p, "1.3.0", n, registry) for n, p in enumerate(payloads.values())]
     carried = [t.get("scales") for p in asked for t in p["tensors"]]
     assert None in carried and any(carried)  # written present, and absent

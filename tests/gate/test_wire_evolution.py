@@ -65,6 +65,7 @@ def _add_members(repo: Path) -> None:
 LIBRARY = """
 import json, sys
 from refitwire import InvalidBlob, PublishedShard, PublishedTensor, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire import wire
 shard = PublishedShard(agent_name="a", device_id=0, addr=4096, shard_offset=(0,), shape=(2,), numa_node=3)
 table = [PublishedTensor(name="t", dtype="torch.float32", elsize=4, full_shape=(2,), shards=(shard,))]
 new = wrap_rendezvous_blob(b"m", "a", "h:1", table, 7, spec_version="1.3.0", publisher_rank=5)
@@ -139,12 +140,14 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     _add_members(repo)
     registry = wire.default_registry().with_candidates(repo / "schema")
-    payloads = _cases.generated_payloads(3, 4)
+    payloads = _cases.generated_payloads(3, 4, wire.default_registry())
     asked = [_cases.conform(p, "1.3.0", n, registry) for n, p in enumerate(payloads.values())]
     ranks = {p.get("publisher_rank") for p in asked}
     nodes = {s.get("numa_node") for p in asked for t in p["tensors"] for s in t["shards"]}
     assert {0, 2147483647, None} <= ranks and {0, 255} <= nodes  # its bounds, and its absence
-    assert all(_cases.conform(p, "1.2.0", n) is p for n, p in enumerate(payloads.values()))
+    assert all(
+        _cases.conform(p, "1.2.0", n, wire.default_registry()) is p for n, p in enumerate(payloads.values())
+    )
     # ... and a writer of the candidate is asked to refuse each of them out of bounds or mistyped.
     from refitwire.compat._built_cases import refusal_cases
 
@@ -153,8 +156,8 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     assert refusals['/tensors/0/shards/0/numa_node: a JSON string ("7")'] == "TYPE"
     # each: both bounds, and seven wrong JSON values: five types (a null is an absent member in a
     # payload), a string and a boolean also as their falsy values ("", false)
-    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0")) + 18
-    assert "1.3.0" not in wire.known_versions()  # the default registry is as it was
+    assert len(refusal_cases("1.3.0", registry)) == len(refusal_cases("1.2.0", wire.default_registry())) + 18
+    assert "1.3.0" not in wire.default_registry().known_versions()  # the default registry is as it was
 
 
 def test_a_member_made_required_passes_once_its_breaks_are_accepted(tmp_path: Path) -> None:
