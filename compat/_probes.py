@@ -20,6 +20,7 @@ from refitwire.compat._results import (
     Decoded,
     Outcome,
     Result,
+    Skipped,
     Written,
     broken_cause,
     dumps_short,
@@ -83,18 +84,20 @@ def unknown_member(who: Any) -> Result | None:
     extra = {UNKNOWN_MEMBER: {"added": "in a later protocol", "n": 1}}
     if "reader" in who.identity.roles:
         case = next(c for c in _cases.read_cases() if (c.expect.get("1.0.0") or {}).get("valid"))
-        reply = exchange(
-            who.testee, {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(case.blob).decode(), **extra}
-        )
+        request = {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(case.blob).decode(), **extra}
+        reply = exchange(who.testee, request)
         good = isinstance(reply, Decoded)
     elif "writer" in who.identity.roles:
         case_w = next(c for c in _cases.write_cases() if c.spec_version == who.version)
-        reply = exchange(who.testee, {"cmd": "write", "seq": 0, "payload": case_w.payload, **extra})
+        request = {"cmd": "write", "seq": 0, "payload": case_w.payload, **extra}
+        reply = exchange(who.testee, request)
         good = isinstance(reply, Written)
     else:
         return None
     if good:
         return Result(**base, outcome=Outcome.PASSED)
+    if isinstance(reply, Skipped) and _skips_without(who, request, UNKNOWN_MEMBER):
+        return _skipped(base, reply)
     said = reply.message if hasattr(reply, "message") else dumps_short(reply)
     kind = "no answer" if isinstance(reply, Broken) and not reply.malformed else type(reply).__name__.lower()
     broken = isinstance(reply, Broken) and not reply.malformed
@@ -124,6 +127,9 @@ def long_request(who: Any) -> Result | None:
     expected = (case.expect[who.version] or {}).get("decoded")
     if isinstance(reply, Decoded) and reply.payload == expected:
         return Result(**base, outcome=Outcome.PASSED)
+    plain = {"cmd": "read", "seq": 0, "blob_b64": base64.b64encode(case.blob).decode()}
+    if isinstance(reply, Skipped) and isinstance(exchange(who.testee, plain), Skipped):
+        return _skipped(base, reply)
     said = reply.message if hasattr(reply, "message") else dumps_short(getattr(reply, "payload", reply))
     broken = isinstance(reply, Broken) and not reply.malformed
     return Result(
@@ -134,3 +140,14 @@ def long_request(who: Any) -> Result | None:
         message=f"a valid blob of {len(blob):,} bytes (an unknown member holding a long string), "
         f"{case.id} otherwise, was not read as that case: {said}",
     )
+
+
+def _skips_without(who: Any, request: dict[str, Any], member: str) -> bool:
+    """Whether the testee answers ``request`` without ``member`` with skipped too (a reader or
+    writer that skips every such request: the probe cannot tell, so it is skipped)."""
+    return isinstance(exchange(who.testee, {k: v for k, v in request.items() if k != member}), Skipped)
+
+
+def _skipped(base: dict[str, Any], reply: Skipped) -> Result:
+    return Result(**base, outcome=Outcome.SKIPPED,
+                  message=f"the testee skips this request with or without the probe ({reply.reason})")  # fmt: skip

@@ -45,6 +45,7 @@ from refitwire.compat._results import (
     Rejected,
     Reply,
     Result,
+    Skipped,
     broken_cause,
 )
 from refitwire.engine import blob_limit, no_gc
@@ -124,7 +125,9 @@ def read_sizes(r: Any, timeout_s: float, registry: Registry, only: str | None = 
 
     limit = blob_limit(registry, r.version)
     small_s, why = _time_small(r, limit, timeout_s)
-    if why is not None:  # the small table unread: growth fails, and the rest get --timeout
+    if why is not None and why.startswith(SKIPPED):  # a reader that skips reads: nothing to time
+        yield Result(GROWTH_CASE, REQUIRED, Outcome.SKIPPED, reader=r.label, message=why)
+    elif why is not None:  # the small table unread: growth fails, and the rest get --timeout
         yield Result(GROWTH_CASE, REQUIRED, Outcome.FAILED, reader=r.label, fault="reader",
                      symptom="did not read the growth tables",
                      message=f"did not decode the realistic table of {len(small_table(limit))} bytes: {why}")  # fmt: skip
@@ -174,7 +177,12 @@ def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str
     return best, None
 
 
+SKIPPED = "the reader answered skipped"
+
+
 def _why(reply: Reply) -> str:
+    if isinstance(reply, Skipped):
+        return f"{SKIPPED}: {reply.reason}"
     return getattr(reply, "message", None) or getattr(reply, "rule", None) or type(reply).__name__
 
 

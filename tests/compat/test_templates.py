@@ -30,11 +30,6 @@ CARGO_REGISTRY = Path("/usr/share/cargo/registry")  # Debian's librust-*-dev sou
 #: ``skipped`` (the probes and the growth read wait for a decoded blob): the template's stub
 #: does, as the protocol allows. Strict, as an expected-failure list: once the kit skips them,
 #: the test fails here and the entry goes.
-SKIPPED_READER_FAILS = {
-    "protocol:unknown-member": "refused a request carrying an unknown member (skipped",
-    "protocol:long-request": "did not read a request line longer than a pipe buffer",
-    "size:growth": "did not read the growth tables",
-}
 
 
 def _missing(*programs: str) -> str | None:
@@ -131,12 +126,13 @@ def test_the_template_runs_unchanged(template: Template, tmp_path: Path) -> None
     outcomes = {r.case: r.outcome for r in mine if r.case.startswith("protocol:")}
     assert outcomes.get("protocol:unknown-command") is Outcome.PASSED, tail
     bad = {r.case: f"{r.symptom}: {r.message}" for r in mine if r.outcome.bad}
-    assert bad.keys() == SKIPPED_READER_FAILS.keys(), f"{bad}{tail}"
-    assert all(bad[case].startswith(symptom) and "Skipped" in bad[case] for case, symptom in SKIPPED_READER_FAILS.items()), bad  # fmt: skip
-    assert {r.outcome for r in mine if r.case not in bad} == {Outcome.PASSED, Outcome.SKIPPED}
+    assert not bad, f"{bad}{tail}"  # a reader and writer that skip everything fail nothing
+    assert {r.outcome for r in mine} == {Outcome.PASSED, Outcome.SKIPPED}
     skipped = {r.case.split(":")[0] for r in mine if r.outcome is Outcome.SKIPPED}
-    assert {"read", "write", "refuse", "digest", "count", "merge"} <= skipped, skipped
-    assert (
-        report.footer.required_failed == len(SKIPPED_READER_FAILS) and report.footer.recommended_failed == 0
-    )
-    assert done.returncode == 1 and list(work.iterdir()) == [], tail  # 1: the Required failures above
+    assert {"read", "write", "refuse", "digest", "count", "merge", "size"} <= skipped, skipped
+    # the probes a skipping reader cannot answer are skipped, not failed
+    assert {"protocol:unknown-member", "protocol:long-request"} <= {
+        r.case for r in mine if r.outcome is Outcome.SKIPPED
+    }
+    assert report.footer.required_failed == 0 and report.footer.recommended_failed == 0
+    assert done.returncode == 0 and list(work.iterdir()) == [], tail
