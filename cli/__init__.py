@@ -24,6 +24,7 @@ from refitwire.wire import SchemaFolderError, default_registry
 #: there yet is left out, so parts of the kit can land one at a time).
 VERBS = (
     "validate", "decode", "digest", "schema", "matrix", "conformance", "report", "diff", "gate", "refit", "bench",
+    "cache",
 )  # fmt: skip
 
 #: Which extra brings a module that a verb may import (top-level module name -> extra). The

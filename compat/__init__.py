@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     # The one list of the names loaded on first use (what the CLI and the gate use): static
     # checkers read these imports, and at run time _lazy() reads the same lines, so a name is
     # written once and its type is known without importing its module.
+    from refitwire.compat._caches import Cache, caches, disk_size
+    from refitwire.compat._caches import prune as prune_caches
     from refitwire.compat._candidate import Candidate
     from refitwire.compat._delta import BaseMismatch
     from refitwire.compat._delta import compare as compare_with_base
