@@ -10,8 +10,6 @@ from __future__ import annotations
 import base64
 import copy
 import functools
-import hashlib
-import json
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,8 +118,9 @@ def _refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
         mutate(payload)
         found.append((rule, description, payload))
     found += _refusals.mutations(model, base)
-    cases = []
-    for rule, description, payload in found:
-        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
-        cases.append(RefusalCase(f"refuse:{rule}-{digest}", rule, description, payload))
-    return tuple(cases)
+    # named by the rule and the break (its place and what breaks there), never by the payload:
+    # the base payload gains every member a later version adds, and the IDs stay
+    return tuple(
+        RefusalCase(f"refuse:{_cases.name_id(rule, rule, description)}", rule, description, payload)
+        for rule, description, payload in found
+    )

@@ -276,11 +276,21 @@ def member_values(schema_json: str) -> tuple[Any, ...]:
     return tuple(v for v in domain(json.loads(schema_json)) if v is not None)
 
 
-#: The prefix of every generated case's ID (``gen-<digest>``, see :func:`case_id`).
+#: The prefix of every generated case's ID (``gen-<n>``, ``gen-<string class>``).
 GENERATED = "gen"
 
 
-def case_id(prefix: str, payload: Any) -> str:
+def name_id(prefix: str, *name: str) -> str:
+    """``prefix-`` and 12 hex digits of the sha256 of a case's name (its document, its
+    description; a refusal's rule and description): what the case tests, never its payload,
+    so a member added to the payload, or to the schema beside it, leaves the ID as it was."""
+    return f"{prefix}-{hashlib.sha256(chr(10).join(name).encode()).hexdigest()[:12]}"
+
+
+def content_id(prefix: str, payload: Any) -> str:
+    """``prefix-`` and 12 hex digits of the sha256 of ``payload``'s JSON (keys sorted): the
+    form case IDs had before they named their subject. Kept to carry lists keyed by those IDs
+    over (``tools/carry_case_ids.py``), never as a case's ID."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
     return f"{prefix}-{digest}"
 
@@ -340,7 +350,9 @@ def decoded_payloads(registry: Registry) -> st.SearchStrategy[dict[str, Any]]:
 
 
 def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, dict[str, Any]]:
-    """Up to ``count`` distinct payloads drawn by Hypothesis, by case id; the same for the same seed."""
+    """Up to ``count`` distinct payloads drawn by Hypothesis, then one per string class, by case
+    ID: ``gen-N`` for the N-th distinct draw (the same for the same seed and registry),
+    ``gen-CLASS`` for a class of :data:`STRING_CLASSES` (``gen-astral``)."""
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
@@ -352,8 +364,12 @@ def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, d
     if count > 0:
         with outside_cwd():
             collect()
-    drawn += [string_class_payload(text) for _, text in sorted(STRING_CLASSES.items())]
-    return {case_id(GENERATED, p): p for p in drawn}
+    named: dict[str, dict[str, Any]] = {}
+    for payload in drawn:  # the n-th distinct draw of the seed is gen-n, whatever it holds
+        if payload not in named.values():
+            named[f"{GENERATED}-{len(named)}"] = payload
+    named.update((f"{GENERATED}-{name}", string_class_payload(text)) for name, text in sorted(STRING_CLASSES.items()))
+    return named
 
 
 def string_class_payload(text: str) -> dict[str, Any]:

@@ -9,14 +9,19 @@ failures of an older one, nor reported as passing unexpectedly.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from refitwire.wire import Registry
 
 #: One participant's explicit list: (role, case) -> entry.
 Listed = dict[tuple[str, str], "ExpectedFailure"]
 
-__all__ = ["ExpectedFailure", "load"]
+__all__ = ["ExpectedFailure", "known_cases", "load", "stale"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +77,35 @@ def load_file(path: Path) -> Listed:
         )  # fmt: skip
         listed[(failure.role, failure.case)] = failure
     return listed
+
+
+def known_cases(registry: Registry) -> dict[str, str]:
+    """Every case ID a run with ``registry`` can produce that a list may name, with the role of
+    the participant it judges (``reader`` or ``writer``): the vectors' reads and count-only reads
+    (``#rule`` where one rejects), the merges, the size cases, and per released version the
+    golden writes (``+unknown``, ``:bytes``) and the refusals (``#rule``). A generated case is
+    not here: its ID is the seed's (``gen-N``), and no list keeps it."""
+    from refitwire.compat import _built_cases, _cases, _merge, _size_budget, _sizes, _write_unknown
+    from refitwire.engine import blob_limit
+
+    known = {}
+    for case in _cases.read_cases() + _cases.count_cases(registry):
+        known[case.id] = "reader"
+        if any(e is not None and not e["valid"] for e in case.expect.values()):
+            known[f"{case.id}#rule"] = "reader"
+    for merge in _merge.merge_cases():
+        known.update({merge.id: "reader", f"{merge.id}#rule": "reader"})
+    known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit(registry)))
+    known[_size_budget.GROWTH_CASE] = "reader"
+    for version in registry.released_versions():
+        golden = [c for c in _cases.write_cases() if c.spec_version == version]
+        for c in golden + list(_write_unknown.unknown_member_cases(version, registry)):
+            known.update({c.id: "writer", f"{c.id}:bytes": "writer"})
+        for c in _built_cases.refusal_cases(version, registry):
+            known.update({c.id: "writer", f"{c.id}#rule": "writer"})
+    return known
+
+
+def stale(listed: Iterable[tuple[str, str, str]], known: dict[str, str]) -> list[tuple[str, str, str]]:
+    """The ``(implementation, role, case)`` keys of ``listed`` that no case of ``known`` answers in that role."""
+    return [(name, role, case) for name, role, case in listed if known.get(case) != role]

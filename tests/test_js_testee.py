@@ -110,7 +110,7 @@ def test_bad_requests_are_answered_and_survived(testee: ProtocolClient) -> None:
 
 
 def test_writer_refuses_an_invalid_payload(testee: ProtocolClient) -> None:
-    (vector,) = [v for v in VECTORS if v["id"] == "v-fa23880b9f23"]
+    (vector,) = [v for v in VECTORS if v["id"] == "v-d21e9131f84a"]
     payload = json.loads(json.dumps(vector["written_by"][0]["payload"]))
     payload["tensors"][0]["elsize"] = 4  # torch.bfloat16 elements are 2 bytes (ELSIZE_DTYPE)
     answer = testee.send({"cmd": "write", "payload": payload})

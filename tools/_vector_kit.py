@@ -18,6 +18,7 @@ from typing import Any
 
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
 from refitwire._spec import added_in, knows, wire_schema_id
+from refitwire.compat._cases import name_id
 from refitwire.compat._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
 from refitwire.wire import version_key
@@ -136,6 +137,14 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
 # -- vector assembly -----------------------------------------------------------------------
 
 
+def content_key(v: dict[str, Any]) -> str:
+    """What two vectors with the same bytes share (the builders keep the first of them), in the
+    form vector IDs had before they named their vector: ``v-`` and 12 hex digits of
+    sha256(document + "\\n" + blob), which ``tools/carry_case_ids.py`` carries lists over from."""
+    blob = v["blob"].encode() if "blob" in v else base64.b64decode(v["blob_b64"])
+    return "v-" + hashlib.sha256(v["document"].encode() + b"\n" + blob).hexdigest()[:12]
+
+
 def vector(
     description: str,
     blob: bytes,
@@ -162,9 +171,8 @@ def vector(
             expect[v] = {"valid": True, "decoded": decoded(doc, v, document)}
             if or_reject:
                 expect[v]["or_reject"] = {"rule": or_reject[0], "pointer": or_reject[1]}
-    content = document.encode() + b"\n" + blob
     v: dict[str, Any] = {
-        "id": "v-" + hashlib.sha256(content).hexdigest()[:12],
+        "id": name_id("v", document, description),  # its name, not its bytes (they gain later members)
         "description": description,
         "document": document,
     }

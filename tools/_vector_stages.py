@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from _vector_dimensions import matches
-from _vector_kit import VERSIONS, vector
+from _vector_kit import VERSIONS, content_key, vector
 from _vector_model import RAW, SAMPLES, base, model, wrong_types
 from _vector_upstream import upstream_verdict
 from refitwire import wire
@@ -123,7 +123,7 @@ def stage_pair_vectors() -> list[dict[str, Any]]:
                 for b in breaks(other):
                     v = _vector(level, f"{where}: {missing.name} missing and {other.name} {b.what}: REQUIRED first",
                                 missing, [b])  # fmt: skip
-                    found.setdefault(v["id"], v)
+                    found.setdefault(content_key(v), v)
         for a in members:
             for b in members:
                 if a is b:
@@ -135,10 +135,10 @@ def stage_pair_vectors() -> list[dict[str, Any]]:
                 for first, second in ((wrong, value[0]), (value[0], wrong)):
                     v = _vector(level, f"{where}: {first.member.name} {first.what} written before {second.member.name} "
                                 f"{second.what}: the first as written", None, [first, second])  # fmt: skip
-                    found.setdefault(v["id"], v)
+                    found.setdefault(content_key(v), v)
                 late = [x for x in breaks(a) if x.rule in STEP_4]
                 if late:
                     v = _vector(level, f"{where}: {a.name} {late[0].what} written before {b.name} {value[0].what}: "
                                 "step 3 first", None, [late[0], value[0]])  # fmt: skip
-                    found.setdefault(v["id"], v)
+                    found.setdefault(content_key(v), v)
     return list(found.values())

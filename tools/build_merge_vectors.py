@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import itertools
 import json
 import subprocess
@@ -38,7 +37,7 @@ from typing import Any
 import _clone
 from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._built_cases import base_payload
-from refitwire.compat._cases import member_values
+from refitwire.compat._cases import member_values, name_id
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 from refitwire.engine import decoded_members, dtype_sizes, version_key
@@ -204,9 +203,8 @@ def inputs() -> list[dict[str, Any]]:
     for rule, description, tables in cases:
         assert all(_valid(t) for t in tables), description
         agree = rule == "MERGE_REPLICAS" or "agree:" in description
-        key = json.dumps(tables, sort_keys=True).encode()
-        found.append({
-            "id": "m-" + hashlib.sha256(key).hexdigest()[:12], "description": description, "rule": rule,
+        found.append({  # named by its description, not its tables (they gain later members)
+            "id": name_id("m", description), "description": description, "rule": rule,
             "tables": tables, "expect": {"merged": _merged(tables)} if agree else {"refuse": rule},
         })  # fmt: skip
     return found

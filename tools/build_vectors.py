@@ -29,6 +29,7 @@ from _vector_kit import (
     OUT,
     WIRE,
     blob_doc,
+    content_key,
     edge_blob,
     py_dumps,
     shard,
@@ -337,7 +338,7 @@ def generated() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     )  # the JSON text's tokens and structure; two breaks in one object
     unique: dict[str, dict[str, Any]] = {}
     for v in valid + invalid + cross_stage_vectors():
-        unique.setdefault(v["id"], v)
+        unique.setdefault(content_key(v), v)
     kept = consistent(list(unique.values()))
     return [v for v in kept if v in valid], [v for v in kept if v not in valid]
 
@@ -367,9 +368,10 @@ def main(argv: list[str]) -> int:
     seen: set[str] = set()
     stale: list[str] = []
     for name, (description, vectors) in groups.items():
-        for v in vectors:
+        for v in vectors:  # a vector's ID is its name: two names, or two blobs, never alike
             assert v["id"] not in seen, f"duplicate vector {v['id']}: {v['description']}"
-            seen.add(v["id"])
+            assert content_key(v) not in seen, f"two vectors of the same blob: {v['description']}"
+            seen.update((v["id"], content_key(v)))
         text = json.dumps(
             {"$schema": "vector.schema.json", "description": description, "vectors": vectors},
             indent=2,

@@ -16,7 +16,11 @@ checkout's own packages (``tools/_clone.py``), never an installed kit's. In orde
 5. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector;
 6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``);
 7. compat/IMPLEMENTERS.md's list of every protocol message and member, from schema/protocol/
-   (``build_implementers.py``).
+   (``build_implementers.py``);
+8. every list keyed by case IDs (the expected failures, the upstream verdicts' failures and
+   writes, the IDs README.md, compat/IMPLEMENTERS.md and docs/ cite) carried over to the cases'
+   IDs now, and no entry an ID no case has (``carry_case_ids.py``: it records the vector files
+   before step 2, so an ID is found again by the name or the bytes of its vector).
 
 ``--check`` writes nothing and exits 1 when any step would change a file (or a rule has no row).
 Run it again after ``refitwire schema release``: the protocol then includes the new version.
@@ -27,6 +31,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,7 @@ CHECKS = (
     ("the coverage table", ["build_coverage.py", "--check"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py", "--check"]),
     ("the protocol's members in compat/IMPLEMENTERS.md", ["build_implementers.py", "--check"]),
+    ("the lists keyed by case IDs", ["carry_case_ids.py", "--check"]),
 )
 
 
@@ -97,12 +103,19 @@ def main(argv: list[str]) -> int:
     if missing:
         print("add a row to schema/SPEC.md for each rule (section 2), then run this again", file=sys.stderr)
         return 1
-    for what, step in CHECKS if check else STEPS:
-        print(f"== {what}: python tools/{' '.join(step)}", flush=True)
-        done = subprocess.run([sys.executable, str(TOOLS / step[0]), *step[1:]], cwd=_clone.ROOT)
-        if done.returncode != 0:
-            print(f"tools/{step[0]} failed (exit {done.returncode})", file=sys.stderr)
-            return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        ids = str(Path(tmp) / "vectors-before.json")  # the vectors as they were, to find listed IDs again
+        steps = CHECKS if check else (
+            ("the lists keyed by case IDs, by the vectors' names", ["carry_case_ids.py", "--snapshot", ids]),
+            *STEPS,
+            ("the lists keyed by case IDs", ["carry_case_ids.py", "--previous", ids]),
+        )  # fmt: skip
+        for what, step in steps:
+            print(f"== {what}: python tools/{' '.join(step)}", flush=True)
+            done = subprocess.run([sys.executable, str(TOOLS / step[0]), *step[1:]], cwd=_clone.ROOT)
+            if done.returncode != 0:
+                print(f"tools/{step[0]} failed (exit {done.returncode})", file=sys.stderr)
+                return 1
     return 0
 
 

@@ -47,9 +47,8 @@ def written_with(text: str) -> str:
 
 
 def strings(kind: str) -> str:
-    return (
-        _cases.case_id(_cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES[kind])) + ":bytes"
-    )
+    assert kind in _cases.STRING_CLASSES
+    return f"{_cases.GENERATED}-{kind}:bytes"
 
 
 ONE_SHARD = vid("every writer: one bf16 tensor")
@@ -124,9 +123,7 @@ CATCHES = {
             "accepts-trailing-separators": f"read:{vid('a value-separator after the last item in the array /tensors/0/shards/0/shape')}",
             "skips-unicode-spaces": f"read:{vid('U+00A0 (no-break space) after the top level')}",
             "normalizes-read-names": f"read:{vid('text every Unicode normalization form changes in /tensors/0/name')}",
-            "normalizes-written-names": _cases.case_id(
-                _cases.GENERATED, _cases.string_class_payload(_cases.STRING_CLASSES["unnormalized"])
-            ),
+            "normalizes-written-names": f"{_cases.GENERATED}-unnormalized",
             "drops-shardless-tensors": f"write:{written_with(SHARDLESS)}@1.2.0",
             "literals-before-geometry": f"read:{vid('elsize disagrees with dtype and /tensors/0/shards/0/addr written with a fraction, as written')}#rule",
         }

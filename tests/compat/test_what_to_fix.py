@@ -24,7 +24,7 @@ from refitwire.wire import default_registry
 HERE = Path(__file__).parent
 FAULTY = HERE / "faulty_testee.py"
 ROUNDS = f"{sys.executable} {FAULTY} rounds-large-addresses"
-VECTOR = "read:v-c3ea8c2e39ea"  # a vector the rounding testee misreads
+VECTOR = "read:v-9179267ad442"  # a vector the rounding testee misreads
 
 
 def refitwire(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
