@@ -1,20 +1,21 @@
 """Check blobs against every spec version; name each broken rule and its JSON pointer.
 
 Exit 0 when every file is valid under --spec-version (default: the latest), 1 otherwise
-(an unreadable file is reported and the others are still checked). --json prints one JSON
-object per line and file: pointers as RFC 6901 (the root is ""), values as JSON.
+(an unreadable file is reported and the others are still checked). The text names each
+finding once, after the versions it holds under (``1.1.0, 1.2.0: "ABC" at ...``), values as
+JSON. --json prints one JSON object per line and file: pointers as RFC 6901 (the root is ""),
+values as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
 from refitwire import InvalidBlob
 from refitwire.cli._io import fail, read_input
-from refitwire.engine import blob_limit, latest, parse, violations
+from refitwire.engine import as_json_value, blob_limit, latest, parse, violations
 from refitwire.wire import Registry
 
 
@@ -68,8 +69,13 @@ def check_file(blob: bytes, document: str, registry: Registry) -> dict[str, list
 def _as_text(name: str, report: dict[str, list[Any]]) -> str:
     conforms = [v for v, found in report.items() if not found]
     lines = [f"{name}: {'conforms to ' + ', '.join(conforms) if conforms else 'INVALID under every version'}"]
+    shared: dict[str, list[str]] = {}  # a finding as it reads -> the versions it is found under
     for version, found in report.items():
-        lines += [f"  {version}: {violation}" for violation in found]
+        for violation in found:
+            versions = shared.setdefault(str(violation), [])
+            if version not in versions:  # (the same line twice under one version says it once)
+                versions.append(version)
+    lines += [f"  {', '.join(versions)}: {finding}" for finding, versions in shared.items()]
     return "\n".join(lines)
 
 
@@ -85,19 +91,3 @@ def _as_json(report: dict[str, list[Any]]) -> dict[str, Any]:
             if found
         },
     }
-
-
-def as_json_value(value: Any) -> Any:
-    """The offending value as JSON: JSON values as they are, raw bytes as text, and the
-    non-finite numbers (which JSON cannot hold) by name."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value).replace("inf", "Infinity").replace("nan", "NaN")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", "backslashreplace")
-    if isinstance(value, dict):
-        return {str(key): as_json_value(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [as_json_value(item) for item in value]
-    return str(value)

@@ -174,12 +174,12 @@ def _entries(
     entries = []
     for t, tensor in enumerate(tensors):
         if type(tensor) is not tensor_class:  # tested here: most tables are all models
-            tensor = as_model(tensor_class, tensor, ("tensors", t), classes)
+            tensor = as_model(tensor_class, tensor, ("tensors", t))
         fields = tensor.__dict__
         shards = []
         for s, shard in enumerate(fields["shards"]):
             if type(shard) is not shard_class:
-                shard = as_model(shard_class, shard, ("tensors", t, "shards", s), classes)
+                shard = as_model(shard_class, shard, ("tensors", t, "shards", s))
             entry = shard.__dict__
             if (
                 mutable

@@ -135,7 +135,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         agent_name=decoded.get("agent_name"),  # type: ignore[arg-type]  # checked when written
         # only null is "none" (WRITE_ENDPOINT); another value of the wrong type is refused when written
         metadata_endpoint=_endpoint if (_endpoint := decoded.get("metadata_endpoint")) is not None else "",
-        tensors=[as_model(classes.tensor, t, (*tensor_level, i), classes) for i, t in enumerate(entries)],
+        tensors=[as_model(classes.tensor, t, (*tensor_level, i)) for i, t in enumerate(entries)],
         publisher_step=decoded.get("publisher_step"),
         optional_members=more,
         known_members=top,

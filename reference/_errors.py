@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,7 @@ class Violation:
     detail: str
 
     def __str__(self) -> str:
-        return f"{_short(self.value)} at {show_pointer(self.pointer)}: {self.detail} [{self.rule}]"
+        return f"{show_value(self.value)} at {show_pointer(self.pointer)}: {self.detail} [{self.rule}]"
 
 
 class InvalidBlob(ValueError):
@@ -49,6 +51,52 @@ class InvalidBlob(ValueError):
         return cls([Violation(rule, pointer, value, detail)])
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+def as_json_value(value: Any) -> Any:
+    """``value`` as JSON holds it: JSON values as they are (tuples as arrays), raw bytes as
+    text (undecodable bytes as ``\\xNN``), the non-finite numbers, which JSON cannot hold, by
+    name (``"NaN"``), and anything else as its ``str``."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NON_FINITE[str(value)]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {str(key): as_json_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_json_value(item) for item in value]
+    return str(value)
+
+
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def show_value(value: Any, limit: int = 60) -> str:
+    """``value`` as a message shows it: as JSON (``"abc"``, ``[1, 2]``, ``null``), the
+    non-finite numbers bare (``NaN``), characters that do not print (a BOM, a lone surrogate)
+    escaped as JSON escapes them, cut to ``limit`` characters with ``...``. Only what is shown
+    is converted: a whole document as the value costs its first ``limit`` characters."""
+    text = _json_text(value, limit)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_text(value: Any, room: int) -> str:
+    """``value`` as JSON text, stopped once it is longer than ``room`` (each level of nesting
+    takes a character, so the depth is bounded too)."""
+    if isinstance(value, dict):
+        named = ((json.dumps(str(key), ensure_ascii=False) + ": ", item) for key, item in value.items())
+        opening, closing, items = "{", "}", named
+    elif isinstance(value, (list, tuple)):
+        opening, closing, items = "[", "]", (("", v) for v in value)
+    else:
+        if isinstance(value, (str, bytes, bytearray, memoryview)) and len(value) > room:
+            value = value[: room + 1]  # still longer than room, so cut where it is shown
+        return json.dumps(value, ensure_ascii=False, default=as_json_value)
+    text = opening
+    for prefix, item in items:
+        if len(text) > room:
+            break
+        text += ("" if text == opening else ", ") + prefix + _json_text(item, room - len(text))
+    return text + closing

@@ -9,14 +9,21 @@ no code edit. Nothing is built at import: the two public names resolve on first 
 tests/test_models.py proves models and schema agree both ways.
 Another registry (one with a candidate holding new members) has its own pair of classes,
 built the same way from its newest model (:func:`table_classes`).
+
+A model that cannot be built raises InvalidBlob, never pydantic's ValidationError: the
+constructor (``PublishedShard(device_id=-1, ...)``) and the ``model_validate*`` methods name each problem
+by its rule, at a pointer relative to the object being built (``/device_id``; ``""`` for a
+missing member, as REQUIRED names the object that lacks it). The reader's own models are
+filled without either (``refitwire._table``), so this costs the read nothing.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, NamedTuple, TypeVar
 
 from annotated_types import Interval
 from pydantic import (
@@ -38,8 +45,45 @@ __all__ = [
 ]  # fmt: skip
 
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+
 class _Wire(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    #: the newest model this class was built from and the level its fields are the members of
+    _wire_place: ClassVar[tuple[WireModel, tuple[str, ...]] | None] = None
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _invalid(type(self), exc) from None
+
+    # pydantic calls a model's own __init__ for every nested object unless it is marked as
+    # pydantic's: marked, nested objects are validated in one pass and converted here, once
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from None
+
+    @classmethod
+    def model_validate_strings(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate_strings(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from None
 
 
 def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -116,6 +160,7 @@ def _build(
         built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
     except (NameError, TypeError, ValueError) as exc:  # another name pydantic refuses
         raise SchemaFolderError(f"{where}: names the reference's models cannot hold ({exc})") from None
+    built._wire_place = (newest, level)
     models[level] = built
     return built
 
@@ -221,38 +266,47 @@ class RendezvousPayload(NamedTuple):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-def as_model(model: type[M], obj: Any, at: tuple[str | int, ...], classes: TableClasses) -> M:
-    """``obj`` as exactly a ``model`` (PublishedTensor or PublishedShard): a mapping with its
-    fields, or an instance of it or of a subclass (read by field name, extras left behind).
+def as_model(model: type[M], obj: Any, at: tuple[str | int, ...]) -> M:
+    """``obj`` as exactly a ``model`` (a registry's PublishedTensor or PublishedShard): a mapping
+    with its fields, or an instance of it or of a subclass (read by field name, extras left behind).
 
     What does not convert raises InvalidBlob, never pydantic's ValidationError: each
     problem becomes a violation at ``at`` + its place in ``obj``, named by the rule the
     schema gives that member (REQUIRED, TYPE, INTEGER_LITERAL, WRITE_KNOWN_MEMBERS, or
-    the member's range or pattern rule). ``classes``: the registry's classes, ``model`` one of them.
+    the member's range or pattern rule).
     """
     if type(obj) is model:
         return obj
-    try:
-        return model.model_validate(obj, from_attributes=True)
+    try:  # (model_validate without its wrapper's frame: the writer takes this path per dict)
+        validated: M = model.__pydantic_validator__.validate_python(obj, from_attributes=True)
     except ValidationError as exc:
-        level = classes.tensor_level if model is classes.tensor else classes.shard_level
-        found = []
-        for e in exc.errors():
-            place = e["loc"][:-1] if e["type"] == "missing" else e["loc"]  # REQUIRED names the object
-            rule = _rule_of(e, level, classes.model)
-            found.append(Violation(rule, wire.pointer(*at, *place), e.get("input"), e["msg"]))
-        raise InvalidBlob(found) from None
+        raise _invalid(model, exc, at) from None
+    return validated
 
 
-def _rule_of(error: Any, level: tuple[str, ...], newest: WireModel) -> str:
+def _invalid(model: type[BaseModel], exc: ValidationError, at: tuple[str | int, ...] = ()) -> InvalidBlob:
+    """pydantic's errors building ``model`` as violations, at ``at`` + each one's place in the object."""
+    newest, level = getattr(model, "_wire_place", None) or (None, ())
+    found = []
+    for e in exc.errors():
+        place, detail = e["loc"], e["msg"]
+        if e["type"] == "missing":  # REQUIRED names the object, and the member it lacks
+            place, detail = place[:-1], f"{json.dumps(place[-1])} is a required property"
+        found.append(Violation(_rule_of(e, level, newest), wire.pointer(*at, *place), e.get("input"), detail))
+    return InvalidBlob(found)
+
+
+def _rule_of(error: Any, level: tuple[str, ...], newest: WireModel | None) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "missing":
         return "REQUIRED"
     if kind == "extra_forbidden":
         return "WRITE_KNOWN_MEMBERS"
+    if kind == "json_invalid":  # model_validate_json
+        return "JSON"
     if kind == "int_type" and type(value) is float and value.is_integer():
         return "INTEGER_LITERAL"
-    if kind.endswith("_type") or kind in ("is_instance_of", "model_attributes_type"):
+    if kind.endswith("_type") or kind in ("is_instance_of", "model_attributes_type") or newest is None:
         return "TYPE"
     # the level's path with an index per array, then the place inside the object
     path: list[str | int] = []

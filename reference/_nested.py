@@ -9,8 +9,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
-from pydantic import BaseModel, ValidationError
-from refitwire._errors import Violation
+from pydantic import BaseModel
+from refitwire._errors import InvalidBlob, Violation
 from refitwire.wire import Member, WireModel, is_index, pointer
 
 __all__ = [
@@ -53,7 +53,7 @@ def as_models(
     for name, level in nested:
         items = fields.get(name)
         if items is not None and model is not None:
-            with contextlib.suppress(ValidationError):
+            with contextlib.suppress(InvalidBlob):  # the models' own error (refitwire._models)
                 fields[name] = tuple(level_model(item, level, model, levels) for item in items)
 
 

@@ -83,12 +83,20 @@ def parse(
         raise InvalidBlob.single("BLOB_SIZE", "", len(blob), f"blob is larger than the {limit}-byte limit")
     data = bytes(blob)
     if data.startswith(b"\xef\xbb\xbf"):
-        raise InvalidBlob.single("UTF8", "", data[:3], "a blob must not start with a BOM")
+        raise InvalidBlob.single("UTF8", "", data[:3], f"a blob must not start with a BOM, {_where(data, 0)}")
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        rule = "JSON" if is_utf8(data) else "UTF8"
-        raise InvalidBlob.single(rule, "", data[max(0, exc.pos - 10) : exc.pos + 10], exc.msg) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as bad:  # orjson says where no more than "not valid UTF-8"
+            at = bad.start
+            detail = f"not valid UTF-8 ({bad.reason}), {_where(data, at)}"
+            raise InvalidBlob.single("UTF8", "", data[at : at + 8], detail) from None
+        at = len(text[: exc.pos].encode("utf-8"))  # orjson counts characters
+        raise InvalidBlob.single(
+            "JSON", "", data[max(0, at - 10) : at + 10], f"{exc.msg}, {_where(data, at)}"
+        ) from None
     if not isinstance(document, dict):
         raise InvalidBlob.single("OBJECT", "", type(document).__name__, "the top level must be a JSON object")
     if _rounding_matters_in(registry, version) and _LONG_INTEGER.search(data):
@@ -110,6 +118,14 @@ def _rounding_matters_in(registry: Registry, version: str | None) -> bool:
     version = version or latest(registry)
     known = [d for d in registry.documents if version in registry.known_versions(d)]
     return any(registry.wire_model(d, version).rounds_integers for d in known)
+
+
+def _where(data: bytes, at: int) -> str:
+    """Byte offset ``at`` of ``data`` as a syntax error names it: the offset (from 0), and the line
+    and the column (from 1; a column counts characters, as an editor does) it falls on."""
+    start = data.rfind(b"\n", 0, at) + 1
+    line, column = data.count(b"\n", 0, at) + 1, len(data[start:at].decode("utf-8", "replace")) + 1
+    return f"at byte {at} (line {line}, column {column})"
 
 
 def is_utf8(data: bytes) -> bool:
@@ -189,7 +205,7 @@ def _table_rules(
         yield from table_rules(entries, shape, out, typed)
     elif out is not None:
         classes = shape.classes
-        out += [as_model(classes.tensor, entry, ("tensors", t), classes) for t, entry in enumerate(entries)]
+        out += [as_model(classes.tensor, entry, ("tensors", t)) for t, entry in enumerate(entries)]
 
 
 class Read(NamedTuple):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from refitwire._codec import rendezvous_document
 from refitwire._decoded import decoded_members
 from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
-from refitwire._errors import InvalidBlob, Violation
+from refitwire._errors import InvalidBlob, Violation, as_json_value
 from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
 from refitwire._models import TableClasses, classes_of
 from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
@@ -49,8 +49,8 @@ __all__ = [
     # the schema registry
     "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
     # the rule engine
-    "InvalidBlob", "Violation", "check", "parse", "schema_errors", "semantic_violations", "violations",
-    "writer_violations",
+    "InvalidBlob", "Violation", "as_json_value", "check", "parse", "schema_errors", "semantic_violations",
+    "violations", "writer_violations",
     # the codec's building blocks
     "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "slice_digests", "decoded_members", "no_gc", "rendezvous_document",
     "typed_read", "TableClasses", "classes_of",

@@ -50,6 +50,47 @@ def test_validate_names_rule_and_pointer_and_exits_1(tmp_path: Path) -> None:
     assert (violation["rule"], violation["pointer"]) == ("DIGEST_FORMAT", "/tensors/0/shards/0/digest")
 
 
+def test_validate_says_a_finding_once_with_the_versions_it_holds_under(tmp_path: Path) -> None:
+    """One line per finding, after every version it is found under; values as JSON (never None or 'A')."""
+    bad = json.loads(good_blob().replace(b'"digest": "' + b"a" * 32, b'"digest": "' + b"A" * 32))
+    bad["publisher_step"] = -3  # a member 1.2.0 adds: older readers ignore it
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    (tmp_path / "null.json").write_bytes(good_blob().replace(b'"agent_name": "r0"', b'"agent_name": null', 1))
+    done = refitwire("validate", str(tmp_path / "bad.json"), str(tmp_path / "null.json"))
+    assert done.returncode == 1
+    head, digest, step, null_head, *null = done.stdout.splitlines()
+    assert head == f"{tmp_path / 'bad.json'}: conforms to 1.0.0"
+    assert digest.startswith(f'  1.1.0, 1.2.0: "{"A" * 32}" at /tensors/0/shards/0/digest: ')
+    assert digest.endswith(" [DIGEST_FORMAT]")
+    assert step.startswith("  1.2.0: -3 at /publisher_step: ") and step.endswith(" [STEP_RANGE]")
+    assert null_head == f"{tmp_path / 'null.json'}: INVALID under every version"
+    assert null and all(line.startswith("  1.0.0, 1.1.0, 1.2.0: ") for line in null), null
+    assert "  1.0.0, 1.1.0, 1.2.0: null at /agent_name: " in done.stdout
+    assert "None" not in done.stdout and "'" not in done.stdout
+
+
+def test_validate_names_the_byte_line_and_column_of_a_syntax_error(tmp_path: Path) -> None:
+    pretty = json.dumps(
+        {**json.loads(good_blob()), "agent_name": "r\u00e9"}, indent=1, ensure_ascii=False
+    ).encode()
+    cut = pretty[: pretty.index(b'"tensors"') + 14]  # a file cut short, on its third line or later
+    bad = pretty.replace("é".encode(), b"\xff")  # a byte that is no UTF-8
+    for name, blob, rule, at in (
+        ("cut.json", cut, "JSON", len(cut)),
+        ("bad.json", bad, "UTF8", bad.index(b"\xff")),
+    ):
+        (tmp_path / name).write_bytes(blob)
+        line, column = blob.count(b"\n", 0, at) + 1, at - blob.rfind(b"\n", 0, at)  # (ASCII before it)
+        where = f"at byte {at} (line {line}, column {column}) [{rule}]"
+        assert line > 2
+        done = refitwire("validate", str(tmp_path / name))
+        assert done.returncode == 1
+        [finding] = done.stdout.splitlines()[1:]
+        assert finding.startswith("  1.0.0, 1.1.0, 1.2.0: ") and finding.endswith(where), finding
+        [report] = map(json.loads, refitwire("validate", "--json", str(tmp_path / name)).stdout.splitlines())
+        assert report["violations"]["1.2.0"][0]["detail"].endswith(where.removesuffix(f" [{rule}]"))
+
+
 def test_validate_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> None:
     (tmp_path / "good.json").write_bytes(good_blob())
     done = refitwire("validate", "/nonexistent/blob.json", str(tmp_path / "good.json"))
@@ -116,7 +157,7 @@ def test_decode_shows_a_candidates_new_members_with_no_code_edit(tmp_path: Path)
 def test_decode_of_garbage_is_one_clear_line() -> None:
     done = refitwire("decode", "-", stdin=b"[1, 2]")
     assert done.returncode == 1
-    assert done.stderr.strip() == "refitwire: -: 'list' at \"\": the top level must be a JSON object [OBJECT]"
+    assert done.stderr.strip() == 'refitwire: -: "list" at "": the top level must be a JSON object [OBJECT]'
 
 
 def test_digest_prints_like_sha256sum(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import copy
 import json
 import pickle
 
+import pydantic
 import pytest
 from _profiles import examples
 from hypothesis import given, settings
@@ -32,7 +33,7 @@ def test_the_message_leads_with_the_value_and_ends_with_the_rule() -> None:
     with pytest.raises(InvalidBlob) as caught:
         unwrap_rendezvous_blob(blob)
     assert str(caught.value) == (
-        "'mx.reshard.shard_table.v2' at /schema: \"mx.reshard.shard_table.v1\" was expected [SCHEMA_ID]"
+        '"mx.reshard.shard_table.v2" at /schema: "mx.reshard.shard_table.v1" was expected [SCHEMA_ID]'
     )
     assert isinstance(caught.value, ValueError)
     assert (caught.value.rule, caught.value.pointer) == ("SCHEMA_ID", "/schema")
@@ -114,6 +115,78 @@ def test_a_mapping_where_a_model_belongs_is_converted_or_refused_with_invalid_bl
     with pytest.raises(InvalidBlob) as caught:
         encode_shard_table(["w"])  # type: ignore[list-item]
     assert (caught.value.rule, caught.value.pointer) == ("TYPE", "/tensors/0")
+
+
+_SHARD = {"agent_name": "a", "device_id": 0, "addr": 0, "shard_offset": (0, 0), "shape": (4, 4)}
+_TENSOR = {"name": "w", "dtype": "torch.float32", "elsize": 4, "full_shape": (8, 4)}
+
+
+@pytest.mark.parametrize(
+    ("build", "rule", "pointer"),
+    [(lambda: PublishedShard(**{**_SHARD, "device_id": -1}), "DEVICE_ID_RANGE", "/device_id"),
+     (lambda: PublishedShard(**{**_SHARD, "addr": "0"}), "TYPE", "/addr"),
+     (lambda: PublishedShard(**{**_SHARD, "addr": 64.0}), "INTEGER_LITERAL", "/addr"),
+     (lambda: PublishedShard(**_SHARD, digest="ABC"), "DIGEST_FORMAT", "/digest"),
+     (lambda: PublishedShard(**_SHARD, numa_node=1), "WRITE_KNOWN_MEMBERS", "/numa_node"),
+     (lambda: PublishedShard(**{k: v for k, v in _SHARD.items() if k != "addr"}), "REQUIRED", ""),
+     (lambda: PublishedTensor(**_TENSOR, shards=[_SHARD, {**_SHARD, "addr": -1}]), "ADDR_RANGE", "/shards/1/addr"),
+     (lambda: PublishedTensor.model_validate({**_TENSOR, "shards": [{**_SHARD, "shape": [4, "4"]}]}), "TYPE", "/shards/0/shape/1"),
+     (lambda: PublishedShard.model_validate_json(b'{"agent_name": "a"'), "JSON", "")],
+    ids=["range", "type", "integer-literal", "pattern", "unknown-member", "missing", "nested", "model_validate", "json"],
+)  # fmt: skip
+def test_a_model_that_cannot_be_built_raises_invalid_blob_pointing_into_it(
+    build: object, rule: str, pointer: str
+) -> None:
+    """The constructor and model_validate speak as the reader does: a rule ID and a pointer,
+    relative to the object being built; never pydantic's ValidationError, its text or its link."""
+    with pytest.raises(ValueError) as caught:  # what a caller catching ValueError catches
+        build()  # type: ignore[operator]
+    error = caught.value
+    assert type(error) is InvalidBlob and not isinstance(error, pydantic.ValidationError)
+    assert (error.rule, error.pointer) == (rule, pointer)
+    assert not str(error).startswith(("'", "b'")), str(error)  # the value as JSON, not as a repr
+    assert str(error).endswith(f"[{rule}]") and "pydantic" not in str(error)
+    assert error.__cause__ is None and error.__suppress_context__  # no pydantic traceback under it
+
+
+def test_a_missing_member_is_named_and_every_problem_is_kept() -> None:
+    with pytest.raises(InvalidBlob) as caught:
+        PublishedShard(agent_name="a", device_id=-1, shard_offset=(0,), shape=(1,), numa_node=1)
+    assert [(v.rule, v.pointer) for v in caught.value.violations] == [
+        ("DEVICE_ID_RANGE", "/device_id"), ("REQUIRED", ""), ("WRITE_KNOWN_MEMBERS", "/numa_node"),
+    ]  # fmt: skip
+    assert caught.value.violations[1].detail == '"addr" is a required property'
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("ABC", '"ABC"'), (None, "null"), (True, "true"), ((1, 2), "[1, 2]"), ({"a": (1,)}, '{"a": [1]}'),
+     (b"\xef\xbb\xbf", '"\\ufeff"'), (b"\xff", '"\\\\xff"'), (float("nan"), "NaN"), (-float("inf"), "-Infinity"),
+     ('é"\n', '"é\\"\\n"'), ("x" * 100, '"' + "x" * 56 + "..."), (list(range(100)), "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16...")],
+)  # fmt: skip
+def test_the_value_in_a_message_is_shown_as_json(value: object, shown: str) -> None:
+    """JSON, as the blob has it (never Python's repr: no 'ABC', None, True, b'...'); what does not
+    print is escaped; a long value is cut to 60 characters."""
+    assert str(InvalidBlob.single("TYPE", "/a", value, "why")) == f"{shown} at /a: why [TYPE]"
+
+
+@pytest.mark.parametrize(
+    ("blob", "rule", "where"),
+    [(b'{"agent_name": "a"', "JSON", "unexpected end of data, at byte 18 (line 1, column 19)"),
+     # the bytes of "éé" count four, the characters two (orjson's own position is 26)
+     (b'{\n  "agent_name": "\xc3\xa9\xc3\xa9",\n  x}', "JSON", "at byte 28 (line 3, column 3)"),
+     (b'{\n  "agent_name": "\xc3\xa9\xff"}', "UTF8", "(invalid start byte), at byte 21 (line 2, column 19)"),
+     (b'{"agent_name": "\xc3', "UTF8", "(unexpected end of data), at byte 16 (line 1, column 17)"),
+     (b"", "JSON", "at byte 0 (line 1, column 1)"),
+     (b"\xef\xbb\xbf{}", "UTF8", "BOM, at byte 0 (line 1, column 1)")],
+    ids=["truncated", "after-multibyte", "bad-byte", "truncated-character", "empty", "bom"],
+)  # fmt: skip
+def test_a_syntax_error_names_its_byte_offset_line_and_column(blob: bytes, rule: str, where: str) -> None:
+    for read in (unwrap_rendezvous_blob, decode_shard_table):
+        with pytest.raises(InvalidBlob) as caught:
+            read(blob)
+        assert (caught.value.rule, caught.value.pointer) == (rule, "")
+        assert caught.value.violations[0].detail.endswith(where), caught.value.violations[0].detail
 
 
 def test_merge_refuses_inconsistent_geometry() -> None:
