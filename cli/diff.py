@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"refitwire diff: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    findings = compare(old, new, args.new, witnesses=not args.no_witness)
+    findings = compare(old, new, args.new, witnesses=not args.no_witness, registry=args.registry)
     report = GateReport(
         args.old,
         "",

@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             require_matrix=args.require_matrix,
             witnesses=not args.no_witness,
             testees=args.testee,
+            registry=args.registry,
             examples=args.examples,
             seed=args.seed,
             allow_missing=args.allow_missing_readers,

@@ -16,6 +16,7 @@ from refitwire.gate._matrix import MatrixOutcome
 from refitwire.gate._rules import Direction
 from refitwire.gate._walk import diff
 from refitwire.gate._witness import Witness, find_witness
+from refitwire.wire import Registry
 
 EXIT_COMPATIBLE, EXIT_ERROR, EXIT_BREAKING = 0, 1, 100
 
@@ -96,12 +97,12 @@ class GateReport:
 
 
 def evidence(
-    change: Change, old: Document, new: Document
+    change: Change, old: Document, new: Document, registry: Registry
 ) -> tuple[tuple[Witness, ...], tuple[Direction, ...]]:
     """Witnesses for each direction ``change`` claims to break, and the directions without one."""
     found, missing = [], []
     for direction in change.directions if change.breaking else ():
-        witness = find_witness(change, old, new, direction)
+        witness = find_witness(change, old, new, direction, registry)
         if witness is None:
             missing.append(direction)
         else:
@@ -110,11 +111,18 @@ def evidence(
 
 
 def compare(
-    old: Document, new: Document, file: str, witnesses: bool = True, changes: Sequence[Change] | None = None
+    old: Document,
+    new: Document,
+    file: str,
+    witnesses: bool = True,
+    changes: Sequence[Change] | None = None,
+    *,
+    registry: Registry,
 ) -> list[Finding]:
-    """Findings of one old -> new comparison (of ``changes``, default: every change)."""
+    """Findings of one old -> new comparison (of ``changes``, default: every change); witnesses are
+    checked by the readers ``registry`` holds."""
     out = []
     for change in diff(old, new) if changes is None else changes:
-        found, missing = evidence(change, old, new) if witnesses else ((), ())
+        found, missing = evidence(change, old, new, registry) if witnesses else ((), ())
         out.append(Finding(change, file, old.version, found, missing, searched=witnesses))
     return out

@@ -33,7 +33,7 @@ from refitwire.gate._git import default_base, list_tree, repo_root, resolve, sho
 from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
 from refitwire.gate._rules import rule
 from refitwire.gate._walk import diff
-from refitwire.wire import parse_version, pointer
+from refitwire.wire import Registry, parse_version, pointer
 
 MatrixMode = Literal["auto", "always", "never"]
 
@@ -137,7 +137,10 @@ def _major(document: Document) -> tuple[int, ...]:
 
 
 def _compare_lines(
-    candidates: list[tuple[str, str, str, Document]], released: dict[str, list[Document]], witnesses: bool
+    candidates: list[tuple[str, str, str, Document]],
+    released: dict[str, list[Document]],
+    witnesses: bool,
+    registry: Registry,
 ) -> tuple[list[Finding], list[tuple[str, str]], int]:
     """Each candidate against every earlier version of its major line (findings, comparisons,
     and how many changes were left out because the releases had already made them)."""
@@ -167,7 +170,7 @@ def _compare_lines(
                 known = {change_hash(ch) for ch in diff(old, latest)}
                 fresh = [ch for ch in changes if change_hash(ch) not in known]
                 hidden, changes = hidden + len(changes) - len(fresh), fresh
-            findings += compare(old, new, relative, witnesses, changes)
+            findings += compare(old, new, relative, witnesses, changes, registry=registry)
         if not line and previous:
             findings += _major_bump(previous[-1], new, relative)
             comparisons.append((previous[-1].source, relative))
@@ -191,13 +194,15 @@ def run_gate(
     seed: int | None = None,
     allow_missing: bool = False,
     upstream_src: Path | None = None,
+    registry: Registry,
 ) -> GateReport:
-    """Run the whole gate in the checkout holding ``cwd``. GateError on bad input."""
+    """Run the whole gate in the checkout holding ``cwd``. GateError on bad input. ``registry``: the
+    kit's own (the CLI's), whose released readers check every witness."""
     checkout = _open(cwd, against, schema_dir)
     findings, released = _released(checkout)
     stamped, candidates = _candidates(checkout)
-    compared, comparisons, hidden = _compare_lines(candidates, released, witnesses)
-    compared += _spec_rules(checkout, candidates, witnesses)
+    compared, comparisons, hidden = _compare_lines(candidates, released, witnesses, registry)
+    compared += _spec_rules(checkout, candidates, witnesses, registry)
     findings = _apply_baseline(findings + stamped + compared, baseline, today or datetime.date.today())
     static_ok = not any(f.failing for f in findings)
     if matrix == "never" or (matrix == "auto" and not static_ok and not _runtime_proves(findings)):
@@ -207,6 +212,7 @@ def run_gate(
         outcome = run_matrix(
             checkout.work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
             scope=_scope(findings), allow_missing=allow_missing, upstream_src=upstream_src,
+            released=registry.released_versions(),
         )  # fmt: skip
         under_test = [
             *(f"--testee {t}" for t in testees),
@@ -228,7 +234,7 @@ def run_gate(
 
 
 def _spec_rules(
-    c: _Checkout, candidates: list[tuple[str, str, str, Document]], witnesses: bool
+    c: _Checkout, candidates: list[tuple[str, str, str, Document]], witnesses: bool, registry: Registry
 ) -> list[Finding]:
     """SPEC.md's rules of every released version against the ref's, the lock of each in the
     index, and each candidate's rules against the newest release of its line."""
@@ -239,7 +245,7 @@ def _spec_rules(
     found = _spec.judge(
         (f"{c.label}:{relative}", c.show(relative)), (relative, path.read_bytes() if path.is_file() else None),
         (c.base_index, c.work_index, f"{c.folder}/index.json"),
-        [(v, d.schema) for _, v, _, d in candidates], witnesses,
+        [(v, d.schema) for _, v, _, d in candidates], witnesses, registry,
     )  # fmt: skip
     return [
         Finding(f.change, f.file, f.against, f.witnesses, f.no_witness, searched=witnesses) for f in found

@@ -60,13 +60,13 @@ class Scope:
     readers: frozenset[str] = frozenset()  # candidate versions whose vector reads may fail
 
 
-def released_participants() -> tuple[str, ...]:
-    """The labels of every released participant the runtime step must hear from."""
+def released_participants(versions: Sequence[str]) -> tuple[str, ...]:
+    """The labels of every released participant the runtime step must hear from, for the released
+    spec ``versions`` (a matrix report's header states the ones its run knew)."""
     from refitwire.compat.upstream.envs import UPSTREAM_VERSIONS
-    from refitwire.wire import released_versions
 
     return (
-        *(f"reference@{v}" for v in released_versions()),
+        *(f"reference@{v}" for v in versions),
         *(f"modelexpress@{v}" for v in UPSTREAM_VERSIONS),
     )
 
@@ -82,6 +82,7 @@ def run_matrix(
     allow_missing: bool = False,
     timeout: float = 1800.0,
     upstream_src: Path | None = None,
+    released: Sequence[str],
 ) -> MatrixOutcome:
     """Run the compat matrix over ``schema_dir`` and judge its report."""
     if command is None:
@@ -108,7 +109,7 @@ def run_matrix(
             f"matrix exited {done.returncode} with {problem or 'no report'}"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    return judge(found, scope, allow_missing, schema_dir.name, _under_test(testees, upstream_src))
+    return judge(found, scope, released, allow_missing, schema_dir.name, _under_test(testees, upstream_src))
 
 
 def _under_test(testees: Sequence[str], upstream_src: Path | None) -> list[str]:
@@ -128,11 +129,11 @@ WAIVER = (
 )
 
 
-def _sides(report: Report) -> tuple[frozenset[str], frozenset[str]]:
+def _sides(report: Report, released_versions: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
     """(released labels, labels under test) of a report's participants: by their ``kind``, else
     (a report without kinds) by the released labels and ``candidate@``."""
     released, tested = set(), set(report.header.raw.get("focus") or [])
-    known = set(released_participants())
+    known = set(released_participants(released_versions))
     for p in report.header.participants:
         label, kind = p["label"], p.get("kind")
         if kind in _RELEASED_KINDS or (kind is None and (label in known or label.startswith("generation@"))):
@@ -156,6 +157,7 @@ def _judged(r: Any, released: frozenset[str], tested: frozenset[str]) -> bool:
 def judge(
     report: Report,
     scope: Scope,
+    released_versions: Sequence[str],
     allow_missing: bool = False,
     schema_dir: str = "schema",
     under_test: Sequence[str] = (),
@@ -164,9 +166,9 @@ def judge(
     joining a participant under test with a released one, fail the step (unless an accepted break
     or a major boundary expects them); the rest are summarized with why they do not count."""
     versions = {p["label"]: p.get("spec_version", "") for p in report.header.participants}
-    released, tested = _sides(report)
+    released, tested = _sides(report, released_versions)
     ran = tuple(versions)
-    missing = tuple(p for p in released_participants() if p not in versions)
+    missing = tuple(p for p in released_participants(released_versions) if p not in versions)
     seed = report.header.seed
     cells: dict[str, list[str]] = {}
     tiers: dict[str, collections.Counter[str]] = {}
@@ -182,7 +184,7 @@ def judge(
         if r.outcome not in (Outcome.FAILED, Outcome.ERRORED):
             continue
         writer, reader = versions.get(r.writer or ""), versions.get(r.reader or "")
-        if _expected_failure(writer, reader, scope):
+        if _expected_failure(writer, reader, scope, released_versions):
             expected += 1
             cell["expected"] += 1
             continue
@@ -242,19 +244,12 @@ def _not_counted(others: dict[str, list[str]], shown: int = 5) -> tuple[str, ...
     return tuple(lines)
 
 
-def _expected_failure(writer: str | None, reader: str | None, scope: Scope) -> bool:
-    if writer is None and reader is not None:  # a vector read
-        return reader in scope.readers or _major(reader) != _vector_major()
+def _expected_failure(writer: str | None, reader: str | None, scope: Scope, released: Sequence[str]) -> bool:
+    if writer is None and reader is not None:  # a vector read: the vectors are the first release's line
+        return reader in scope.readers or _major(reader) != (_major(released[0]) if released else None)
     if writer is not None and reader is not None and _major(writer) != _major(reader):
         return True
     return (writer or "", reader or "") in scope.cells
-
-
-def _vector_major() -> int | None:
-    """The major line the golden vectors belong to: the first released one."""
-    from refitwire.wire import released_versions
-
-    return _major(released_versions()[0])
 
 
 def _major(version: str) -> int | None:

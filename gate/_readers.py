@@ -23,7 +23,7 @@ import jsonschema_rs
 import refitwire
 from refitwire.compat import Candidate
 from refitwire.gate._document import Document
-from refitwire.wire import Registry, default_registry, pointer, show_pointer
+from refitwire.wire import Registry, pointer, show_pointer
 
 #: A reader: the first complaint about a blob, or None when it reads it.
 Reader = Callable[[Any], "str | None"]
@@ -33,10 +33,12 @@ class ReaderCrash(RuntimeError):
     """A reader raised instead of answering: a bug in the kit, never "rejected" or "no witness"."""
 
 
-def reader(document: Document) -> Reader:
-    """The full reader of ``document``'s version; one that raises raises ReaderCrash with the traceback."""
+def reader(document: Document, registry: Registry) -> Reader:
+    """The full reader of ``document``'s version (the released one of ``registry`` when the file is
+    its, else the library's reader of it as a candidate of ``registry``); one that raises raises
+    ReaderCrash with the traceback."""
     schema_json = json.dumps(document.schema, sort_keys=True)
-    read = _reader(document.kind or "", document.version or "", schema_json, default_registry())
+    read = _reader(document.kind or "", document.version or "", schema_json, registry)
 
     def guarded(blob: Any) -> str | None:
         try:

@@ -38,7 +38,7 @@ from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
-from refitwire.wire import compile_model, join, parse_version, pointer, version_key
+from refitwire.wire import Registry, compile_model, join, parse_version, pointer, version_key
 
 SPEC_FILE = "SPEC.md"
 
@@ -60,6 +60,7 @@ def judge(
     indexes: tuple[dict[str, Any], dict[str, Any], str],
     candidates: list[tuple[str, Any]],
     witnesses: bool,
+    registry: Registry,
 ) -> list[SpecFinding]:
     """Every finding about SPEC.md's rules: ``base_file`` and ``work_file`` are (where, bytes) of the
     ref's and the working tree's SPEC.md (None: gone), ``indexes`` the ref's and the working tree's
@@ -75,12 +76,18 @@ def judge(
         SpecFinding(ch, None, file=f)
         for ch, f in locks(base, work, base_index, work_index, relative, index_file)
     ]
-    found = list(diff_released(base, work, released, witnesses))
+    found = list(diff_released(base, work, released, witnesses, registry))
     for version in sorted({v for v, _ in candidates}, key=version_key):
         read = [candidate_members(schema, version) for v, schema in candidates if v == version]
         adds = frozenset().union(*(a for a, _ in read))
         found += diff_candidate(
-            work, version, released, adds, witnesses, frozenset().union(*(o for _, o in read)) - adds
+            work,
+            version,
+            released,
+            adds,
+            witnesses,
+            registry,
+            frozenset().union(*(o for _, o in read)) - adds,
         )
     out += [replace(f, file=relative) for f in found]
     for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
@@ -166,17 +173,18 @@ def locks(base: SpecRules, work: SpecRules, base_index: dict[str, Any], work_ind
 
 
 def diff_released(
-    base: SpecRules, work: SpecRules, released: list[str], search: bool
+    base: SpecRules, work: SpecRules, released: list[str], search: bool, registry: Registry
 ) -> Iterator[SpecFinding]:
     """What the change does to the rules of each released version."""
     for version in released:
         yield from _diff(
-            base, work, version, version, _Context(False, frozenset(), frozenset(), search, version)
+            base, work, version, version, _Context(False, frozenset(), frozenset(), search, version, registry)
         )
 
 
 def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_members: frozenset[str],
-                   search: bool, old_members: frozenset[str] = frozenset()) -> Iterator[SpecFinding]:  # fmt: skip
+                   search: bool, registry: Registry,
+                   old_members: frozenset[str] = frozenset()) -> Iterator[SpecFinding]:  # fmt: skip
     """A candidate's rules against the newest release of its line (as the working tree states it,
     so a change to the released versions is reported once, there). A rule added with the
     candidate that names a member the candidate adds, and none of ``old_members``, is
@@ -189,7 +197,7 @@ def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_mem
             work,
             max(line, key=version_key),
             candidate,
-            _Context(True, new_members, old_members, search, candidate),
+            _Context(True, new_members, old_members, search, candidate, registry),
         )
 
 
@@ -200,6 +208,7 @@ class _Context:
     old_members: frozenset[str]  # the names of its other members (at any depth)
     search: bool  # look for witnesses
     compared: str  # the version whose rules are judged (the released one, or the candidate)
+    registry: Registry  # whose released readers check each witness
 
 
 def _diff(
@@ -368,7 +377,12 @@ def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, ve
     for direction in change.directions:
         by_rule = spec_rule if rule in ("SPEC_RULE_REMOVED", "SPEC_RULE_WEAKENED") else None
         witness = _witness(
-            direction, version, by_rule if limit is None and dtype is None else spec_rule, limit, dtype
+            direction,
+            version,
+            by_rule if limit is None and dtype is None else spec_rule,
+            limit,
+            dtype,
+            ctx.registry,
         )
         if witness is not None:
             changed = f"{ctx.compared} (SPEC.md as changed)"

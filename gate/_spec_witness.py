@@ -4,40 +4,42 @@ or rejects, built where a blob can show the break (gate/_spec.py says which chan
 from __future__ import annotations
 
 import base64
+import functools
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from refitwire.gate._rules import Direction
 from refitwire.gate._witness import Witness
+from refitwire.wire import Registry
+
+#: The reference reader of a released version: None when it reads the blob, else its rejection.
+Reads = Callable[[bytes, str], "str | None"]
 
 
 def witness(direction: Direction, version: str, spec_rule: str | None, limit: tuple[int, int] | None,
-             dtype: tuple[str, int | None, int | None] | None) -> Witness | None:  # fmt: skip
-    """A blob that shows the break, checked by the reference reader of the released ``version``."""
-    if version not in _released():
+             dtype: tuple[str, int | None, int | None] | None, registry: Registry) -> Witness | None:  # fmt: skip
+    """A blob that shows the break, checked by the reference reader of the released ``version``
+    (``registry``'s)."""
+    if version not in registry.released_versions():
         return None
+    reads = functools.partial(_reads, registry=registry)
     if limit is not None and spec_rule == "BLOB_SIZE":
-        return (_size_witness if direction == "BACKWARD" else _over_old_limit_witness)(version, *limit)
+        return (_size_witness if direction == "BACKWARD" else _over_old_limit_witness)(version, *limit, reads)
     if dtype is not None and direction == "BACKWARD" and dtype[2] is not None:
-        return _dtype_witness(version, dtype[0], dtype[2])
+        return _dtype_witness(version, dtype[0], dtype[2], reads)
     if spec_rule is not None and direction == "FORWARD" and limit is None and dtype is None:
-        return _rule_witness(version, spec_rule)
+        return _rule_witness(version, spec_rule, reads)
     return None
 
 
-def _released() -> tuple[str, ...]:
-    from refitwire.wire import released_versions
-
-    return released_versions()
-
-
-def _reads(blob: bytes, version: str) -> str | None:
+def _reads(blob: bytes, version: str, *, registry: Registry) -> str | None:
     """None when the reference reader of ``version`` reads ``blob``, else its rejection."""
     from refitwire import InvalidBlob, unwrap_rendezvous_blob
 
     try:
-        unwrap_rendezvous_blob(blob, spec_version=version)
+        unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)
     except InvalidBlob as exc:
         return f"{exc.rule} at {json.dumps(exc.pointer)}: {exc}"
     return None
@@ -49,34 +51,34 @@ def _vectors(name: str) -> list[dict[str, Any]]:
     return vectors
 
 
-def _base_blob(version: str) -> dict[str, Any] | None:
+def _base_blob(version: str, reads: Reads) -> dict[str, Any] | None:
     """A blob a writer of ``version`` wrote (the golden writer output), that its reader reads."""
     for vector in _vectors("writer-output.json"):
         blob = json.loads(vector["blob"]) if isinstance(vector.get("blob"), str) else vector.get("blob")
         valid = vector.get("expect", {}).get(version, {}).get("valid")
-        readable = isinstance(blob, dict) and valid and _reads(json.dumps(blob).encode(), version) is None
+        readable = isinstance(blob, dict) and valid and reads(json.dumps(blob).encode(), version) is None
         if vector.get("document") == "rendezvous" and readable and isinstance(blob, dict):
             return dict(blob)
     return None
 
 
-def _size_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
+def _size_witness(version: str, old_limit: int, new_limit: int, reads: Reads) -> Witness | None:
     """A blob of ``new_limit + 1`` bytes (at most ``old_limit``) that ``version``'s reader reads."""
-    blob = _blob_of(version, new_limit + 1) if new_limit < old_limit else None
-    if blob is None or _reads(json.dumps(blob).encode(), version) is not None:
+    blob = _blob_of(version, new_limit + 1, reads) if new_limit < old_limit else None
+    if blob is None or reads(json.dumps(blob).encode(), version) is not None:
         return None
     rejection = f'BLOB_SIZE at "": {new_limit + 1} bytes is over the new limit of {new_limit} bytes'
     return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", blob, rejection,
                    version, version)  # fmt: skip
 
 
-def _over_old_limit_witness(version: str, old_limit: int, new_limit: int) -> Witness | None:
+def _over_old_limit_witness(version: str, old_limit: int, new_limit: int, reads: Reads) -> Witness | None:
     """A blob of ``old_limit + 1`` bytes (at most ``new_limit``), valid but for its size: the
     raised limit lets a writer write it, and ``version``'s reader, held to the old limit, rejects it."""
-    blob = _blob_of(version, old_limit + 1) if old_limit < new_limit else None
+    blob = _blob_of(version, old_limit + 1, reads) if old_limit < new_limit else None
     if blob is None:
         return None
-    read = _reads(json.dumps(blob).encode(), version)  # this process may hold either limit
+    read = reads(json.dumps(blob).encode(), version)  # this process may hold either limit
     if read is not None and not read.startswith("BLOB_SIZE "):
         return None
     rejection = f'BLOB_SIZE at "": {old_limit + 1} bytes is over the limit of {old_limit} bytes'
@@ -84,9 +86,9 @@ def _over_old_limit_witness(version: str, old_limit: int, new_limit: int) -> Wit
                    version, version)  # fmt: skip
 
 
-def _blob_of(version: str, size: int) -> dict[str, Any] | None:
+def _blob_of(version: str, size: int, reads: Reads) -> dict[str, Any] | None:
     """A golden writer blob of ``version`` grown to exactly ``size`` bytes (its metadata and agent name)."""
-    base = _base_blob(version)
+    base = _base_blob(version, reads)
     if base is None:
         return None
     base["agent_meta_b64"] = ""
@@ -99,20 +101,20 @@ def _blob_of(version: str, size: int) -> dict[str, Any] | None:
     return base if len(json.dumps(base).encode()) == size else None
 
 
-def _dtype_witness(version: str, label: str, size: int) -> Witness | None:
-    base = _base_blob(version)
+def _dtype_witness(version: str, label: str, size: int, reads: Reads) -> Witness | None:
+    base = _base_blob(version, reads)
     if base is None or not base.get("tensors"):
         return None
     other = 1 if size != 1 else 2
     base["tensors"] = [dict(base["tensors"][0], dtype=f"torch.{label}", elsize=other)]
-    if _reads(json.dumps(base).encode(), version) is not None:
+    if reads(json.dumps(base).encode(), version) is not None:
         return None
     rejection = f'ELSIZE_DTYPE at "/tensors/0/elsize": {label} is {size} bytes, elsize says {other}'
     return Witness("BACKWARD", f"{version} (the ref's SPEC.md)", f"{version} (SPEC.md as changed)", base, rejection,
                    version, version)  # fmt: skip
 
 
-def _rule_witness(version: str, rule_id: str) -> Witness | None:
+def _rule_witness(version: str, rule_id: str, reads: Reads) -> Witness | None:
     """A golden vector that ``version``'s reader rejects by ``rule_id`` (and, since the vector breaks
     that one rule, nothing else): with the rule gone or weakened a writer may write it."""
     for vector in _vectors("invalid.json"):
@@ -128,7 +130,7 @@ def _rule_witness(version: str, rule_id: str) -> Witness | None:
             blob = json.loads(raw)
         except ValueError:
             continue
-        rejection = _reads(json.dumps(blob).encode(), version)
+        rejection = reads(json.dumps(blob).encode(), version)
         if rejection is not None and rejection.startswith(f"{rule_id} "):
             return Witness("FORWARD", f"{version} (SPEC.md as changed)", f"{version} (the ref's SPEC.md)", blob,
                            f"{rejection} (golden vector {vector['id']}: {vector.get('description', '')})",

@@ -34,7 +34,7 @@ from refitwire.gate._document import Document
 from refitwire.gate._readers import ReaderCrash, reader
 from refitwire.gate._rules import Direction
 from refitwire.gate._samples import interesting, minimal_instance
-from refitwire.wire import tokens
+from refitwire.wire import Registry, tokens
 
 _UNKNOWN_MEMBER = "x-unknown-member"
 _UNKNOWN_VALUES: tuple[Any, ...] = (1, "s", None, True, 0.5, [], {})
@@ -76,12 +76,14 @@ class Witness:
         }
 
 
-def find_witness(change: Change, old: Document, new: Document, direction: Direction) -> Witness | None:
+def find_witness(
+    change: Change, old: Document, new: Document, direction: Direction, registry: Registry
+) -> Witness | None:
     """A verified witness of ``change`` breaking in ``direction``, or None."""
     writer, reader_doc = (old, new) if direction == "BACKWARD" else (new, old)
     open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
     writes = _validator(writer.schema if open_writer else close(writer.schema))
-    writer_reads, reads = reader(writer), reader(reader_doc)
+    writer_reads, reads = reader(writer, registry), reader(reader_doc, registry)
 
     def witness(blob: Any) -> Witness | None:
         if not writes.is_valid(blob) or writer_reads(blob) is not None:

@@ -149,3 +149,21 @@ def test_a_candidates_runs_never_ask_for_the_default_registry(
     both = _run(Plan([candidate, newest], registry=registry, seed=3, examples=4, limits=False))
     cells = {(r.get("writer"), r.get("reader")) for r in both if r["type"] == "result"}
     assert (candidate.label, newest.label) in cells and (newest.label, candidate.label) in cells
+
+
+def test_the_gate_never_asks_for_the_default_registry(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The gate's static step on a candidate that breaks released readers (a shard member made
+    required): its witnesses are checked by the readers of the registry it is handed."""
+    from _gate_helpers import candidate
+    from refitwire.gate import EXIT_BREAKING, run_gate
+
+    def require_digest(schema: dict[str, Any]) -> None:
+        schema["$defs"]["shard"]["required"] = [*schema["$defs"]["shard"]["required"], "digest"]
+
+    repo = make_repo(tmp_path)
+    write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", require_digest))
+    registry = wire.default_registry()
+    request.getfixturevalue("no_default_registry")
+    report = run_gate(repo, "HEAD", matrix="never", registry=registry)
+    assert report.exit_code == EXIT_BREAKING
+    assert any(f.witnesses for f in report.findings if f.failing), [f.change for f in report.findings]

@@ -103,4 +103,4 @@ def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_
         Candidate.of_schema(wire.default_registry(), schema, "1.9.0").violations(document)
     released = Document(f"rendezvous/{released_versions()[-1]}", schema_document("rendezvous", latest()))
     with pytest.raises(ReaderCrash, match=crashing_rule):
-        reader(released)(document)
+        reader(released, wire.default_registry())(document)

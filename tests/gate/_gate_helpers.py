@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from refitwire import wire
 from refitwire.gate import Document, load_baseline, render, run_gate
 from refitwire.wire import Registry
 
@@ -66,7 +67,12 @@ def gate(repo: Path, *, fmt: str = "text", baseline: Path | None = None, **optio
     the exit code and the report in ``fmt``. ``baseline``: a baseline file (``--baseline``)."""
     options.setdefault("against", "HEAD")
     options.setdefault("matrix", "never")
-    report = run_gate(repo, baseline=load_baseline(baseline) if baseline else (), **options)
+    report = run_gate(
+        repo,
+        registry=wire.default_registry(),
+        baseline=load_baseline(baseline) if baseline else (),
+        **options,
+    )
     return report.exit_code, render(report, fmt, root=repo)
 
 
@@ -91,7 +97,8 @@ def fake_matrix(tmp: Path, results: list[dict[str, Any]], participants: list[tup
         from refitwire.gate._matrix import released_participants
 
         participants = [
-            (p, p.split("@")[1] if p.startswith("reference@") else "1.2.0") for p in released_participants()
+            (p, p.split("@")[1] if p.startswith("reference@") else "1.2.0")
+            for p in released_participants(wire.default_registry().released_versions())
         ]
     lines = [{"type": "header", "seed": 7, "examples": 5, "participants": [{"label": p, "spec_version": v} for p, v in participants],
               "unavailable": []}]  # fmt: skip

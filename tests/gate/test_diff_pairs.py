@@ -7,6 +7,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 from _gate_helpers import PAIRS, toy
+from refitwire import wire
 from refitwire.gate import RULES, close, compare, diff
 
 CASES = PAIRS["cases"]
@@ -53,7 +54,7 @@ def test_verdict(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", [c for c in CASES if c["witnesses"]], ids=lambda c: c["id"])
 def test_witnesses_separate_the_versions(case: dict[str, Any]) -> None:
     old, new = _pair(case)
-    findings = {f.change.rule: f for f in compare(old, new, "new")}
+    findings = {f.change.rule: f for f in compare(old, new, "new", registry=wire.default_registry())}
     for rule_id, directions in case["witnesses"].items():
         finding = findings[rule_id]
         assert sorted(w.direction for w in finding.witnesses) == sorted(directions)
@@ -68,7 +69,7 @@ def test_witnesses_separate_the_versions(case: dict[str, Any]) -> None:
 def test_no_witness_is_reported_not_invented() -> None:
     case = next(c for c in CASES if c["id"] == "PATTERN_CHANGED")
     old, new = _pair(case)
-    [finding] = compare(old, new, "new")
+    [finding] = compare(old, new, "new", registry=wire.default_registry())
     assert finding.no_witness == ("FORWARD",)
 
 
@@ -76,7 +77,10 @@ def test_compatible_pairs_have_no_witness_search() -> None:
     for case in CASES:
         if not case["breaking"]:
             old, new = _pair(case)
-            assert all(not f.witnesses and not f.no_witness for f in compare(old, new, "new"))
+            assert all(
+                not f.witnesses and not f.no_witness
+                for f in compare(old, new, "new", registry=wire.default_registry())
+            )
 
 
 def test_multiple_of_neither_divides_breaks_both_ways() -> None:
@@ -88,7 +92,9 @@ def test_multiple_of_neither_divides_breaks_both_ways() -> None:
         "type": "object",
         "properties": {"n": {"type": "integer", "multipleOf": 3, "x-added-in": "1.0.0"}},
     }
-    [finding] = compare(toy(old_schema, "old"), toy(new_schema, "new"), "new")
+    [finding] = compare(
+        toy(old_schema, "old"), toy(new_schema, "new"), "new", registry=wire.default_registry()
+    )
     assert finding.change.rule == "MULTIPLE_OF_CHANGED"
     assert sorted(w.direction for w in finding.witnesses) == ["BACKWARD", "FORWARD"]
 

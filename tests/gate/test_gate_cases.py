@@ -16,6 +16,7 @@ import pytest
 import refitwire
 from _gate_helpers import candidate, commit, git, make_repo, write
 from _gate_helpers import refitwire as cli
+from refitwire import wire
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
 
 ADDR_MAX = 2**48 - 1
@@ -32,7 +33,11 @@ def _shard(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failing(repo: Path) -> list[Any]:
-    return [f for f in run_gate(repo, "HEAD", matrix="never").findings if f.failing]
+    return [
+        f
+        for f in run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never").findings
+        if f.failing
+    ]
 
 
 # -- witnesses an old writer could produce -------------------------------------------------------
@@ -86,12 +91,12 @@ def test_a_shard_table_candidate_reads_with_the_shard_table_rules() -> None:
     document = load_document("schema/shard-table/1.3.0.json", json.dumps(schema).encode())
     blob = {"schema": refitwire.wire_schema_id(), "tensors": [], "agent_meta_b64": "AB=="}
     assert refitwire.violations(blob, "shard-table", "1.2.0") == []
-    assert reader(document)(blob) is None
+    assert reader(document, wire.default_registry())(blob) is None
 
 
 def test_equivalent_rewrites_pass(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _equivalent))
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_COMPATIBLE, [f.change for f in report.findings if f.failing]
     assert {f.change.rule for f in report.findings if f.change.breaking} == set()
     assert {f.change.rule for f in report.findings if f.against == "1.2.0"} == {"EQUIVALENT_REWRITE"}
@@ -102,7 +107,7 @@ def test_a_flagged_change_without_a_witness_is_unproven_not_breaking(repo: Path)
         _shard(s)["digest"]["pattern"] = "^[0-9a-f]{16}[0-9a-f]{16}$"
 
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", split))
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_BREAKING and report.verdict == "unproven"
     text = render(report, "text", root=repo)
     assert "UNPROVEN PATTERN_CHANGED" in text and "0 failing, 2 unproven" in text
@@ -123,7 +128,7 @@ def test_an_optional_member_is_reported_once_per_released_version_not_with_histo
         s["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
 
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", optional))
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert [f.change.pointer for f in report.findings] == ["/properties/publisher_rank"] * 3
     assert report.already_released == 3  # digest (1.1.0) and publisher_step (1.2.0) against 1.0.0, 1.1.0
 
@@ -138,7 +143,7 @@ def _v2(s: dict[str, Any]) -> None:
 
 def test_a_major_version_is_checked_against_its_own_line(repo: Path) -> None:
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", _v2))
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_COMPATIBLE
     assert {f.change.rule for f in report.findings} == {"MAJOR_VERSION_BREAK"}
     write(
@@ -148,7 +153,7 @@ def test_a_major_version_is_checked_against_its_own_line(repo: Path) -> None:
             lambda s: (_v2(s), s["properties"].update(rank={"type": "integer", "x-added-in": "2.1.0"})),
         ),
     )
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert [(o.rsplit("/", 1)[-1], n) for o, n in report.comparisons][-1] == (
         "2.0.0.json",
         "schema/rendezvous/2.1.0.json",
@@ -201,7 +206,7 @@ def test_stamps_must_agree_with_the_file_name(repo: Path) -> None:
 def test_a_file_name_that_is_not_a_version_is_a_one_line_error(repo: Path, name: str) -> None:
     write(repo / f"schema/rendezvous/{name}", candidate("1.3.0"))
     with pytest.raises(GateError, match="not a version"):
-        run_gate(repo, "HEAD", matrix="never")
+        run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     done = cli(repo, "gate", "--against", "HEAD", "--matrix", "never")
     assert done.returncode == EXIT_ERROR and len(done.stderr.splitlines()) == 1, done.stderr
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import candidate, fake_matrix, make_repo, write
+from refitwire import wire
 from refitwire.compat.upstream import envs
 from refitwire.gate import EXIT_BREAKING, render, run_gate
 
@@ -34,7 +35,11 @@ def _report(tmp_path: Path, results: list[dict[str, object]]):  # type: ignore[n
     repo = make_repo(tmp_path)
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _rank))
     return run_gate(
-        repo, "HEAD", matrix_command=fake_matrix(tmp_path, results, PARTICIPANTS), allow_missing=True
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        matrix_command=fake_matrix(tmp_path, results, PARTICIPANTS),
+        allow_missing=True,
     )
 
 
@@ -101,6 +106,7 @@ import sys
 
 from refitwire import InvalidBlob, Violation
 from refitwire.compat.testees import reference
+from refitwire import wire
 
 unwrap = reference.unwrap_rendezvous_blob
 
@@ -130,7 +136,14 @@ def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.upstream
 def test_the_reference_writer_loosening_addr_span_is_a_finding_with_its_case(clone: Path) -> None:
     (clone / "testee.py").write_text(SPAN_TESTEE)
-    report = run_gate(clone, "HEAD", testees=[f"{sys.executable} {clone / 'testee.py'}"], examples=3, seed=3)
+    report = run_gate(
+        clone,
+        "HEAD",
+        registry=wire.default_registry(),
+        testees=[f"{sys.executable} {clone / 'testee.py'}"],
+        examples=3,
+        seed=3,
+    )
     assert report.exit_code == EXIT_BREAKING, render(report, "text")
     [finding] = [f for f in report.findings if f.failing]
     assert finding.change.rule == "MATRIX_DISAGREES" and "the schemas did not change" in finding.change.detail
@@ -151,7 +164,14 @@ def test_a_new_spec_rule_enforced_in_the_reference_fails_with_the_cells_it_break
     text = spec.read_text()
     spec.write_text(text.replace("| `SCHEMA_ID` |", row + "| `SCHEMA_ID` |", 1))
     (clone / "testee.py").write_text(NAME_TESTEE)
-    report = run_gate(clone, "HEAD", testees=[f"{sys.executable} {clone / 'testee.py'}"], examples=3, seed=3)
+    report = run_gate(
+        clone,
+        "HEAD",
+        registry=wire.default_registry(),
+        testees=[f"{sys.executable} {clone / 'testee.py'}"],
+        examples=3,
+        seed=3,
+    )
     assert report.exit_code == EXIT_BREAKING
     rules = {f.change.rule for f in report.findings if f.failing}
     assert rules == {"SPEC_RULE_ADDED"}  # unproven statically, so the runtime step ran and shows it

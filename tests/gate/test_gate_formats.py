@@ -15,6 +15,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 from _gate_helpers import candidate, make_repo, write
+from refitwire import wire
 from refitwire.gate import GateReport, render, run_gate
 from refitwire.gate._locate import line_column
 
@@ -30,7 +31,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, GateReport]:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     released = repo / "schema/rendezvous/1.1.0.json"
     released.write_text(released.read_text() + "\n")
-    return repo, run_gate(repo, "HEAD", matrix="never")
+    return repo, run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
 
 
 def _sarif_schema() -> dict[str, Any]:

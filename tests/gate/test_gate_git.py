@@ -9,6 +9,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from _gate_helpers import candidate, fake_matrix, gate, git, make_repo, refitwire, write
+from refitwire import wire
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
 from refitwire.gate._baseline import Accepted
 
@@ -109,14 +110,14 @@ def test_new_major_must_change_the_wire_id(repo: Path) -> None:
 @pytest.mark.parametrize("ref", ["no-such-ref", "HEAD~5", "-x"])
 def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
     with pytest.raises(GateError, match=ref):  # the CLI prints it as one line: the test below
-        run_gate(repo, ref, matrix="never")
+        run_gate(repo, ref, registry=wire.default_registry(), matrix="never")
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
 def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text(text)
     with pytest.raises(GateError, match=r"^schema/rendezvous/1\.3\.0\.json: "):
-        run_gate(repo, "HEAD", matrix="never")
+        run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
 
 
 def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
@@ -130,7 +131,7 @@ def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
 
 def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(GateError):
-        run_gate(tmp_path, matrix="never")
+        run_gate(tmp_path, registry=wire.default_registry(), matrix="never")
 
 
 def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
@@ -149,7 +150,7 @@ def test_default_base_is_the_merge_base_with_main(repo: Path) -> None:
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "github", "sarif"])
 def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_BREAKING
     out = render(report, fmt, root=repo)
     if fmt == "json":
@@ -203,7 +204,7 @@ def _entry(**changes: object) -> dict[str, object]:
 
 
 def _hash_of(repo: Path, rule: str) -> str:
-    report = run_gate(repo, "HEAD", matrix="never", witnesses=False)
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never", witnesses=False)
     return next(f.hash for f in report.findings if f.change.rule == rule)
 
 
@@ -245,8 +246,22 @@ def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     entry = Accepted(0, "PROPERTY_ADDED_REQUIRED", "/properties/publisher_rank", "r", "l",
                      datetime.date(2030, 1, 1), change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))  # fmt: skip
-    before = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2029, 12, 31))
-    after = run_gate(repo, "HEAD", baseline=[entry], matrix="never", today=datetime.date(2030, 1, 2))
+    before = run_gate(
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        baseline=[entry],
+        matrix="never",
+        today=datetime.date(2029, 12, 31),
+    )
+    after = run_gate(
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        baseline=[entry],
+        matrix="never",
+        today=datetime.date(2030, 1, 2),
+    )
     assert before.exit_code == EXIT_COMPATIBLE and after.exit_code == EXIT_BREAKING
 
 
@@ -262,7 +277,10 @@ def _cell(
 def test_matrix_passes_after_static_pass(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
     report = run_gate(
-        repo, "HEAD", matrix_command=fake_matrix(tmp_path, [_cell("reference@1.2.0", None, "passed")])
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        matrix_command=fake_matrix(tmp_path, [_cell("reference@1.2.0", None, "passed")]),
     )
     assert report.matrix.status == "passed" and report.exit_code == EXIT_COMPATIBLE
     assert report.matrix.seed == 7 and "modelexpress@0.7.0" in report.matrix.ran
@@ -274,7 +292,9 @@ def test_rules_compatible_but_matrix_fails_names_the_cells(repo: Path, tmp_path:
         _cell("reference@1.2.0", "modelexpress@0.7.0", case="gen-1"),
         _cell("reference@1.2.0", "modelexpress@0.7.0", case="gen-2"),
     ]
-    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, cells))
+    report = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), matrix_command=fake_matrix(tmp_path, cells)
+    )
     assert report.matrix.status == "failed" and report.exit_code == EXIT_BREAKING
     assert [f.change.rule for f in report.findings if f.failing] == ["MATRIX_DISAGREES"]
     [cell] = report.matrix.failing
@@ -283,24 +303,34 @@ def test_rules_compatible_but_matrix_fails_names_the_cells(repo: Path, tmp_path:
 
 def test_rules_breaking_but_matrix_passes_is_a_disagreement(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    report = run_gate(repo, "HEAD", matrix="always", matrix_command=fake_matrix(tmp_path, []))
+    report = run_gate(
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        matrix="always",
+        matrix_command=fake_matrix(tmp_path, []),
+    )
     assert "MATRIX_DISAGREES" in {f.change.rule for f in report.findings}
     assert report.exit_code == EXIT_BREAKING
 
 
 def test_static_failure_skips_the_matrix_in_auto_mode(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, []))
+    report = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), matrix_command=fake_matrix(tmp_path, [])
+    )
     assert report.matrix.status == "not-run" and "static check failed" in report.matrix.detail
 
 
 def test_matrix_without_footer_is_an_error_not_a_pass(repo: Path, tmp_path: Path) -> None:
-    report = run_gate(repo, "HEAD", matrix_command=fake_matrix(tmp_path, [], footer=False))
+    report = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), matrix_command=fake_matrix(tmp_path, [], footer=False)
+    )
     assert report.matrix.status == "errored" and report.exit_code == EXIT_ERROR
 
 
 def test_require_matrix_turns_not_run_into_an_error(repo: Path) -> None:
-    report = run_gate(repo, "HEAD", matrix="never", require_matrix=True)
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never", require_matrix=True)
     assert report.exit_code == EXIT_ERROR
 
 
@@ -308,14 +338,16 @@ def test_a_released_reader_that_did_not_run_makes_the_step_incomplete(repo: Path
     ran = [("reference@1.0.0", "1.0.0"), ("reference@1.1.0", "1.1.0"), ("reference@1.2.0", "1.2.0"),
            ("modelexpress@0.6.0", "1.2.0")]  # fmt: skip
     command = fake_matrix(tmp_path, [], participants=ran)
-    report = run_gate(repo, "HEAD", matrix_command=command)
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix_command=command)
     assert (report.matrix.status, report.exit_code, report.verdict) == (
         "incomplete",
         EXIT_ERROR,
         "incomplete",
     )
     assert report.matrix.missing == ("modelexpress@0.7.0",)
-    accepted = run_gate(repo, "HEAD", matrix_command=command, allow_missing=True)
+    accepted = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), matrix_command=command, allow_missing=True
+    )
     assert (
         accepted.exit_code == EXIT_COMPATIBLE
         and "accepted as missing: modelexpress@0.7.0" in accepted.matrix.detail
@@ -324,19 +356,19 @@ def test_a_released_reader_that_did_not_run_makes_the_step_incomplete(repo: Path
 
 def test_accepted_break_scopes_what_the_matrix_may_fail(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    findings = run_gate(repo, "HEAD", matrix="never").findings
+    findings = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never").findings
     entries = [Accepted(i, f.change.rule, f.change.pointer, "r", "l", datetime.date(2999, 1, 1), change=f.hash)
                for i, f in enumerate(findings) if f.failing]  # fmt: skip
     participants = [("reference@1.2.0", "1.2.0"), ("candidate@1.3.0", "1.3.0")]
     backward = [
         _cell("reference@1.2.0", "candidate@1.3.0")
     ]  # old writer, new reader: what the accepted break says
-    report = run_gate(repo, "HEAD", baseline=entries[:1], matrix_command=fake_matrix(tmp_path, backward, participants),
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), baseline=entries[:1], matrix_command=fake_matrix(tmp_path, backward, participants),
                       allow_missing=True)  # fmt: skip
     assert report.exit_code == EXIT_COMPATIBLE, report.matrix
     assert report.matrix.expected == 1
     forward = [_cell("candidate@1.3.0", "reference@1.2.0")]  # not what was accepted
-    report = run_gate(repo, "HEAD", baseline=entries[:1], matrix_command=fake_matrix(tmp_path, forward, participants),
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), baseline=entries[:1], matrix_command=fake_matrix(tmp_path, forward, participants),
                       allow_missing=True)  # fmt: skip
     assert report.exit_code == EXIT_BREAKING and report.matrix.status == "failed"
 
@@ -346,7 +378,11 @@ def test_cells_across_major_lines_are_not_expected_to_work(repo: Path, tmp_path:
     cells = [_cell("reference@1.2.0", "candidate@2.0.0"), _cell("candidate@2.0.0", "reference@1.2.0"),
              _cell(None, "candidate@2.0.0", case="read:v-1")]  # fmt: skip
     report = run_gate(
-        repo, "HEAD", matrix_command=fake_matrix(tmp_path, cells, participants), allow_missing=True
+        repo,
+        "HEAD",
+        registry=wire.default_registry(),
+        matrix_command=fake_matrix(tmp_path, cells, participants),
+        allow_missing=True,
     )
     assert report.matrix.status == "passed" and report.matrix.expected == 3
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from _gate_helpers import candidate, gate, make_repo, write
+from refitwire import wire
 from refitwire.compat.upstream import envs
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, run_gate
 from refitwire.gate._baseline import Accepted
@@ -89,7 +90,9 @@ def _widen_digest(s: dict[str, Any]) -> None:
 def test_a_loosening_is_shown_to_the_released_readers_and_an_accepted_one_passes(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _widen_digest))
-    failing = run_gate(repo, "HEAD", matrix="always", examples=EXAMPLES, seed=3)
+    failing = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), matrix="always", examples=EXAMPLES, seed=3
+    )
     assert failing.exit_code == EXIT_BREAKING and failing.matrix.status == "failed"
     rejected = [
         cell for cell in failing.matrix.failing if cell.startswith("candidate@1.3.0 -> reference@1.2.0")
@@ -97,7 +100,9 @@ def test_a_loosening_is_shown_to_the_released_readers_and_an_accepted_one_passes
     assert rejected and "does not match" in rejected[0]  # the old reader rejects the 64-hex form
     entries = [Accepted(i, f.change.rule, f.change.pointer, "64-hex digests", "issue-7", datetime.date(2999, 1, 1),
                         change=f.hash) for i, f in enumerate(failing.findings) if f.failing and f.witnesses]  # fmt: skip
-    accepted = run_gate(repo, "HEAD", baseline=entries, examples=EXAMPLES, seed=3)
+    accepted = run_gate(
+        repo, "HEAD", registry=wire.default_registry(), baseline=entries, examples=EXAMPLES, seed=3
+    )
     assert accepted.exit_code == EXIT_COMPATIBLE, accepted.matrix
     assert accepted.matrix.status == "passed" and accepted.matrix.expected > 0
 
@@ -109,6 +114,6 @@ def test_a_new_major_runs_its_own_line(tmp_path: Path) -> None:
 
     repo = make_repo(tmp_path)
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", v2))
-    report = run_gate(repo, "HEAD", examples=EXAMPLES, seed=3)
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), examples=EXAMPLES, seed=3)
     assert report.exit_code == EXIT_COMPATIBLE, report.matrix
     assert "candidate@2.0.0" in report.matrix.ran and report.matrix.expected > 0  # the 1.x cells, not counted

@@ -34,7 +34,7 @@ def _edit(repo: Path, old: str, new: str, count: int = -1) -> None:
 
 
 def _gate(repo: Path, witnesses: bool = True) -> GateReport:
-    return run_gate(repo, "HEAD", matrix="never", witnesses=witnesses)
+    return run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never", witnesses=witnesses)
 
 
 def _failing(report: GateReport) -> list[tuple[str, str | None]]:

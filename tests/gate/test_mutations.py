@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 from _gate_helpers import real
+from refitwire import wire
 from refitwire.gate import RULES, Document, close, compare
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -108,7 +109,7 @@ def test_mutant_is_flagged_with_its_rule_and_witness(mutant: tuple[Any, ...]) ->
     _, document, mutate, rule_id, pointer, directions = mutant
     old = Document(f"{document}/1.2.0", real(document, "1.2.0"))
     new = _mutant(document, mutate)
-    findings = compare(old, new, "1.3.0")
+    findings = compare(old, new, "1.3.0", registry=wire.default_registry())
     assert RULES[rule_id].breaking
     [finding] = [f for f in findings if f.change.rule == rule_id and f.change.pointer == pointer]
     assert sorted(w.direction for w in finding.witnesses) == sorted(directions)
@@ -135,7 +136,9 @@ def test_mutant_breaks_against_every_release_that_has_the_member(mutant: tuple[A
     name, document, mutate, *_ = mutant
     new = _mutant(document, mutate)
     for against in ("1.0.0", "1.1.0"):
-        findings = compare(Document(against, real(document, against)), new, "1.3.0")
+        findings = compare(
+            Document(against, real(document, against)), new, "1.3.0", registry=wire.default_registry()
+        )
         lacks_member = (name, against) in NEW_TO_THE_CANDIDATE
         assert any(f.change.breaking for f in findings) is not lacks_member, (against, findings)
 
@@ -145,5 +148,10 @@ def test_the_unchanged_candidate_passes_against_every_release() -> None:
         schema = real(document, "1.2.0")
         schema["x-spec-version"] = "1.3.0"
         for against in ("1.0.0", "1.1.0", "1.2.0"):
-            findings = compare(Document(against, real(document, against)), Document("1.3.0", schema), "x")
+            findings = compare(
+                Document(against, real(document, against)),
+                Document("1.3.0", schema),
+                "x",
+                registry=wire.default_registry(),
+            )
             assert not any(f.change.breaking for f in findings), [f.change for f in findings]

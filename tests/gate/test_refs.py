@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+from refitwire import wire
 from refitwire.gate import Document, GateError, compare, diff
 from refitwire.wire import References, RefError
 
@@ -36,7 +37,7 @@ def test_a_change_behind_a_chain_of_references_is_placed_where_it_is(defs_key: s
     assert [(c.rule, c.pointer, c.path) for c in changes] == [
         ("NUMERIC_BOUND_TIGHTENED", f"/{defs_key}/real/maximum", "/count")
     ]
-    (finding,) = compare(Document("old", old), Document("new", new), "new")
+    (finding,) = compare(Document("old", old), Document("new", new), "new", registry=wire.default_registry())
     # an old writer's 6..10 is rejected by the new reader: found by reading through both references
     assert [w.direction for w in finding.witnesses] == ["BACKWARD"]
     assert 5 < finding.witnesses[0].blob["count"] <= 10

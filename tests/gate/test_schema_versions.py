@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import commit, make_repo, refitwire
+from refitwire import wire
 from refitwire.gate import (
     EXIT_BREAKING,
     EXIT_COMPATIBLE,
@@ -31,7 +32,9 @@ def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
         schema = json.loads((repo / f"schema/{kind}/1.3.0.json").read_text())
         assert (schema["x-spec-version"], schema["$id"]) == ("1.3.0", f"urn:refitwire:schema:{kind}:1.3.0")
     assert "| 1.3.0 | (fill in: what 1.3.0 adds) |" in (repo / "schema/SPEC.md").read_text()
-    assert run_gate(repo, "HEAD", matrix="never").exit_code == EXIT_COMPATIBLE
+    assert (
+        run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never").exit_code == EXIT_COMPATIBLE
+    )
     commit(repo, "1.3.0")
 
     release(repo / "schema", "1.3.0")
@@ -39,11 +42,13 @@ def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
     [entry] = [e for e in index["documents"]["rendezvous"] if e["version"] == "1.3.0"]
     data = (repo / "schema/rendezvous/1.3.0.json").read_bytes()
     assert entry["sha256"] == hashlib.sha256(data).hexdigest() and index["latest"] == "1.3.0"
-    assert run_gate(repo, "HEAD", matrix="never").exit_code == EXIT_COMPATIBLE
+    assert (
+        run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never").exit_code == EXIT_COMPATIBLE
+    )
 
     entry["sha256"] = "f" * 64
     (repo / "schema/index.json").write_text(json.dumps(index, indent=2) + "\n")
-    report = run_gate(repo, "HEAD", matrix="never")
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_BREAKING
     assert [f.change.rule for f in report.findings if f.failing] == ["RELEASE_ENTRY_MISMATCH"]
 
@@ -52,7 +57,9 @@ def test_a_new_major_gets_a_new_wire_id(repo: Path) -> None:
     new_version(repo / "schema", "2.0.0")
     schema = json.loads((repo / "schema/rendezvous/2.0.0.json").read_text())
     assert schema["x-wire-id"] == schema["properties"]["schema"]["const"] == "mx.reshard.shard_table.v2"
-    assert run_gate(repo, "HEAD", matrix="never").exit_code == EXIT_COMPATIBLE
+    assert (
+        run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never").exit_code == EXIT_COMPATIBLE
+    )
 
 
 @pytest.mark.parametrize(
@@ -84,7 +91,7 @@ def test_gate_passes_testees_to_the_matrix(repo: Path, tmp_path: Path) -> None:
         "'recommended_failed': 0, 'xpassed': 0}\n"
         "open(sys.argv[sys.argv.index('--output') + 1], 'w').write(json.dumps(header) + '\\n' + json.dumps(footer))\n"
     )
-    report = run_gate(repo, "HEAD", matrix_command=[sys.executable, str(script)], testees=["python my_testee.py"],
+    report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix_command=[sys.executable, str(script)], testees=["python my_testee.py"],
                       allow_missing=True)  # fmt: skip
     assert report.matrix.status == "passed", report.matrix
 
