@@ -368,7 +368,9 @@ def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, d
     for payload in drawn:  # the n-th distinct draw of the seed is gen-n, whatever it holds
         if payload not in named.values():
             named[f"{GENERATED}-{len(named)}"] = payload
-    named.update((f"{GENERATED}-{name}", string_class_payload(text)) for name, text in sorted(STRING_CLASSES.items()))
+    named.update(
+        (f"{GENERATED}-{name}", string_class_payload(text)) for name, text in sorted(STRING_CLASSES.items())
+    )
     return named
 
 

@@ -101,8 +101,8 @@ def known_cases(registry: Registry) -> dict[str, str]:
         golden = [c for c in _cases.write_cases() if c.spec_version == version]
         for c in golden + list(_write_unknown.unknown_member_cases(version, registry)):
             known.update({c.id: "writer", f"{c.id}:bytes": "writer"})
-        for c in _built_cases.refusal_cases(version, registry):
-            known.update({c.id: "writer", f"{c.id}#rule": "writer"})
+        for refusal in _built_cases.refusal_cases(version, registry):
+            known.update({refusal.id: "writer", f"{refusal.id}#rule": "writer"})
     return known
 
 
