@@ -1,0 +1,126 @@
+"""tools/figures.py: every figure of the README and the docs sits between its markers, ``--check``
+fails on a marker missing or malformed (never on a number), and what the script writes from
+a run passes the check and leaves the other figures as they were. Nothing here measures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import tools_module
+
+ROOT = Path(__file__).resolve().parents[1]
+STAMP = "(this machine: 2 cores, AMD EPYC, load average 5.1-6.3; 2026-12-07)"
+
+
+@pytest.fixture(scope="module")
+def figures() -> Iterator[Any]:
+    yield from tools_module("figures")
+
+
+def _docs(figures: Any) -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in figures.documents()}
+
+
+def _with_every_figure(figures: Any) -> dict[str, str]:
+    """A set of documents holding each figure where it must be, each well formed."""
+    files: dict[str, str] = {}
+    for name, paths in figures.PLACES.items():
+        for path in paths:
+            files[path] = (
+                files.get(path, "Text ") + f"took <!-- figure: {name} -->4 s {STAMP}<!-- /figure -->.\n"
+            )
+    return files
+
+
+def test_the_checkouts_figures_are_all_in_place() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "figures.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("figures: every marker in place")
+
+
+def test_no_figure_in_the_docs_is_typed_by_hand(figures: Any) -> None:
+    """The figures the issue found stale are gone from the prose: each is a marker now."""
+    text = "\n".join(_docs(figures).values())
+    for stale in ["29,404 cases in 11.3 s", "212 KB page", "about 15 s here", "a few tenths of a second",
+                  "22,103 cases in 7.2 s"]:  # fmt: skip
+        assert stale not in text, stale
+
+
+def test_well_formed_figures_pass_whatever_their_numbers(figures: Any) -> None:
+    files = _with_every_figure(figures)
+    assert figures.check(files) == []
+    other = {path: text.replace("4 s", "4000 s") for path, text in files.items()}
+    assert figures.check(other) == []  # a number that differs is never an error
+
+
+@pytest.mark.parametrize(
+    ("break_it", "says"),
+    [
+        (lambda t: t.replace("<!-- figure: page -->", ""), "<!-- /figure --> closes no figure"),
+        (lambda t: t.replace("<!-- figure: page -->", "<!-- figure: pages -->"), "no figure is named 'pages'"),
+        (lambda t: t.replace("<!-- figure: page -->", "<!--figure: page-->"), "closes no figure"),
+        (lambda t: "".join(t.rsplit("<!-- /figure -->", 1)), "is not closed"),
+        (lambda t: t.replace("4 s (this machine", "<!-- figure: caches -->(this machine", 1), "opens inside 'matrix'"),
+        (lambda t: t.replace(f"<!-- figure: page -->4 s {STAMP}", "<!-- figure: page -->"), "figure 'page' is empty"),
+        (lambda t: t.replace(f"<!-- figure: page -->4 s {STAMP}", "<!-- figure: page -->4 s"),
+         "figure 'page' does not name the machine and the date"),
+        (lambda t: t.replace("took <!-- figure: codec-start -->", "took <!-- gone -->"), "no figure 'codec-start'"),
+    ],
+)  # fmt: skip
+def test_a_missing_or_malformed_marker_fails_the_check(figures: Any, break_it: Any, says: str) -> None:
+    files = _with_every_figure(figures)
+    files["README.md"] = break_it(files["README.md"])
+    problems = figures.check(files)
+    assert any(says in line and line.startswith("README.md: ") for line in problems), problems
+
+
+def test_the_script_stops_before_measuring_when_a_marker_is_malformed(
+    figures: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("a <!-- figure: page -->x\n", encoding="utf-8")
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    monkeypatch.setattr(figures, "documents", lambda: [readme])
+    monkeypatch.setattr(figures, "measure", lambda *a: pytest.fail("measured despite a malformed marker"))
+    assert figures.main([]) == 1
+    assert "figure 'page' is not closed" in capsys.readouterr().err
+
+
+def test_what_the_script_writes_passes_the_check_and_keeps_the_rest(figures: Any) -> None:
+    load = {"load": [5.12, 6.31], "date": "2026-12-07", "cores": 2, "cpu": "AMD EPYC"}
+    report = {"cases": 80616, "seconds": 38.6, "wall": 44.0, "participants": 9, "examples": 200, "exit": 0,
+              "upstream": "ran", "outcomes": {"passed": 79000, "xfailed": 890}, "required_failed": 0,
+              "recommended_failed": 0, "xpassed": 0, "counted": {"no_rule": 236, "no_digest": 171},
+              "expected_by_participant": {"modelexpress@0.6.0": 382, "gen-1.0.0": 40}, **load}  # fmt: skip
+    measured = {
+        "matrix": report, "conformance-js": report, "conformance-reference": report,
+        "page": {"bytes": 1_877_000, "wall": 2.4, "cases": 80616, **load},
+        "codec-start": {"medians": {"validate": 0.71, "decode": 2.0}, "repeats": 5, **load},
+        "caches": {"sizes": {"size-cases": 3 * 2**28, "compat-envs": 2**31}, "total": 3 * 2**28 + 2**31,
+                   "envs": {"modelexpress-0.6.0": 2**30, "modelexpress-0.7.0": 2**30}, **load},
+        "env-build": {"version": "0.7.0", "wall": 57.0, "bytes": 2**30, **load},
+    }  # fmt: skip
+    written = figures.texts(measured)
+    assert sorted(written) == sorted(figures.PLACES)
+    assert written["matrix"].startswith("80,616 cases in 38.6 s (9 participants, 200 payloads")
+    assert written["page"].startswith("the page of that run today: 1.79 MiB for 80,616 cases")
+    assert written["caches"].startswith(
+        "2.75 GiB in all: the upstream environments 2.00 GiB (2 environments, 1.00 GiB each)"
+    )
+    assert written["matrix-counted"].startswith("236 rejections that gave no rule, 171 digest cases")
+    assert "load average 5.1-6.3; 2026-12-07" in written["codec-start"]
+    files = _with_every_figure(figures)
+    filled = {path: figures.fill(text, written) for path, text in files.items()}
+    assert figures.check(filled) == []
+    assert f"<!-- figure: page -->{written['page']}<!-- /figure -->" in filled["README.md"]
+    only = {path: figures.fill(text, {"page": "new"}) for path, text in files.items()}
+    assert only["README.md"] == files["README.md"].replace(
+        f"<!-- figure: page -->4 s {STAMP}<!-- /figure -->", "<!-- figure: page -->new<!-- /figure -->"
+    )
+    assert {path: figures.fill(text, written) for path, text in filled.items()} == filled
