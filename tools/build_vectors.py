@@ -43,6 +43,7 @@ from _vector_names import name_vectors
 from _vector_order import index_order_vectors, order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
+from refitwire.compat._cases import name_id
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -365,6 +366,13 @@ def main(argv: list[str]) -> int:
             invalid_vectors() + edges_invalid + bounds_invalid + precedence_vectors() + generated_invalid,
         ),
     }
+    named: dict[tuple[str, str], int] = {}
+    for _, vectors in groups.values():  # two blobs a description cannot tell apart (a value cut
+        for v in vectors:  # short): the later one, in build order, is the description's second
+            n = named[v["document"], v["description"]] = named.get((v["document"], v["description"]), 0) + 1
+            if n > 1:
+                v["description"] += f" (#{n})"
+                v["id"] = name_id("v", v["document"], v["description"])
     seen: set[str] = set()
     stale: list[str] = []
     for name, (description, vectors) in groups.items():
