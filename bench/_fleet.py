@@ -148,7 +148,7 @@ def _redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def _loaders(spec: str, count: int) -> list[subprocess.Popen[bytes]]:
-    code = ("import sys\nfrom refitwire.bench._fleet import discover_once\nfrom refitwire.refit._store import open_store\n"
+    code = ("import sys\nfrom refitwire.bench._fleet import discover_once\nfrom refitwire.refit import open_store\n"
             "store = open_store(sys.argv[1])\nwhile True:\n    discover_once(store)\n")  # fmt: skip
     return [
         subprocess.Popen([sys.executable, "-c", code, spec], stderr=subprocess.DEVNULL) for _ in range(count)

@@ -10,6 +10,8 @@ import base64
 import binascii
 import enum
 import json
+import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,3 +298,35 @@ def violation_text(v: Any) -> str:
 def general(at: str) -> str:
     """The pointer with array indices replaced by ``*``, so one bug at many indices groups as one."""
     return general_pointer(at)
+
+
+# -- the kit's own crashes: errored cases, never a verdict -----------------------------------
+
+
+class KitCrash(Exception):
+    """The kit's own code raised while preparing a case (its traceback is the message)."""
+
+
+def crashed(
+    exc: BaseException, case: str, tier: str, writer: str | None = None, reader: str | None = None
+) -> Result:
+    """An exception inside the kit's own code (a rule, the reference reader or writer, the case
+    arithmetic) while judging a case: the case is errored and carries the traceback, never a verdict."""
+    trace = str(exc) if isinstance(exc, KitCrash) else "".join(traceback.format_exception(exc))
+    return Result(case, tier, Outcome.ERRORED, writer, reader, symptom=KIT_CRASHED, fault="kit",
+                  message=f"the kit crashed judging this case (a bug in refitwire, not in the testee):\n{trace}")  # fmt: skip
+
+
+def judged(
+    check: Callable[[], Iterable[Result] | Result],
+    case: str,
+    tier: str,
+    writer: str | None = None,
+    reader: str | None = None,
+) -> list[Result]:
+    """The results of one check, or the errored case of :func:`crashed` when the kit raises."""
+    try:
+        found = check()
+        return [found] if isinstance(found, Result) else list(found)
+    except Exception as exc:
+        return [crashed(exc, case, tier, writer, reader)]

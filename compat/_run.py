@@ -31,7 +31,16 @@ from refitwire.compat import (
 )
 from refitwire.compat._participants import Participant
 from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import KIT_CRASHED, RECOMMENDED, REQUIRED, Outcome, Result, broken_cause
+from refitwire.compat._results import (
+    RECOMMENDED,
+    REQUIRED,
+    KitCrash,
+    Outcome,
+    Result,
+    broken_cause,
+    crashed,
+    judged,
+)
 from refitwire.compat._testee import Identity, Testee, excerpt_text
 from refitwire.wire import Registry
 
@@ -332,35 +341,6 @@ def _offered(
             return
         answered = answered or bool(results)
         yield from results
-
-
-class KitCrash(Exception):
-    """The kit's own code raised while preparing a case (its traceback is the message)."""
-
-
-def crashed(
-    exc: BaseException, case: str, tier: str, writer: str | None = None, reader: str | None = None
-) -> Result:
-    """An exception inside the kit's own code (a rule, the reference reader or writer, the case
-    arithmetic) while judging a case: the case is errored and carries the traceback, never a verdict."""
-    trace = str(exc) if isinstance(exc, KitCrash) else "".join(traceback.format_exception(exc))
-    return Result(case, tier, Outcome.ERRORED, writer, reader, symptom=KIT_CRASHED, fault="kit",
-                  message=f"the kit crashed judging this case (a bug in refitwire, not in the testee):\n{trace}")  # fmt: skip
-
-
-def judged(
-    check: Callable[[], Iterable[Result] | Result],
-    case: str,
-    tier: str,
-    writer: str | None = None,
-    reader: str | None = None,
-) -> list[Result]:
-    """The results of one check, or the errored case of :func:`crashed` when the kit raises."""
-    try:
-        found = check()
-        return [found] if isinstance(found, Result) else list(found)
-    except Exception as exc:
-        return [crashed(exc, case, tier, writer, reader)]
 
 
 def _prepared(

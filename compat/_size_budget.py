@@ -47,6 +47,7 @@ from refitwire.compat._results import (
     Result,
     Skipped,
     broken_cause,
+    judged,
 )
 from refitwire.engine import blob_limit, no_gc
 from refitwire.wire import Registry
@@ -121,8 +122,6 @@ def linear(small_s: float, took: float, times: float) -> bool:
 def read_sizes(r: Any, timeout_s: float, registry: Registry, only: str | None = None) -> Iterator[Result]:
     """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order,
     at the blob size limit ``registry``'s SPEC.md gives ``r``'s version."""
-    from refitwire.compat._run import judged
-
     limit = blob_limit(registry, r.version)
     small_s, why = _time_small(r, limit, timeout_s)
     if why is not None and why.startswith(SKIPPED):  # a reader that skips reads: nothing to time

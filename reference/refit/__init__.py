@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
+from ._open import open_store
 from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
 from ._store import (
     BatchReadStore,
@@ -22,7 +23,6 @@ from ._store import (
     StoreCorrupt,
     StoreError,
     StoreUnavailable,
-    open_store,
 )
 from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, Verdict, judge, may_install
@@ -81,10 +81,10 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from ._layout import parse_bytes, resolve_model
     from ._model import MODELS, Model
     from ._nixl import Agent
+    from ._open import check_spec
     from ._options import CLI_INJECTIONS, PROGRESS_MODES
     from ._report import render_table
     from ._run import RunConfig, run
-    from ._store import check_spec
 
 _LAZY = {
     "RedisStore": "_redis_store",
@@ -100,7 +100,7 @@ _LAZY = {
     "NixlMissing": "_errors",
     "CLI_INJECTIONS": "_options",
     "PROGRESS_MODES": "_options",
-    "check_spec": "_store",
+    "check_spec": "_open",
     "parse_bytes": "_layout",
     "resolve_model": "_layout",
     "render_table": "_report",

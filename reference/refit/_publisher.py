@@ -35,9 +35,10 @@ from refitwire.wire import Registry
 
 from ._layout import resolve_model
 from ._model import Model, fill_truth
+from ._open import open_store
 from ._options import HOSTILE, INJECTIONS, PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
-from ._store import RendezvousStore, open_store
+from ._store import RendezvousStore
 
 __all__ = ["HOSTILE", "INJECTIONS", "Publisher", "main"]
 

@@ -51,12 +51,13 @@ from ._device import mem_type
 from ._errors import DiscoveryTimeout, RefitError
 from ._layout import resolve_model
 from ._model import Box, Model, truth
+from ._open import open_store
 from ._options import PROGRESS_MODES
 from ._proc import answer, reply_channel, serve
 from ._pull import Piece, Progress, cut, pull
 from ._result import StepResult
 from ._slots import Slot
-from ._store import RendezvousStore, open_store
+from ._store import RendezvousStore
 from ._tables import KnownTables
 from ._verdict import Policy, ShardVerdict, may_install
 from ._verifier import StepVerifier, owners

@@ -21,10 +21,10 @@ from typing import IO, Any
 
 from ._device import check_device, parse_device
 from ._layout import resolve_model
+from ._open import run_store
 from ._options import CLI_INJECTIONS, PROGRESS_MODES
 from ._proc import Child, ChildDied
 from ._report import summarize
-from ._store import run_store
 
 __all__ = ["CLI_INJECTIONS", "RunConfig", "RunReport", "run"]
 

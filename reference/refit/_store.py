@@ -5,16 +5,15 @@ blobs, one key per publisher rank). Two are shipped: :class:`DirectoryStore`,
 the embedded default on one machine (one file per key, written to a temporary
 name, flushed to disk and renamed into place, so a reader sees either the old
 blob or the new one, never part of one), and ``RedisStore`` (``_redis_store``)
-for receivers on other hosts. :func:`open_store` picks one from a spec string:
-a ``redis://`` or ``rediss://`` URL, else a directory.
+for receivers on other hosts. ``_open.open_store`` picks one from a spec string:
+a ``redis://`` or ``rediss://`` URL, else a directory (a module of its own, above both, so
+that the Redis store builds on this one without an import cycle).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -35,9 +34,6 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "check_key",
-    "check_spec",
-    "open_store",
-    "run_store",
 ]
 
 
@@ -194,32 +190,6 @@ class DirectoryStore:
 _URL_SCHEMES = ("redis", "rediss")
 
 
-def _scheme(spec: str) -> str | None:
-    scheme, sep, _ = spec.partition("://")
-    if not sep:
-        return None
-    if scheme not in _URL_SCHEMES:
-        raise ValueError(f"unknown store scheme {scheme + '://'!r}: want a directory, redis:// or rediss://")
-    return scheme
-
-
-def check_spec(spec: str) -> None:
-    """Raise ``ValueError`` (never showing a password) if ``spec`` cannot name a store; connects to nothing."""
-    if _scheme(spec) is not None:
-        from ._redis_store import parse_redis_spec
-
-        parse_redis_spec(spec)
-
-
-def open_store(spec: str) -> RendezvousStore:
-    """The store a spec names: ``redis://``/``rediss://`` URL (needs ``redis``), else a directory."""
-    if _scheme(spec) is None:
-        return DirectoryStore(spec)
-    from ._redis_store import RedisStore
-
-    return RedisStore(spec)
-
-
 @dataclass(frozen=True)
 class RunStore:
     """The store of one run, as its child processes and its report get it."""
@@ -228,16 +198,3 @@ class RunStore:
     shown: str  # for reports and logs
     env: dict[str, str] = field(default_factory=dict)  # secrets travel through the environment
     cleanup: Callable[[], None] = lambda: None
-
-
-def run_store(spec: str | None) -> RunStore:
-    """Resolve a run's ``--store``: none is a fresh temporary directory, removed afterwards;
-    a Redis URL without a namespace gets a fresh one of its own, dropped afterwards."""
-    if spec is None:
-        tmp = tempfile.mkdtemp(prefix="refitwire-refit-")
-        return RunStore(tmp, tmp, cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True))
-    if _scheme(spec) is None:
-        return RunStore(spec, spec)
-    from ._redis_store import run_redis_store
-
-    return run_redis_store(spec)
