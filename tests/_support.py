@@ -6,6 +6,7 @@ import base64
 import collections
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -158,8 +159,12 @@ def members_in_order(document: dict[str, Any], model: Any) -> bool:
 def check_workflow_schema(workflow: Path) -> None:
     """A GitHub Actions workflow file passes the workflow schema (check-jsonschema's vendored copy)."""
     import shutil
+    import sysconfig
 
-    linter = shutil.which("check-jsonschema")
+    # Beside this interpreter first: a virtual environment's pytest run by its path, not activated,
+    # has its scripts folder off PATH.
+    scripts = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+    linter = shutil.which("check-jsonschema", path=scripts)
     assert linter is not None, "check-jsonschema is not installed (the test extra brings it)"
     done = subprocess.run(
         [linter, "--builtin-schema", "vendor.github-workflows", str(workflow)], capture_output=True, text=True

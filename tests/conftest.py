@@ -16,7 +16,9 @@ test is handed out on its own:
 - the tests of a module that share a module-scoped fixture (a started testee, a bank of
   runs): split across workers, the fixture would be set up once on each.
 
-Run serially (no ``-n``), none of this changes anything.
+The default run is on workers (pyproject.toml's ``addopts``: ``--numprocesses=auto
+--dist=loadgroup``). Run serially (``-n 0``, or ``-p no:xdist``, whose options are then
+accepted here and ignored), none of this changes anything.
 """
 
 from __future__ import annotations
@@ -32,10 +34,16 @@ _SHARED_SCOPES = ("module", "package", "class")
 _WATCH = pytest.StashKey[Watch]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     parser.addoption(
         "--every-vector", action="store_true", help="mark no item of a golden-vector sweep exhaustive"
     )
+    if not pluginmanager.has_plugin("xdist"):
+        # pyproject.toml's addopts name xdist's options: without it (-p no:xdist, or not installed
+        # as in tox -e bare) they are accepted and the run is serial.
+        group = parser.getgroup("xdist", "pytest-xdist, not loaded: the run is serial")
+        group.addoption("--numprocesses", default=None, help="ignored: pytest-xdist is not loaded")
+        group.addoption("--dist", default="no", help="ignored: pytest-xdist is not loaded")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,11 +2,16 @@
 
 Importing this module puts the checkout's own packages first on the import path (the folders
 ``pyproject.toml`` maps them from, ``[tool.setuptools] package-dir``), so ``python tools/X.py``
-of a clone reads that clone's schemas and code, even where the interpreter has another
-checkout, or a release, installed: a kit installed elsewhere would otherwise read its own
-schemas and write what it finds into this clone. Where ``refitwire`` was already imported from
-somewhere else the tool stops, saying so. :func:`writable` stops a tool that would write into
-the checkout files computed from another schema folder (``$REFITWIRE_SCHEMA_DIR``).
+of a clone runs that clone's code, even where the interpreter has another checkout, or a
+release, installed.
+
+The schemas a tool reads are named explicitly, never found through the imported package:
+:func:`registry` is this checkout's ``schema/`` folder (``$REFITWIRE_SCHEMA_DIR``'s when it is
+set). So a tool imported where ``refitwire`` already was, from an install of this code (a
+test run against a non-editable install outside the checkout), reads this checkout's schemas
+with that code. :func:`writable` stops a tool that is about to write into the checkout files
+computed from another schema folder, or by a ``refitwire`` imported from outside the checkout
+(:data:`IMPORTED_ELSEWHERE`): run it as ``python tools/<tool>.py`` to write.
 """
 
 from __future__ import annotations
@@ -14,10 +19,14 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from refitwire.wire import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,25 +55,40 @@ class _Checkout(importlib.abc.MetaPathFinder):
                                                       submodule_search_locations=[str(folder)])  # fmt: skip
 
 
-def _use_this_checkout() -> None:
+def _use_this_checkout() -> Path | None:
+    """Import this checkout's packages from now on, unless ``refitwire`` already is imported: then
+    where it was imported from when that is not this checkout (its packages stay as they are,
+    never a mix of the two)."""
     loaded = sys.modules.get("refitwire")
     if loaded is not None:
-        where = Path(str(loaded.__file__)).resolve()
-        if not where.is_relative_to(ROOT):
-            raise SystemExit(f"refitwire is already imported from {where.parent}, not from this checkout "
-                             f"({ROOT}): run the tool as python tools/<tool>.py")  # fmt: skip
-        return
+        where = Path(str(loaded.__file__)).resolve().parent
+        return None if where == _package_dirs()["refitwire"] else where
     if not any(isinstance(finder, _Checkout) for finder in sys.meta_path):
         sys.meta_path.insert(0, _Checkout(_package_dirs()))
+    return None
+
+
+def registry() -> Registry:
+    """The schemas the tools read: this checkout's ``schema/`` folder, or ``$REFITWIRE_SCHEMA_DIR``'s
+    when it is set (a candidate's folder), whichever ``refitwire`` the tool runs with."""
+    from refitwire import wire
+
+    return wire.default_registry() if os.environ.get(wire.ENV_VAR) else wire.registry_at(ROOT / "schema")
 
 
 def writable() -> None:
-    """Stop unless the schemas the tools read are this checkout's (they are about to write into it)."""
+    """Stop unless what the tools computed is this checkout's: its schemas, read by its own code
+    (they are about to write into it)."""
     from refitwire import wire
 
-    if wire.default_registry().folder != ROOT / "schema":
-        raise SystemExit(f"the schemas are read from {wire.default_registry().folder} ({wire.ENV_VAR}), not from this "
+    if IMPORTED_ELSEWHERE is not None:
+        raise SystemExit(f"refitwire is imported from {IMPORTED_ELSEWHERE}, not from this checkout ({ROOT}): "
+                         "run the tool as python tools/<tool>.py to write into it")  # fmt: skip
+    if registry().folder != ROOT / "schema":
+        raise SystemExit(f"the schemas are read from {registry().folder} ({wire.ENV_VAR}), not from this "
                          f"checkout's {ROOT / 'schema'}: unset {wire.ENV_VAR} to write into it")  # fmt: skip
 
 
-_use_this_checkout()
+#: The folder of a ``refitwire`` imported before this module from outside this checkout (an
+#: install of it), or None: the tools then read this checkout's schemas with that code, and write nothing.
+IMPORTED_ELSEWHERE = _use_this_checkout()

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import _clone
 from _vector_kit import TAG_RULES
-from refitwire import wire
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = {"SPEC": ROOT / "schema" / "SPEC.md", "IMPLEMENTERS": ROOT / "compat" / "IMPLEMENTERS.md"}
@@ -108,15 +108,14 @@ def write_cases() -> dict[str, list[str]]:
     """rule -> the write cases that fail a writer breaking it: the refusals of the rule, and the
     golden payloads (with and without unknown members) whose blob would show the breach."""
     from refitwire.compat import _built_cases, _cases, _write_unknown
-    from refitwire.wire import released_versions
 
     found: dict[str, list[str]] = {}
-    for version in released_versions():
-        for refusal in _built_cases.refusal_cases(version, wire.default_registry()):
+    for version in _clone.registry().released_versions():
+        for refusal in _built_cases.refusal_cases(version, _clone.registry()):
             for rule in (refusal.rule, "WRITE_VALID"):
                 found.setdefault(rule, []).append(refusal.id)
         golden = [c for c in _cases.write_cases() if c.spec_version == version]
-        for case in golden + list(_write_unknown.unknown_member_cases(version, wire.default_registry())):
+        for case in golden + list(_write_unknown.unknown_member_cases(version, _clone.registry())):
             for rule in _exercised(case.payload, case.may_refuse):
                 found.setdefault(rule, []).append(case.id)
     return {rule: sorted(set(ids)) for rule, ids in found.items()}

@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import _clone  # noqa: F401  (this checkout's packages first)
-from refitwire import compat, wire
+import _clone
+from refitwire import compat
 from refitwire.compat import _sizes
 from refitwire.compat._results import RECOMMENDED
 from refitwire.engine import blob_limit
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     # One generated payload: the cross cases between the releases are not what is measured here.
     plans = {
         "matrix": compat.Plan(
-            registry=wire.default_registry(),
+            registry=_clone.registry(),
             participants=found,
             seed=0,
             examples=1,
@@ -43,11 +43,11 @@ def main(argv: list[str]) -> int:
         )
     }
     recommended = [
-        case.id for case in _sizes.size_cases(blob_limit(wire.default_registry())) if case.tier == RECOMMENDED
+        case.id for case in _sizes.size_cases(blob_limit(_clone.registry())) if case.tier == RECOMMENDED
     ]
     for n, case in enumerate(recommended):
         plans[f"size-{n}"] = compat.Plan(
-            registry=wire.default_registry(), participants=found, examples=0, upstream="ran", only=case
+            registry=_clone.registry(), participants=found, examples=0, upstream="ran", only=case
         )
     for name, plan in plans.items():
         with (Path(argv[0]) / f"{name}.jsonl").open("w", encoding="utf-8") as stream:

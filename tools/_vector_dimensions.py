@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import _clone
 from _vector_kit import blob_doc, ecma_search, py_dumps, shard, tensor
 from _vector_model import RAW, bad, base, get, good, knowing, model, place, put, text
 from refitwire import wire
@@ -103,7 +104,7 @@ def dtype_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every label the spec lists, with and without ``torch.``: with its element size (valid),
     and with another size (``ELSIZE_DTYPE`` at the tensor's ``elsize``)."""
     valid, invalid = [], []
-    for n, (label, size) in enumerate(sorted(dtype_sizes(wire.default_registry()).items())):
+    for n, (label, size) in enumerate(sorted(dtype_sizes(_clone.registry()).items())):
         written = f"torch.{label}" if n % 2 == 0 else label
         doc = blob_doc([tensor("w0", written, size, (8, 4), [shard(4096, (0, 0), (4, 4))])], step=7)
         valid.append(good(f"dtype {written} with elsize {size}", py_dumps(doc), ["dtype-table"]))
@@ -249,9 +250,7 @@ def _pad_bits(doc: dict[str, Any]) -> None:
 def _elsize(doc: dict[str, Any]) -> None:
     """A listed dtype with another element size (ELSIZE_DTYPE, step 4)."""
     first = doc["tensors"][0]
-    first["elsize"] = (
-        3 if dtype_sizes(wire.default_registry())[first["dtype"].removeprefix("torch.")] != 3 else 5
-    )
+    first["elsize"] = 3 if dtype_sizes(_clone.registry())[first["dtype"].removeprefix("torch.")] != 3 else 5
 
 
 def _integers() -> Iterator[tuple[Member, tuple[str | int, ...], Any]]:

@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import _clone
 import jsonschema
 import jsonschema.validators
 from _vector_kit import ecma_search
@@ -37,19 +38,17 @@ _ECMA = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern"
 
 @functools.cache
 def _checker(document: str, version: str) -> tuple[Any, wire.WireModel]:
-    model = wire.default_registry().wire_model(document, version)
+    model = _clone.registry().wire_model(document, version)
     return _ECMA(dict(model.resolved)), model
 
 
 @functools.cache
 def _before_structure() -> frozenset[str]:
     """Rules reported before the schema's (section 2.7 steps 1 and 2): encoding, the wire id."""
-    encoding = {
-        rule.id for rule in spec_rules(wire.default_registry()).rules if rule.section.startswith("2.1 ")
-    }
+    encoding = {rule.id for rule in spec_rules(_clone.registry()).rules if rule.section.startswith("2.1 ")}
     wire_id = {
         m.rule
-        for m in wire.default_registry().newest_model().top.members
+        for m in _clone.registry().newest_model().top.members
         if m.const is not wire.NO_CONST and m.rule
     }
     return frozenset(encoding | wire_id)

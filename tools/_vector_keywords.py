@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import _clone
 import jsonschema
 import jsonschema_rs
 from _vector_kit import VERSIONS, at_one_value, decoded, vector
@@ -40,7 +41,7 @@ def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     seen: set[str] = set()
     untested: dict[str, tuple[str, ...]] = {}  # member place -> keywords no value breaks alone
     for version in VERSIONS:
-        for member in wire.default_registry().wire_model(DOCUMENT, version).members():
+        for member in _clone.registry().wire_model(DOCUMENT, version).members():
             key = json.dumps([member.level, member.name, dict(member.schema)], sort_keys=True, default=str)
             if key in seen:
                 continue
@@ -139,7 +140,7 @@ def written_by(blob: bytes) -> list[str]:
 
 def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> Any:
     """None (valid), "geometry" (a rule JSON Schema cannot say), or the (rule, pointer) of ``version``."""
-    model = wire.default_registry().wire_model(DOCUMENT, version)
+    model = _clone.registry().wire_model(DOCUMENT, version)
     if not model.knows(member.name, *member.level):
         return None
     at = list(place(member))
@@ -147,9 +148,7 @@ def _verdict(doc: dict[str, Any], version: str, member: Member, value: Any) -> A
               for e in _validator(json.dumps(dict(model.at(at).schema), sort_keys=True)).iter_errors(value)]  # fmt: skip
     if errors:
         return min(errors, key=lambda e: (len(e[1]), *at_one_value(e[0])))
-    return (
-        "geometry" if semantic_violations(doc, version, DOCUMENT, registry=wire.default_registry()) else None
-    )
+    return "geometry" if semantic_violations(doc, version, DOCUMENT, registry=_clone.registry()) else None
 
 
 _VALIDATORS: dict[str, Any] = {}

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import _clone
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
 from refitwire._spec import added_in, knows, wire_schema_id
 from refitwire.compat._cases import name_id
@@ -25,7 +26,7 @@ from refitwire.wire import version_key
 
 #: Every version a vector states an expectation for: the released ones, then any candidate
 #: (a schema file the index does not list yet), so a candidate's new members get their vectors.
-VERSIONS = wire.default_registry().known_versions("rendezvous")
+VERSIONS = _clone.registry().known_versions("rendezvous")
 WIRE = wire_schema_id()
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 
@@ -56,7 +57,7 @@ def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
         holder = model.at(path[:-1]) if isinstance(path[-1], int) else None  # an object of a level
         return holder is not None and holder.child is not None
 
-    return tuple(v for v in VERSIONS if declares(wire.default_registry().wire_model(document, v)))
+    return tuple(v for v in VERSIONS if declares(_clone.registry().wire_model(document, v)))
 
 
 def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
@@ -71,7 +72,7 @@ def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
             fits(item, model, m.child) for m in declared.members if m.child for item in obj.get(m.name, [])
         )
 
-    return " ".join(v for v in VERSIONS if fits(doc, wire.default_registry().wire_model(document, v), ()))
+    return " ".join(v for v in VERSIONS if fits(doc, _clone.registry().wire_model(document, v), ()))
 
 
 # -- payloads ------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
     """What a reader of ``version`` decodes from ``doc``: every member that version's model declares
     (null when absent), the constants left out, an absent or null endpoint as "" (SPEC section 6;
     ``refitwire.to_decoded``'s form, computed from the model and not by the reference reader)."""
-    return decoded_document(doc, wire.default_registry().wire_model(document, version))
+    return decoded_document(doc, _clone.registry().wire_model(document, version))
 
 
 # -- vector assembly -----------------------------------------------------------------------
@@ -239,9 +240,8 @@ def as_read_by(version: str, blob: bytes) -> bytes:
     with the blob when they read it as a ``version`` reader would (ignore those members)."""
     later = [
         m
-        for m in added_in(wire.default_registry())
-        if knows(wire.default_registry(), UPSTREAM_READS, m)
-        and not knows(wire.default_registry(), version, m)
+        for m in added_in(_clone.registry())
+        if knows(_clone.registry(), UPSTREAM_READS, m) and not knows(_clone.registry(), version, m)
     ]
     for member in later:
         blob = re.sub(rb'"(' + re.escape(member.encode()) + rb')"(\s*:)', rb'"unknown_\1"\2', blob)

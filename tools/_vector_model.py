@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import _clone
 import jsonschema_rs
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
@@ -30,7 +31,7 @@ RAW = "\u0000raw\u0000"
 
 
 def model() -> wire.WireModel:
-    return wire.default_registry().newest_model(DOCUMENT)
+    return _clone.registry().newest_model(DOCUMENT)
 
 
 def base() -> dict[str, Any]:
@@ -71,9 +72,7 @@ def place(member: Member) -> tuple[str | int, ...]:
 def knowing(member: Member) -> tuple[str, ...]:
     """The released versions whose schema declares ``member`` at its level."""
     return tuple(
-        v
-        for v in VERSIONS
-        if wire.default_registry().wire_model(DOCUMENT, v).knows(member.name, *member.level)
+        v for v in VERSIONS if _clone.registry().wire_model(DOCUMENT, v).knows(member.name, *member.level)
     )
 
 

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import _clone
 from _vector_dimensions import matches
 from _vector_kit import VERSIONS, content_key, vector
 from _vector_model import RAW, SAMPLES, base, model, wrong_types
@@ -64,7 +65,7 @@ def first_reported(
 ) -> tuple[str, str] | None:
     """SPEC 2.7 for one object: REQUIRED (the object's pointer) first, then step 3 in document
     order, then step 4; breaks of members ``version`` does not know do not count."""
-    known = wire.default_registry().wire_model("rendezvous", version).levels.get(level)
+    known = _clone.registry().wire_model("rendezvous", version).levels.get(level)
     if known is None:  # a level a later version added: inside an unknown member, nothing is read
         return None
     if missing is not None and missing.name in known:

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from refitwire import wire
+import _clone
 
 CACHE = Path(__file__).with_name("upstream-verdicts.json")
 _ASKED: dict[str, bytes] = {}  # vector id -> blob: every generated blob this build asked about
@@ -75,7 +75,7 @@ def refusal_ids() -> dict[str, Any]:
     from refitwire.compat._built_cases import refusal_cases
     from refitwire.compat.upstream.adapter_testee import SPEC_VERSION
 
-    return {c.id: c for c in refusal_cases(SPEC_VERSION, wire.default_registry())}
+    return {c.id: c for c in refusal_cases(SPEC_VERSION, _clone.registry())}
 
 
 def unmeasured_refusals() -> list[str]:
@@ -202,6 +202,6 @@ def _entry(case: str, found: dict[str, str], vector: dict[str, Any] | None) -> d
                 "link": f"schema/SPEC.md#{rule}"}  # fmt: skip
     from refitwire.compat._causes import named_rules
 
-    named = [r for r in named_rules(found["message"], wire.default_registry()) if r != "WRITE_VALID"]
+    named = [r for r in named_rules(found["message"], _clone.registry()) if r != "WRITE_VALID"]
     link = f"schema/SPEC.md#{named[0]}" if named else "schema/SPEC.md#7-conformance-tiers"
     return {"case": case, "reason": f"every release: {found['message']}", "link": link}

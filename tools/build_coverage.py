@@ -33,7 +33,7 @@ ELSEWHERE = {
 
 def required_cells() -> dict[tuple[str, str], str]:
     """(rule, place) -> what the cell is about, for every cell the vectors must fill."""
-    model = wire.default_registry().newest_model("rendezvous")
+    model = _clone.registry().newest_model("rendezvous")
     cells: dict[tuple[str, str], str] = {}
     for member in model.members():
         at = member.place
@@ -57,14 +57,14 @@ def required_cells() -> dict[tuple[str, str], str]:
         for rule in re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", body, flags=re.M):
             if rule not in ELSEWHERE:
                 cells[(rule, "(any)")] = f"SPEC {section}"
-    for label in dtype_sizes(wire.default_registry()):
+    for label in dtype_sizes(_clone.registry()):
         cells[("ELSIZE_DTYPE", f"dtype {label}")] = f"{label} with another element size"
     return cells
 
 
 def covering(vectors: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
     """(rule, place) -> the IDs of the vectors that expect that rule there."""
-    model = wire.default_registry().newest_model("rendezvous")
+    model = _clone.registry().newest_model("rendezvous")
     found: dict[tuple[str, str], list[str]] = {}
     for v in vectors:
         if v["document"] != "rendezvous":

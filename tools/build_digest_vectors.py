@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import _clone
-from refitwire import wire
 from refitwire._spec import dtype_sizes
 from refitwire.compat._digest import digest_request
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
@@ -99,7 +98,7 @@ def inputs() -> list[dict[str, Any]]:
         described = f"{rows} rows of int32 near 2^31-1, odd row sums ({past}: a double cannot hold it)"
         found.append(vector(described, "int32", [rows, ROW // 4], row, repeat=rows))
     # Every dtype label of the table, as written on the wire (with and without torch.).
-    for i, (label, size) in enumerate(sorted(dtype_sizes(wire.default_registry()).items())):
+    for i, (label, size) in enumerate(sorted(dtype_sizes(_clone.registry()).items())):
         written = f"torch.{label}" if i % 2 == 0 else label
         data = bytes(rng.randrange(2) for _ in range(15)) if label == "bool" else rng.randbytes(15 * size)
         found.append(vector(f"every dtype: {written}, shape [3, 5]", written, [3, 5], data))

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import _clone
-from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
+from refitwire import InvalidBlob, from_decoded, wrap_rendezvous_blob
 from refitwire.compat._built_cases import base_payload
 from refitwire.compat._cases import member_values, name_id
 from refitwire.compat._merge import merge_terms, same_merge
@@ -44,11 +44,11 @@ from refitwire.engine import decoded_members, dtype_sizes, version_key
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"
-MODEL = wire.default_registry().newest_model()
+MODEL = _clone.registry().newest_model()
 TENSOR, SHARD = MODEL.table_at(), MODEL.table_at(*MODEL.table_at())
 
 
-KEY, AGREED, BOX = merge_terms(MODEL, wire.default_registry())
+KEY, AGREED, BOX = merge_terms(MODEL, _clone.registry())
 
 
 def _base() -> dict[str, Any]:
@@ -71,7 +71,7 @@ def _base() -> dict[str, Any]:
 
 def _valid(table: list[dict[str, Any]]) -> bool:
     try:
-        p = from_decoded({**base_payload(MODEL.version, wire.default_registry()), TENSOR[-1]: table})
+        p = from_decoded({**base_payload(MODEL.version, _clone.registry()), TENSOR[-1]: table})
         wrap_rendezvous_blob(*p[:4], p.publisher_step, **p.optional_members)
     except InvalidBlob:
         return False
@@ -183,7 +183,7 @@ def inputs() -> list[dict[str, Any]]:
     # Two labels SPEC.md's table gives one size still disagree (labels are compared, not sizes):
     # each label beside the next of its size, in the table's order (which lists half by float16).
     by_size: dict[int, list[str]] = {}
-    for dtype, size in dtype_sizes(wire.default_registry()).items():
+    for dtype, size in dtype_sizes(_clone.registry()).items():
         by_size.setdefault(size, []).append(dtype)
     for size, labels in by_size.items():
         for a, b in itertools.pairwise(labels):

@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 import _clone
-from refitwire import released_versions, wire
 from refitwire.compat._forms import decoded_schema, envelope_schema
 
 FOLDER = Path(__file__).resolve().parents[1] / "schema" / "protocol"
 
 
 def generated() -> dict[Path, str]:
-    model = wire.default_registry().wire_model("rendezvous", released_versions()[-1])
+    model = _clone.registry().wire_model("rendezvous", _clone.registry().released_versions()[-1])
     return {
         FOLDER / f"{name}.json": json.dumps(schema(model), indent=2) + "\n"
         for name, schema in (("decoded", decoded_schema), ("envelope", envelope_schema))

@@ -158,7 +158,7 @@ def stale_entries(registry: wire.Registry, texts: dict[Path, str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    registry = wire.default_registry()
+    registry = _clone.registry()
     snapshot, previous = (
         argv[argv.index(flag) + 1] if flag in argv else None for flag in ("--snapshot", "--previous")
     )

@@ -120,9 +120,10 @@ def test_the_copys_lists_and_checks_still_hold(evolved: dict[str, Any]) -> None:
     repo = evolved["repo"]
     done = _run(repo, "tools/regenerate.py", "--check")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    # the copy's own tests, importing the copy's packages (tools/_clone.py), as its CI would
+    # the copy's own tests, importing the copy's packages (tools/_clone.py), as its CI would; in
+    # this process (xdist's workers, the default, would import the installed package instead)
     tests = ["tests/compat/test_expected_failures.py", "tests/test_generations.py"]
-    argv = [*tests, "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+    argv = [*tests, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
     pytest_in_copy = (
         f'import sys; sys.path.insert(0, "tools"); import _clone, pytest; sys.exit(pytest.main({argv!r}))'
     )
