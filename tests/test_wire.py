@@ -257,3 +257,31 @@ def test_a_member_of_any_name_is_decoded_under_its_own_name() -> None:
     blob = wrap_rendezvous_blob(*p[:4], p.publisher_step, spec_version="1.9.0", registry=registry)
     read = unwrap_rendezvous_blob(blob, spec_version="1.9.0", registry=registry)
     assert to_decoded(read, "1.9.0", registry)["tensors"][0]["shards"][0] == {**shard, "digest": None}
+
+
+def test_the_default_registry_and_its_models_outlast_other_folders_read_and_changed(tmp_path: Path) -> None:
+    """``PublishedTensor`` imported once is the class of what is read later, however many other
+    schema folders the process reads, and whichever of them changes (each was once evicted, or
+    all dropped with a stale one, and the default rebuilt: decoded models then compared unequal)."""
+    import shutil
+
+    default, tensor = wire.default_registry(), PublishedTensor
+    folders = []
+    for n in range(10):
+        folder = tmp_path / str(n)
+        shutil.copytree(
+            wire.package_root(), folder, ignore=shutil.ignore_patterns("vectors", "protocol", "report")
+        )
+        folders.append(folder.resolve())
+        wire.registry_at(folders[-1])
+    first = wire.registry_at(folders[-1])
+    (folders[-1] / "SPEC.md").write_text((folders[-1] / "SPEC.md").read_text(encoding="utf-8") + "\n")
+    assert wire.registry_at(folders[-1]) is not first  # a changed folder is read again
+    assert wire.default_registry() is default
+    import refitwire
+
+    assert refitwire.PublishedTensor is tensor
+    made = tensor(name="w", dtype="torch.bfloat16", elsize=2, full_shape=(4, 4),
+                  shards=(PublishedShard(agent_name="r0", device_id=0, addr=4096, shard_offset=(0, 0), shape=(4, 4)),))  # fmt: skip
+    blob = refitwire.wrap_rendezvous_blob(b"m", "r0", "h:1", [made])
+    assert refitwire.unwrap_rendezvous_blob(blob).tensors == [made]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -129,22 +130,29 @@ def _resolved(folder: str) -> Path:
 def registry_at(folder: Path) -> Registry:
     """:meth:`Registry.from_folder` of ``folder`` (a resolved path), kept while the files it was
     built from are as they were: a registry is immutable and compiling its models costs tenths
-    of a second, but a file written since (a new candidate, an edited SPEC.md) is another registry."""
-    built = _registry_of(folder)
-    if _stamps(built) != _stamps_at_build(built):
-        _registry_of.cache_clear()  # stale: the folder changed under it
-        built = _registry_of(folder)
-    return built
+    of a second, but a file written since (a new candidate, an edited SPEC.md) is another registry.
+
+    The package's own folder's registry is kept as long as its files stand, whatever other
+    folders are read: its models are ``PublishedTensor`` and ``PublishedShard``, and a class
+    imported once must stay the class of what is read later. Of other folders the last
+    ``_KEPT`` read are kept."""
+    with _LOCK:
+        found = _BUILT.pop(folder, None)
+        if found is None or _stamps(found[0]) != found[1]:  # new, or stale: the folder changed under it
+            registry = Registry.from_folder(folder)
+            found = (registry, _stamps(registry))
+        _BUILT[folder] = found  # the most recently read last
+        if len(_BUILT) > _KEPT + 1:
+            others = [kept for kept in _BUILT if kept != package_root()]
+            for oldest in others[: len(others) - _KEPT]:
+                del _BUILT[oldest]
+        return found[0]
 
 
-@functools.lru_cache(maxsize=8)
-def _registry_of(folder: Path) -> Registry:
-    return Registry.from_folder(folder)
-
-
-@functools.lru_cache(maxsize=8)
-def _stamps_at_build(registry: Registry) -> tuple[tuple[int, int], ...]:
-    return _stamps(registry)
+_KEPT = 8
+_LOCK = threading.Lock()
+#: Each folder's registry and the stamps of its files when it was built, least recently read first.
+_BUILT: dict[Path, tuple[Registry, tuple[tuple[int, int], ...]]] = {}
 
 
 def _stamps(registry: Registry) -> tuple[tuple[int, int], ...]:
