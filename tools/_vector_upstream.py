@@ -178,6 +178,8 @@ def expected_failures(vectors: list[dict[str, Any]]) -> str:
     reasons = {e["case"]: e for e in data["expected_failures"]}
     entries = []
     for case, found in sorted(_FAILURES.items()):
+        if case.split("#")[0].startswith(("read:", "count:")) and case.split("#")[0] not in described:
+            continue  # measured on a vector an earlier pass built and this one does not keep
         if found["tier"] != "recommended":
             print(f"{case}: every released participant fails this Required case ({found['message'][:200]})")
             continue

@@ -103,10 +103,15 @@ def evolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_adding_members_changes_no_existing_case_id(evolved: dict[str, Any]) -> None:
     before, after = evolved["before"], evolved["after"]
+    # a golden write of an older version goes with its blob, which now holds the new member
+    # (the 1.2.0 writer no longer writes it): that is a case gone, not renamed; its vector stays
+    vectors_after = {case.split(":")[1].split("#")[0] for case in after["read"]}
+    assert {case.split(":")[1].split("@")[0] for case in before["write"]} <= vectors_after
+    before = {kind: ids for kind, ids in before.items() if kind != "write"}
     changed = {kind: sorted(set(ids) - set(after.get(kind, []))) for kind, ids in before.items()}
     print("case IDs changed by adding two members:", {k: len(v) for k, v in changed.items()})
     assert not any(changed.values()), {k: v[:5] for k, v in changed.items() if v}
-    assert {"read", "count", "write", "refuse", "merge", "size", "digest", "gen"} <= set(before)
+    assert {"read", "count", "refuse", "merge", "size", "digest", "gen"} <= set(before)
     assert all(before[kind] for kind in ("read", "refuse", "gen"))
     # the members were seen: the vectors gained cases about them (the route did something)
     vectors = [v for f in ("invalid.json", "legal-forms.json")
