@@ -128,7 +128,20 @@ def test_the_copys_lists_and_checks_still_hold(evolved: dict[str, Any]) -> None:
     # the copy's own tests, importing the copy's packages (tools/_clone.py), as its CI would; in
     # this process (xdist's workers, the default, would import the installed package instead)
     tests = ["tests/compat/test_expected_failures.py", "tests/test_generations.py"]
-    argv = [*tests, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
+    # (not test_writer_bytes: it asks a frozen generation to write at the candidate 1.3.0, which
+    # none is; the reads are what the listed failures are about)
+    argv = [
+        *tests,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-m",
+        "not slow",
+        "-k",
+        "not test_writer_bytes",
+    ]
     pytest_in_copy = (
         f'import sys; sys.path.insert(0, "tools"); import _clone, pytest; sys.exit(pytest.main({argv!r}))'
     )
