@@ -74,7 +74,9 @@ def decode_section(
                 "orjson_loads_gc_paused": functools.partial(_orjson_paused, blob),
                 "refitwire_unwrap_lazy": functools.partial(unwrap_rendezvous_blob, blob, lazy=True),
                 "floor_orjson_and_schema": functools.partial(_parse_and_check, validator, blob),
-                "floor_typed_decode": functools.partial(typed_read, blob, "rendezvous", latest(), default_registry()),
+                "floor_typed_decode": functools.partial(
+                    typed_read, blob, "rendezvous", latest(), default_registry()
+                ),
                 "json_loads": functools.partial(json.loads, blob),
                 "orjson_loads": functools.partial(orjson.loads, blob),
             },
