@@ -182,7 +182,7 @@ def encode_section(
     rows = []
     for i, (n, args) in enumerate(inputs.items()):
         ours_bytes = wrap_rendezvous_blob(**args)
-        document = rendezvous_document(**args)
+        document = rendezvous_document(**args, registry=default_registry())  # what wrap builds
         times = interleaved(
             {
                 "refitwire_wrap": functools.partial(wrap_rendezvous_blob, **args),

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._model import Model, Split, TensorSpec, dtype_of
+from ._model import Model, Split, TensorSpec, element_size
 
 __all__ = ["PRESETS", "LayoutError", "layout_model", "parse_bytes", "read_layout", "scale_layout", "split_of"]
 
@@ -166,7 +166,7 @@ def _dtype(source: str, name: str, dtype: object) -> str:
 
 
 def layout_bytes(entries: Sequence[Entry]) -> int:
-    return sum(math.prod(shape) * dtype_of(dtype).itemsize for _, dtype, shape in entries)
+    return sum(math.prod(shape) * element_size(dtype) for _, dtype, shape in entries)
 
 
 def _scaled_shape(shape: tuple[int, ...], factor: float) -> tuple[int, ...]:
@@ -179,8 +179,7 @@ def scale_layout(entries: Sequence[Entry], nbytes: int) -> list[Entry]:
 
     def size(factor: float) -> int:
         return sum(
-            n * math.prod(_scaled_shape(shape, factor)) * dtype_of(t).itemsize
-            for (t, shape), n in kinds.items()
+            n * math.prod(_scaled_shape(shape, factor)) * element_size(t) for (t, shape), n in kinds.items()
         )
 
     lo, hi = 0.0, 1.0

@@ -21,6 +21,8 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from refitwire import wire
+from refitwire.engine import dtype_sizes
 
 if TYPE_CHECKING:
     import torch
@@ -32,6 +34,7 @@ __all__ = [
     "TensorSpec",
     "Split",
     "dtype_of",
+    "element_size",
     "expert_owner",
     "fill_truth",
     "model_named",
@@ -45,6 +48,14 @@ Box = tuple[tuple[int, ...], tuple[int, ...]]  # (offset, shape)
 #: How one side splits a tensor: along a dimension, not at all (every rank holds a
 #: replica), or ``"expert"``: whole, on the one rank that owns its expert (``TensorSpec.expert``).
 Split = int | Literal["expert"] | None
+
+
+@cache
+def element_size(dtype: str) -> int:
+    """The element size of ``dtype`` (``"bfloat16"``) by the package's own SPEC.md (section 4): the
+    refit writes its blobs at the package's released versions, never a candidate's, and a
+    command line that only plans a run must not import torch to size it."""
+    return dtype_sizes(wire.registry_at(wire.package_root()))[dtype.removeprefix("torch.")]
 
 
 @cache
@@ -78,9 +89,8 @@ class TensorSpec:
 
     @cached_property
     def elsize(self) -> int:
-        # torch's size of the buffer the refit fills (the blob's writer checks it against its
-        # registry's SPEC.md, ELSIZE_DTYPE); read once per spec: asked for every tensor of every step
-        return dtype_of(self.dtype).itemsize
+        # read once per spec: a publisher asks for it for every tensor of every step's table
+        return element_size(self.dtype)
 
     @property
     def nbytes(self) -> int:

@@ -96,7 +96,7 @@ from refitwire import wire
 version = sys.argv[1]
 model = wire.default_registry().wire_model("rendezvous", version)
 payloads = _cases.generated_payloads(3, 12, wire.default_registry())
-asked = [_cases.conform(p, version, n) for n, p in enumerate(payloads.values())]
+asked = [_cases.conform(p, version, n, wire.default_registry()) for n, p in enumerate(payloads.values())]
 json.dump({
     "released": list(wire.released_versions()),
     "vectors": list(_cases.vectors()),
@@ -111,7 +111,7 @@ BANK = (
     IN_CLONE
     + """
 from pathlib import Path
-from refitwire import compat
+from refitwire import compat, wire
 blind, keywords, out = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
 schema = str(Path("schema").resolve())
 testees = [compat.Participant(f"blind: {k}", (sys.executable, blind, k, schema, "1.3.0"), "third-party")

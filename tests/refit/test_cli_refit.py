@@ -123,9 +123,9 @@ def test_a_real_moe_layout_is_refit_tensor_by_tensor(
 def test_parsing_a_refitwire_command_and_running_the_harness_import_no_torch() -> None:
     code = (
         "import argparse, sys\n"
-        "import refitwire.cli, refitwire.cli.refit, refitwire.refit._run, refitwire.refit._publisher\n"
+        "import refitwire.cli, refitwire.cli.refit, refitwire.refit._run, refitwire.refit._publisher, refitwire.wire\n"
         "parser = argparse.ArgumentParser()\n"
-        "refitwire.cli.refit.add_arguments(parser)\n"
+        "refitwire.cli.refit.add_arguments(parser, refitwire.wire.default_registry())\n"
         "parser.parse_args(['--model', 'tiny'])\n"
         "print(sorted(m for m in ('torch', 'nixl_cu12', 'nixl') if m in sys.modules))\n"
     )
