@@ -47,6 +47,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _clone  # noqa: F401  (this checkout's packages first)
+from refitwire.cli.cache import human as size  # one way to write a size, the cache verb's
+
 ROOT = Path(__file__).resolve().parents[1]
 OPEN = re.compile(r"<!-- figure: (?P<name>[a-z0-9-]+) -->")
 CLOSE = "<!-- /figure -->"
@@ -327,23 +330,6 @@ def _stamp(found: dict[str, Any]) -> str:
     load = f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
     cores = found["cores"]
     return f"(this machine: {cores} core{'s' if cores != 1 else ''}, {found['cpu']}, load average {load}; {found['date']})"
-
-
-def size(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            break
-        value /= 1024
-    if unit == "B":
-        return f"{count} B"
-    return (
-        f"{value:.0f} {unit}"
-        if value >= 100
-        else f"{value:.1f} {unit}"
-        if value >= 10
-        else f"{value:.2f} {unit}"
-    )
 
 
 def _failures(found: dict[str, Any]) -> str:
