@@ -35,6 +35,9 @@ with atheris.instrument_imports(include=["refitwire"]):
         unwrap_rendezvous_blob,
     )
     from refitwire._validate import fast_read, parse, violations
+    from refitwire.wire import default_registry
+
+    REGISTRY = default_registry()  # the fuzzer is an entry point: one registry for every input
 
 
 def _read(fn, *args, **kwargs):
@@ -57,10 +60,10 @@ def _about_entries(exc: InvalidBlob) -> bool:
 
 def _fast_path_agrees(data: bytes, kind: str, version: str) -> None:
     """What the compiled-schema fast path accepts, the exact engine accepts too."""
-    if fast_read(data, kind, version, build=False) is None:
+    if fast_read(data, kind, version, build=False, registry=REGISTRY) is None:
         return
     try:
-        found = violations(parse(data, version), kind, version)
+        found = violations(parse(data, version, registry=REGISTRY), kind, version, REGISTRY)
     except InvalidBlob as exc:
         found = list(exc.violations)
     if found:
