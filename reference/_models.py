@@ -23,7 +23,7 @@ import functools
 import json
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 from annotated_types import Interval
 from pydantic import (
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 
 class _Wire(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-    #: the newest model this class was built from and the level its fields are the members of
-    _wire_place: ClassVar[tuple[WireModel, tuple[str, ...]] | None] = None
 
     def __init__(self, /, **data: Any) -> None:
         try:
@@ -160,6 +158,10 @@ def _build(
         built: Any = create_model(name, __base__=_Wire, __module__=__name__, __doc__=doc, **fields)
     except (NameError, TypeError, ValueError) as exc:  # another name pydantic refuses
         raise SchemaFolderError(f"{where}: names the reference's models cannot hold ({exc})") from None
+    # the newest model this class was built from and the level its fields are the members of; set
+    # on the built class, never declared on _Wire (pydantic 2.6 took an underscore ClassVar under
+    # ``from __future__ import annotations`` for a private attribute: every model it then built
+    # held ``__pydantic_private__ == {}`` and compared unequal to the reader's, which hold None)
     built._wire_place = (newest, level)
     models[level] = built
     return built
