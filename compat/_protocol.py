@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
-from refitwire.engine import protocol_validator
-from refitwire.wire import join, package_root, pointer, resolve_refs, show_pointer, tokens
+from refitwire.engine import PROTOCOL_MESSAGES, protocol_schema, protocol_validator
+from refitwire.wire import join, pointer, resolve_refs, show_pointer, tokens
 
 PROTOCOL = 1
 ROOT = '""'  # how reports show the root pointer (RFC 6901: "/" is the member named "")
-MESSAGES = ("request", "response", "decoded", "envelope")  # the files of schema/protocol/
 #: How messages and the guide call each kind of reply (a branch of response.json, by its
 #: ``$defs`` name); a kind missing here is called "a `NAME` reply" (tests/compat pins the table).
 REPLY_WORDS = {
@@ -93,7 +92,7 @@ class Kind:
 def schema_of(message: str) -> dict[str, Any]:
     """The schema file of a protocol message ("request", "response", "decoded", "envelope") with
     every ``$ref`` replaced by what it names, another file's too."""
-    loaded = {m: json.loads((package_root() / "protocol" / f"{m}.json").read_bytes()) for m in MESSAGES}
+    loaded = {m: protocol_schema(m) for m in PROTOCOL_MESSAGES}
     by_id = {schema["$id"]: m for m, schema in loaded.items()}
 
     def local(node: Any) -> Any:  # another file's references inlined, so one document remains
@@ -118,7 +117,7 @@ def schema_of(message: str) -> dict[str, Any]:
 @functools.cache
 def kinds(message: str) -> tuple[Kind, ...]:
     """The kinds of a "request" or "response", in the schema's order."""
-    raw = json.loads((package_root() / "protocol" / f"{message}.json").read_bytes())
+    raw = protocol_schema(message)
     names = [str(branch["$ref"]).rsplit("/", 1)[-1] for branch in raw["oneOf"]]
     branches = schema_of(message)["oneOf"]
     declared = [set(branch.get("properties", {})) for branch in branches]

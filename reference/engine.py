@@ -15,7 +15,15 @@ from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_di
 from refitwire._errors import InvalidBlob, Violation, as_json_value
 from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
 from refitwire._models import TableClasses, classes_of
-from refitwire._registry import fast_validator, protocol_validator, released, schema, schema_bytes
+from refitwire._registry import (
+    PROTOCOL_MESSAGES,
+    fast_validator,
+    protocol_schema,
+    protocol_validator,
+    released,
+    schema,
+    schema_bytes,
+)
 from refitwire._spec import (
     EMPTY_WHEN_ABSENT,
     added_in,
@@ -47,7 +55,8 @@ __all__ = [
     # SPEC.md's rule tables, read from it
     "LEVELS", "SpecError", "spec_rules", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
     # the schema registry
-    "fast_validator", "protocol_validator", "released", "schema", "schema_bytes",
+    "fast_validator", "PROTOCOL_MESSAGES", "protocol_schema", "protocol_validator", "released", "schema",
+    "schema_bytes",
     # the rule engine
     "InvalidBlob", "Violation", "as_json_value", "check", "parse", "schema_errors", "semantic_violations",
     "violations", "writer_violations",
