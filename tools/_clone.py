@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,24 @@ def registry() -> Registry:
     from refitwire import wire
 
     return wire.default_registry() if os.environ.get(wire.ENV_VAR) else wire.registry_at(ROOT / "schema")
+
+
+def refresh(path: Path, rebuild: Callable[[str], str], what: str, check: bool) -> int:
+    """A generated part of the file ``path`` made anew by ``rebuild`` (its whole text in, out):
+    with ``check``, exit status 1 and a line naming the tool when it is stale; else written
+    (into this checkout only, :func:`writable`). 0 when it was current or is written now."""
+    if not check:
+        writable()
+    text = path.read_text(encoding="utf-8")
+    fresh = rebuild(text)
+    if fresh == text:
+        return 0
+    if check:
+        print(f"{path.name}: {what} is stale (run python tools/{Path(sys.argv[0]).name})")
+        return 1
+    path.write_text(fresh, encoding="utf-8")
+    print(f"{path.name}: {what} rewritten")
+    return 0
 
 
 def writable() -> None:

@@ -95,19 +95,7 @@ def rebuilt(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    if not check:
-        _clone.writable()
-    text = GUIDE.read_text(encoding="utf-8")
-    fresh = rebuilt(text)
-    if fresh == text:
-        return 0
-    if check:
-        print(f"{GUIDE.name}: the protocol's members are stale (run python tools/build_implementers.py)")
-        return 1
-    GUIDE.write_text(fresh, encoding="utf-8")
-    print(f"{GUIDE.name}: the protocol's members rewritten")
-    return 0
+    return _clone.refresh(GUIDE, rebuilt, "the protocol's members", "--check" in argv)
 
 
 if __name__ == "__main__":

@@ -35,19 +35,7 @@ def rebuilt(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    if not check:
-        _clone.writable()
-    text = DOC.read_text(encoding="utf-8")
-    fresh = rebuilt(text)
-    if fresh == text:
-        return 0
-    if check:
-        print(f"{DOC.name}: the rule catalogue is stale (run python tools/build_rule_catalogue.py)")
-        return 1
-    DOC.write_text(fresh, encoding="utf-8")
-    print(f"{DOC.name}: the rule catalogue rewritten ({len(RULES)} rules)")
-    return 0
+    return _clone.refresh(DOC, rebuilt, "the rule catalogue", "--check" in argv)
 
 
 if __name__ == "__main__":
