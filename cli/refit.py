@@ -91,8 +91,13 @@ def _store_spec(spec: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from refitwire.refit import RunConfig, render_table
+        from refitwire.compat.upstream import UPSTREAM_OBJECTS
+        from refitwire.refit import RunConfig, UpstreamWriter, render_table
         from refitwire.refit import run as run_refit
+
+        upstream = (
+            UpstreamWriter(args.upstream_python, str(UPSTREAM_OBJECTS)) if args.upstream_python else None
+        )
 
         config = RunConfig(
             publishers=args.publishers,
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             discover_timeout_s=args.discover_timeout,
             read_timeout_s=args.read_timeout,
             store=args.store,
-            upstream_python=args.upstream_python,
+            upstream=upstream,
             netns=(args.netns[0], args.netns[1]) if args.netns else None,
             publisher_progress=args.publisher_progress,
             receiver_progress=args.receiver_progress,

@@ -79,3 +79,40 @@ def test_the_check_sees_a_private_import() -> None:
         "refitwire.compat._render",
     ]
     assert not offender.exists()
+
+
+#: The kit's packages; the library (``refitwire``, ``refitwire.wire``, ``refitwire.refit``) stands
+#: without them. ``python -m refitwire`` (reference/__main__.py) is the CLI's door, not the library.
+KIT = ("refitwire.compat", "refitwire.gate", "refitwire.cli", "refitwire.bench")
+
+
+def kit_imports(path: Path, source: str | None = None) -> list[str]:
+    """``file:line imports module`` for each import of a kit package by a library file."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        else:
+            continue
+        hit = next((m for m in modules if any(m == k or m.startswith(f"{k}.") for k in KIT)), None)
+        if hit is not None:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {hit}")
+    return found
+
+
+def test_the_library_never_imports_the_kit() -> None:
+    library = [p for p in sorted((ROOT / "reference").rglob("*.py")) if p.name != "__main__.py"]
+    found = [line for path in library for line in kit_imports(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_sees_the_library_lean_on_the_kit() -> None:
+    """The check can fail: the refit's old import of the kit's upstream builder is named."""
+    offender = ROOT / "reference" / "refit" / "_publisher.py"
+    planted = "def f():\n    from refitwire.compat.upstream import UPSTREAM_OBJECTS\n"
+    assert kit_imports(offender, planted) == [
+        "reference/refit/_publisher.py:2 imports refitwire.compat.upstream"
+    ]

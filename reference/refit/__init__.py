@@ -70,6 +70,7 @@ __all__ = [
     "NixlMissing",
     "CLI_INJECTIONS",
     "PROGRESS_MODES",
+    "UpstreamWriter",
     "check_spec",
     "parse_bytes",
     "resolve_model",
@@ -82,7 +83,7 @@ if TYPE_CHECKING:  # what static checkers see of the names loaded on first use
     from ._model import MODELS, Model
     from ._nixl import Agent
     from ._open import check_spec
-    from ._options import CLI_INJECTIONS, PROGRESS_MODES
+    from ._options import CLI_INJECTIONS, PROGRESS_MODES, UpstreamWriter
     from ._report import render_table
     from ._run import RunConfig, run
 
@@ -100,6 +101,7 @@ _LAZY = {
     "NixlMissing": "_errors",
     "CLI_INJECTIONS": "_options",
     "PROGRESS_MODES": "_options",
+    "UpstreamWriter": "_options",
     "check_spec": "_open",
     "parse_bytes": "_layout",
     "resolve_model": "_layout",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["CLI_INJECTIONS", "HOSTILE", "INJECTIONS", "PROGRESS_MODES"]
+from dataclasses import dataclass
+
+__all__ = ["CLI_INJECTIONS", "HOSTILE", "INJECTIONS", "PROGRESS_MODES", "UpstreamWriter"]
 
 #: Hostile or broken tables a publisher can post instead of its true one.
 HOSTILE = (
@@ -27,3 +29,17 @@ CLI_INJECTIONS = (*INJECTIONS, "kill-publisher", "hostile-table")
 #: ``spin``: the same thread with the delay NIXL's Python wrapper sets, 0, so it never sleeps;
 #: ``off``: no thread; the owner progresses by polling its transfers or ``Agent.progress``.
 PROGRESS_MODES = ("poll", "spin", "off")
+
+
+@dataclass(frozen=True)
+class UpstreamWriter:
+    """Released upstream code that writes a publisher's blobs: the python of its environment and
+    the builder of its shard table objects. The caller names the builder (the kit's
+    ``refitwire.compat.upstream.UPSTREAM_OBJECTS``), so the refit never imports the kit."""
+
+    python: str
+    objects: str
+
+    def argv(self) -> list[str]:
+        """The publisher's flags that hand it over (see ``_publisher.main``)."""
+        return ["--upstream-python", self.python, "--upstream-objects", self.objects]

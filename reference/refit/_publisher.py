@@ -36,7 +36,7 @@ from refitwire.wire import Registry
 from ._layout import resolve_model
 from ._model import Model, fill_truth
 from ._open import open_store
-from ._options import HOSTILE, INJECTIONS, PROGRESS_MODES
+from ._options import HOSTILE, INJECTIONS, PROGRESS_MODES, UpstreamWriter
 from ._proc import answer, reply_channel, serve
 from ._store import RendezvousStore
 
@@ -64,7 +64,7 @@ class Publisher:
         *,
         agent_name: str | None = None,
         device: str = "cpu",
-        upstream_python: str | None = None,
+        upstream: UpstreamWriter | None = None,
         progress: str = "poll",
         registry: Registry,
     ) -> None:
@@ -72,7 +72,7 @@ class Publisher:
 
         self.rank, self.ranks, self.model, self.store = rank, ranks, model, store
         self.key = store_key(rank)
-        self.upstream_python = upstream_python
+        self.upstream = upstream
         self.registry = registry  # where the blob's version is read: the process's one registry
         self.boxes = model.publisher_boxes(rank, ranks)
         offsets, total = {}, 0
@@ -106,8 +106,8 @@ class Publisher:
             return {"posted": False, "step": step, "inject": inject}
         stamp = None if inject == "no-stamp" else step
         with_digest = inject != "no-digest"
-        if self.upstream_python:
-            blob = self._upstream_blob(stamp, with_digest)
+        if self.upstream is not None:
+            blob = self._upstream_blob(self.upstream, stamp, with_digest)
             document = json.loads(blob)
         else:
             document = rendezvous_document(
@@ -124,7 +124,7 @@ class Publisher:
         if inject in HOSTILE:
             _make_hostile(document, inject, self.rank, self.ranks, self.base + len(self.arena))
             blob = json.dumps(document).encode()  # a broken writer: no codec check
-        elif not self.upstream_python:
+        elif self.upstream is None:
             blob = json.dumps(document).encode("ascii")
         self.store.publish(self.key, blob)
         return {"posted": True, "step": step, "inject": inject, "bytes": len(blob)}
@@ -168,14 +168,11 @@ class Publisher:
             )
         return tensors
 
-    def _upstream_blob(self, stamp: int | None, with_digest: bool) -> bytes:
+    def _upstream_blob(self, upstream: UpstreamWriter, stamp: int | None, with_digest: bool) -> bytes:
         """Have the released upstream code digest these bytes and write the blob."""
-        from refitwire.compat.upstream import UPSTREAM_OBJECTS
-
-        assert self.upstream_python is not None
         with tempfile.TemporaryDirectory(prefix="refit-upstream-") as tmp:
             request: dict[str, Any] = {
-                "objects": str(UPSTREAM_OBJECTS),
+                "objects": upstream.objects,
                 "agent_meta_b64": base64.b64encode(self.agent_metadata).decode("ascii"),
                 "agent_name": self.agent.name,
                 "metadata_endpoint": "",
@@ -197,7 +194,7 @@ class Publisher:
                 })  # fmt: skip
             env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
             done = subprocess.run(
-                [self.upstream_python, str(_UPSTREAM_WRITER)],
+                [upstream.python, str(_UPSTREAM_WRITER)],
                 input=json.dumps(request).encode(),
                 capture_output=True,
                 env=env,
@@ -248,8 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", default="poll", choices=PROGRESS_MODES, help="how NIXL progresses")
     parser.add_argument("--agent-name", default=None)
     parser.add_argument("--upstream-python", default=None, help="write the blob with released upstream code")
+    parser.add_argument("--upstream-objects", default=None, help="its shard table objects' builder (a file)")
     parser.add_argument("--fd", type=int, required=True, help="answer pipe (NIXL logs to stdout)")
     args = parser.parse_args(argv)
+    if (args.upstream_python is None) != (args.upstream_objects is None):
+        parser.error("--upstream-python and --upstream-objects go together")
     out = reply_channel(args.fd)
     pub = Publisher(
         args.rank,
@@ -258,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         open_store(args.store),
         agent_name=args.agent_name,
         device=args.device,
-        upstream_python=args.upstream_python,
+        upstream=UpstreamWriter(args.upstream_python, args.upstream_objects)
+        if args.upstream_python
+        else None,
         progress=args.progress,
         registry=wire.default_registry(),
     )

@@ -22,7 +22,7 @@ from typing import IO, Any
 from ._device import check_device, parse_device
 from ._layout import resolve_model
 from ._open import run_store
-from ._options import CLI_INJECTIONS, PROGRESS_MODES
+from ._options import CLI_INJECTIONS, PROGRESS_MODES, UpstreamWriter
 from ._proc import Child, ChildDied
 from ._report import summarize
 
@@ -47,7 +47,7 @@ class RunConfig:
     read_timeout_s: float = 30.0
     start_timeout_s: float = 120.0
     store: str | None = field(default=None, repr=False)  # a directory or redis:// URL (may hold a password)
-    upstream_python: str | None = None  # publishers write their blobs with released upstream code
+    upstream: UpstreamWriter | None = None  # publishers write their blobs with released upstream code
     # Run publishers in the first network namespace and receivers in the second
     # (``ip netns exec``), with UCX on TCP only: the cross-host path on one machine.
     netns: tuple[str, str] | None = None
@@ -191,7 +191,7 @@ def run(config: RunConfig, *, err: IO[str] | None = None) -> RunReport:
             where = (["ip", "netns", "exec", config.netns[0]], ["ip", "netns", "exec", config.netns[1]])
             env["UCX_TLS"] = "tcp"
         for r in range(config.publishers):
-            extra = ["--upstream-python", config.upstream_python] if config.upstream_python else []
+            extra = config.upstream.argv() if config.upstream is not None else []
             args = ["--rank", str(r), "--ranks", str(config.publishers), *common, *extra,
                     "--progress", config.publisher_progress]  # fmt: skip
             pubs.append(Child(f"publisher {r}", "refitwire.refit._publisher", args, env=env, prefix=where[0]))

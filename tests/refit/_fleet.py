@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from refitwire.refit import DirectoryStore
+from refitwire.compat.upstream import UPSTREAM_OBJECTS
+from refitwire.refit import DirectoryStore, UpstreamWriter
 from refitwire.refit._model import MODELS
 from refitwire.refit._proc import Child
 from refitwire.refit._receiver import Receiver
@@ -22,7 +23,8 @@ class Publishers:
     ) -> None:
         self.store = store
         self.ranks = ranks
-        extra = ["--upstream-python", upstream_python] if upstream_python else []
+        writer = UpstreamWriter(upstream_python, str(UPSTREAM_OBJECTS)) if upstream_python else None
+        extra = writer.argv() if writer is not None else []
         self.children = [
             Child(f"publisher {r}", "refitwire.refit._publisher",
                   ["--rank", str(r), "--ranks", str(PUBLISHERS), "--store", str(store), "--model", "tiny", *extra])
