@@ -20,24 +20,17 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from _layout import package_dirs
+
 if TYPE_CHECKING:
     from refitwire.wire import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _package_dirs() -> dict[str, Path]:
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    table = re.search(r"^package-dir\s*=\s*\{(.*)\}\s*$", text, flags=re.M)
-    if table is None:
-        raise SystemExit(f"{ROOT / 'pyproject.toml'} has no [tool.setuptools] package-dir table")
-    return {name: ROOT / folder for name, folder in re.findall(r'"([\w.]+)"\s*=\s*"([^"]+)"', table[1])}
 
 
 class _Checkout(importlib.abc.MetaPathFinder):
@@ -63,9 +56,9 @@ def _use_this_checkout() -> Path | None:
     loaded = sys.modules.get("refitwire")
     if loaded is not None:
         where = Path(str(loaded.__file__)).resolve().parent
-        return None if where == _package_dirs()["refitwire"] else where
+        return None if where == package_dirs()["refitwire"] else where
     if not any(isinstance(finder, _Checkout) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _Checkout(_package_dirs()))
+        sys.meta_path.insert(0, _Checkout(package_dirs()))
     return None
 
 
