@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import orjson
-from refitwire.compat import _forms
+from refitwire.compat import _forms, _magnitudes
 from refitwire.compat._hypothesis import (
     deterministic,
     given,
@@ -350,9 +350,10 @@ def decoded_payloads(registry: Registry) -> st.SearchStrategy[dict[str, Any]]:
 
 
 def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, dict[str, Any]]:
-    """Up to ``count`` distinct payloads drawn by Hypothesis, then one per string class, by case
-    ID: ``gen-N`` for the N-th distinct draw (the same for the same seed and registry),
-    ``gen-CLASS`` for a class of :data:`STRING_CLASSES` (``gen-astral``)."""
+    """Up to ``count`` distinct payloads drawn by Hypothesis, then one per string class and one
+    per magnitude class, by case ID: ``gen-N`` for the N-th distinct draw (the same for the same
+    seed and registry), ``gen-CLASS`` for a class of :data:`STRING_CLASSES` (``gen-astral``) or
+    of ``_magnitudes.MAGNITUDE_CLASSES`` (``gen-meta-64-kib``: built, at every seed)."""
     drawn: list[dict[str, Any]] = []
 
     @hypothesis_seed(seed)
@@ -371,6 +372,7 @@ def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, d
     named.update(
         (f"{GENERATED}-{name}", string_class_payload(text)) for name, text in sorted(STRING_CLASSES.items())
     )
+    named.update((f"{GENERATED}-{name}", p) for name, p in _magnitudes.magnitude_payloads(registry).items())
     return named
 
 

@@ -1,7 +1,8 @@
 """More faults for ``faulty_testee.py``: one per class of bug the JSON-text dimensions, the writer
 rules on every written blob and the refusal reasons must catch (issue: grammar, UTF-8, narrow
 integers, in-object precedence, unknown payload members copied, a refusal without a rule, an
-omitted endpoint, de-duplicated replicas). Each is a mistake a real implementation makes, switched
+omitted endpoint, de-duplicated replicas, large agent metadata compressed, tensors kept one per
+name). Each is a mistake a real implementation makes, switched
 into the reference's answers; ``faulty_testee.py`` adds them to its own and runs them the same way.
 """
 
@@ -12,6 +13,7 @@ import functools
 import json
 import re
 import unicodedata
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -330,6 +332,40 @@ def _dedups(request: Reply, reply: Reply) -> Reply | None:
             t["shards"] = kept
 
     return _rewrite(reply, dedup)
+
+
+#: Where the compressing writer starts: a page of agent metadata (a threshold real encoders pick).
+COMPRESS_PAST = 4 * 1024
+
+
+@fault("compresses-large-metadata")
+def _compresses(request: Reply, reply: Reply) -> Reply | None:
+    """Carries agent metadata past ``COMPRESS_PAST`` bytes zlib-compressed (still canonical
+    base64, so the blob is valid): a reader gets other bytes than the agent's."""
+    if request.get("cmd") != "write" or "blob_b64" not in reply:
+        return reply
+    blob = base64.b64decode(reply["blob_b64"])
+    text = json.loads(blob)["agent_meta_b64"]
+    meta = base64.b64decode(text)
+    if len(meta) <= COMPRESS_PAST:
+        return reply
+    packed = base64.b64encode(zlib.compress(meta)).decode("ascii")
+    # the one member changed in place: the bytes around it stay the reference writer's
+    written = blob.replace(json.dumps(text).encode(), json.dumps(packed).encode(), 1)
+    return {**reply, "blob_b64": base64.b64encode(written).decode()}
+
+
+@fault("dedups-tensors-by-name")
+def _dedups_names(request: Reply, reply: Reply) -> Reply | None:
+    """Writes one entry per tensor name (the first), as a writer keyed by name does: the other
+    entries of a name, and their shards, are lost."""
+    if request.get("cmd") != "write" or "blob_b64" not in reply:
+        return reply
+    first: dict[str, Any] = {}
+    for tensor in request["payload"]["tensors"]:
+        first.setdefault(tensor["name"], tensor)
+    payload = {**request["payload"], "tensors": list(first.values())}
+    return {**answer({**request, "payload": payload}, VERSION, wire.default_registry()), "seq": reply["seq"]}
 
 
 @fault("garbage-on-large-blobs")

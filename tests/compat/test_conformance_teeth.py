@@ -126,6 +126,9 @@ CATCHES = {
             "normalizes-written-names": f"{_cases.GENERATED}-unnormalized",
             "drops-shardless-tensors": f"write:{written_with(SHARDLESS)}@1.2.0",
             "literals-before-geometry": f"read:{vid('elsize disagrees with dtype and /tensors/0/shards/0/addr written with a fraction, as written')}#rule",
+            # the magnitudes of issue 46: built payloads, at every seed
+            "compresses-large-metadata": f"{_cases.GENERATED}-meta-64-kib",
+            "dedups-tensors-by-name": f"{_cases.GENERATED}-repeated-names",
         }
     ),
 }
@@ -388,6 +391,8 @@ HEADLINES = {
     "copies-unknown-payload-members": "wrote a blob breaking WRITE_KNOWN_MEMBERS",
     "dedups-replica-shards": "blob does not carry the payload: length differs at /tensors/*/shards",
     "drops-step-zero": "blob does not carry the payload: null at /publisher_step",
+    "compresses-large-metadata": "blob does not carry the payload: value differs at /agent_meta_b64",
+    "dedups-tensors-by-name": "blob does not carry the payload: length differs at /tensors",
     "loses-long-line-start": "did not read a request line longer than a pipe buffer as one request",
 }
 
