@@ -353,9 +353,27 @@ _CATALOGUE = (
     Rule(
         "SPEC_RULE_REWORDED",
         "SPEC",
+        "error",
+        _NONE,
+        "Only the wording of a released SPEC.md rule or limit changed (its keywords, terms, numbers and pointer "
+        "kept): released text is locked; an editorial change passes only through a baseline entry.",
+    ),
+    Rule(
+        "SPEC_TEXT_CHANGED",
+        "SPEC",
+        "error",
+        _NONE,
+        "The text of a released version in SPEC.md changed (prose, a step, a table row): implementations are "
+        "judged by it, so released text never changes; an editorial change passes only through a baseline "
+        "entry.",
+    ),
+    Rule(
+        "SPEC_TEXT_ADDED",
+        "SPEC",
         "info",
         _NONE,
-        "Only the wording of a SPEC.md rule changed: its keywords, terms, numbers and pointer are kept.",
+        "A new version's own SPEC.md text (a block stamped with that version) stating no RFC 2119 keyword: "
+        "no released version's text changed.",
     ),
     Rule(
         "SPEC_LIMIT_TIGHTENED",

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from refitwire.engine import SpecError, parse_spec
+from refitwire.engine import SpecError, parse_spec, spec_text
 from refitwire.gate._document import load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._release import load_index, stamps
@@ -111,6 +111,8 @@ def release(schema_dir: Path, version: str, today: datetime.date | None = None) 
         except SpecError as exc:
             raise GateError(str(spec), str(exc)) from None
         index.setdefault("spec_rules", []).append({"version": version, "sha256": rules.lock(version)})
+        text = spec_text(spec.read_text(encoding="utf-8"), rules.versions[0] if rules.versions else version)
+        index.setdefault("spec_text", []).append({"version": version, "sha256": text.lock(version)})
     latest = index.get("latest")
     if not isinstance(latest, str) or (parse_version(latest) or ()) < (parse_version(version) or ()):
         index["latest"] = version

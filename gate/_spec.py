@@ -17,8 +17,10 @@ state, the limits and the dtype sizes). So:
   schema change is: a rule added for it is BACKWARD as above, a limit lowered too, and a limit
   raised for it is FORWARD (``SPEC_LIMIT_LOOSENED``): its writers may write a blob past the
   limit released readers are held to, and under FULL every reader reads every writer.
-* **editorial prose passes**: wording that keeps every fact is ``SPEC_RULE_REWORDED`` (info),
-  and prose outside the tables is not a fact at all.
+* **released text is locked too**: wording that keeps every fact of a rule or limit row is
+  ``SPEC_RULE_REWORDED``, and every other block of a released version's text (prose, steps,
+  other tables) is ``SPEC_TEXT_CHANGED`` (``gate/_spec_prose.py``); both fail unless a baseline
+  entry acknowledges the change as editorial.
 
 Witnesses (gate/_spec_witness.py), where a blob can show the break: for a lowered blob-size limit a blob one byte
 over the new limit that the old version's reader reads; for a rule removed or weakened the
@@ -28,14 +30,15 @@ raised blob-size limit a blob one byte over the old limit, valid but for its siz
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec
+from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec, spec_text
 from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
+from refitwire.gate._spec_prose import candidate_text, released_text, words
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
 from refitwire.wire import Registry, compile_model, join, parse_version, pointer, version_key
@@ -70,11 +73,22 @@ def judge(
         detail = f"{relative} is gone: it holds the rules of every released version"
         return [SpecFinding(Change("RELEASED_FILE_REMOVED", "", "", detail), None, file=relative)]
     base, work = load(*base_file), load(relative, data)
+    first = (base.versions or work.versions or ("1.0.0",))[0]
+    base_text, work_text = (
+        spec_text(base_file[1].decode("utf-8"), first),
+        spec_text(data.decode("utf-8"), first),
+    )
     base_index, work_index, index_file = indexes
     released = versions_at(base_index)
     out = [
         SpecFinding(ch, None, file=f)
-        for ch, f in locks(base, work, base_index, work_index, relative, index_file)
+        for key, old, new in (("spec_rules", base, work), ("spec_text", base_text, work_text))
+        for ch, f in locks(key, old.lock, new.lock, base_index, work_index, relative, index_file)
+    ]
+    out += [SpecFinding(ch, v, file=relative) for ch, v in released_text(base_text, work_text, released)]
+    out += [
+        SpecFinding(ch, v, file=relative)
+        for ch, v in candidate_text(work_text, [v for v, _ in candidates], released)
     ]
     found = list(diff_released(base, work, released, witnesses, registry))
     for version in sorted({v for v, _ in candidates}, key=version_key):
@@ -128,46 +142,46 @@ def load(source: str, data: bytes) -> SpecRules:
         raise GateError(source, str(exc).removeprefix("SPEC.md ")) from None
 
 
-def lock_entries(index: dict[str, Any]) -> dict[str, str]:
-    """``version -> sha256`` of the ``spec_rules`` an index records."""
-    entries = index.get("spec_rules", [])
+def lock_entries(index: dict[str, Any], key: str = "spec_rules") -> dict[str, str]:
+    """``version -> sha256`` of the locks an index records under ``key``: ``spec_rules`` (the facts
+    of SPEC.md's tables) or ``spec_text`` (its text, block by block)."""
+    entries = index.get(key, [])
     try:
         return {str(e["version"]): str(e["sha256"]) for e in entries}
     except (TypeError, KeyError) as exc:
         raise GateError(
-            "schema/index.json", f"spec_rules is not a list of version/sha256 entries: {exc!r}"
+            "schema/index.json", f"{key} is not a list of version/sha256 entries: {exc!r}"
         ) from None
 
 
-def locks(base: SpecRules, work: SpecRules, base_index: dict[str, Any], work_index: dict[str, Any],
-          file: str, index_file: str) -> list[tuple[Change, str]]:  # fmt: skip
-    """The lock of each released version's rules, and the entries a release adds."""
+#: What each lock of the index covers, as its findings name it.
+_LOCKED = {"spec_rules": "rules", "spec_text": "text"}
+
+
+def locks(key: str, base: Callable[[str], str], work: Callable[[str], str], base_index: dict[str, Any],
+          work_index: dict[str, Any], file: str, index_file: str) -> list[tuple[Change, str]]:  # fmt: skip
+    """The ``key`` lock of each released version (``base``/``work``: the lock of a version in the
+    ref's and the working tree's SPEC.md), and the entries a release adds."""
     out: list[tuple[Change, str]] = []
-    old, new = lock_entries(base_index), lock_entries(work_index)
+    what = _LOCKED[key]
+    old, new = lock_entries(base_index, key), lock_entries(work_index, key)
     for i, (version, digest) in enumerate(old.items()):
         if new.get(version) != digest:
-            detail = (
-                f"the spec_rules lock of released {version} changed ({digest[:12]} -> {new.get(version)})"
-            )
-            change = Change(
-                "RELEASED_FILE_MODIFIED", pointer("spec_rules", i), "", detail, digest, new.get(version)
-            )
+            detail = f"the {key} lock of released {version} changed ({digest[:12]} -> {new.get(version)})"
+            change = Change("RELEASED_FILE_MODIFIED", pointer(key, i), "", detail, digest, new.get(version))
             out.append((change, index_file))
-        if base.lock(version) != digest:  # the ref's own SPEC.md already disagrees with its lock
-            detail = f"at the ref, SPEC.md's rules of {version} are {base.lock(version)[:12]}, locked {digest[:12]}"
-            out.append(
-                (Change("RELEASED_FILE_MODIFIED", pointer("spec_rules", i), "", detail, digest, None), file)
+        if base(version) != digest:  # the ref's own SPEC.md already disagrees with its lock
+            detail = (
+                f"at the ref, SPEC.md's {what} of {version} are {base(version)[:12]}, locked {digest[:12]}"
             )
+            out.append((Change("RELEASED_FILE_MODIFIED", pointer(key, i), "", detail, digest, None), file))
     for i, (version, digest) in enumerate(new.items()):
         if version in old:
             continue
-        if digest != work.lock(version):
-            detail = f"new spec_rules entry {version}: sha256 {digest[:12]} is not SPEC.md's rules' {work.lock(version)[:12]}"
+        if digest != work(version):
+            detail = f"new {key} entry {version}: sha256 {digest[:12]} is not SPEC.md's {what}' {work(version)[:12]}"
             out.append(
-                (
-                    Change("RELEASE_ENTRY_MISMATCH", pointer("spec_rules", i), "", detail, None, digest),
-                    index_file,
-                )
+                (Change("RELEASE_ENTRY_MISMATCH", pointer(key, i), "", detail, None, digest), index_file)
             )
     return out
 
@@ -274,8 +288,8 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
         and (a.section, a.ends) == (b.section, b.ends)
         and " ".join(a.text.split()) != " ".join(b.text.split())
     ):
-        detail = f"rule {a.id}: wording only (keywords, terms, numbers and pointer kept)"
-        yield found("SPEC_RULE_REWORDED", "", detail, a.text, b.text)
+        detail = f"rule {a.id}: its wording changed, its facts kept (released text is locked):\n"
+        yield found("SPEC_RULE_REWORDED", "", detail + "\n".join(words(a.text, b.text)), a.text, b.text)
 
 
 def _level(level: int) -> str:
@@ -344,6 +358,10 @@ def _limits(
         elif a.rule != b.rule:
             detail = f"limit {name!r} for {version}: {a.rule} {'/'.join(a.keywords)} -> {b.rule} {'/'.join(b.keywords)}"
             yield _found("SPEC_RULE_CHANGED", at, detail, a.facts(), b.facts(), against, old_version, ctx)
+        elif a.value == b.value and " ".join(a.text.split()) != " ".join(b.text.split()):
+            detail = f"limit {name!r}: its wording changed, its facts kept (released text is locked):\n"
+            detail += "\n".join(words(" ".join(a.text.split()), " ".join(b.text.split())))
+            yield _found("SPEC_RULE_REWORDED", at, detail, a.text, b.text, against, old_version, ctx)
 
 
 def _dtypes(

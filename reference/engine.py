@@ -37,6 +37,7 @@ from refitwire._spec import (
     wire_schema_id,
 )
 from refitwire._spec_rules import LEVELS, SpecError, SpecLimit, SpecRule, SpecRules, parse_spec
+from refitwire._spec_text import SpecText, TextBlock, section_key, spec_text
 from refitwire._typed import typed_read
 from refitwire._validate import (
     check,
@@ -54,6 +55,8 @@ __all__ = [
     "wire_schema_id",
     # SPEC.md's rule tables, read from it
     "LEVELS", "SpecError", "spec_rules", "SpecLimit", "SpecRule", "SpecRules", "parse_spec",
+    # SPEC.md's text, block by block (a released version's prose is locked too)
+    "SpecText", "TextBlock", "section_key", "spec_text",
     # the schema registry
     "fast_validator", "PROTOCOL_MESSAGES", "protocol_schema", "protocol_validator", "released", "schema",
     "schema_bytes",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _gate_helpers import SCHEMA, make_repo
 from refitwire import wire
-from refitwire.engine import SpecError, parse_spec, spec_rules
+from refitwire.engine import SpecError, parse_spec, spec_rules, spec_text
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
 
 SPEC = SCHEMA / "SPEC.md"
@@ -37,8 +37,19 @@ def _gate(repo: Path, witnesses: bool = True) -> GateReport:
     return run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never", witnesses=witnesses)
 
 
-def _failing(report: GateReport) -> list[tuple[str, str | None]]:
-    return sorted((f.change.rule, f.against) for f in report.findings if f.failing)
+def _failing(report: GateReport, text: bool = False) -> list[tuple[str, str | None]]:
+    """The failing findings' (rule, version); ``text``: with the changes to released prose
+    (SPEC_TEXT_CHANGED), which an edit of a number that prose repeats also makes."""
+    return sorted(
+        (f.change.rule, f.against)
+        for f in report.findings
+        if f.failing and (text or f.change.rule != "SPEC_TEXT_CHANGED")
+    )
+
+
+def _spec_findings(report: GateReport) -> list[Any]:
+    """The findings about SPEC.md's rules, less a new version's own text (its row of section 3)."""
+    return [f for f in report.findings if f.file == "schema/SPEC.md" and f.change.rule != "SPEC_TEXT_ADDED"]
 
 
 def _limit_row(value: str, since: str = "") -> str:
@@ -191,6 +202,13 @@ def test_the_index_locks_the_rules_of_every_released_version() -> None:
         SPEC.read_text(encoding="utf-8").replace("elsize` MUST be in", "elsize` SHOULD be in")
     )
     assert retiered.lock("1.2.0") != locked["1.2.0"]
+    # and the text of each released version is locked beside its facts, block by block
+    text = SPEC.read_text(encoding="utf-8")
+    written = {e["version"]: e["sha256"] for e in index["spec_text"]}
+    assert written == {v: spec_text(text, "1.0.0").lock(v) for v in locked}, "SPEC.md's released text changed"
+    assert spec_text(text.replace("little-endian", "big-endian"), "1.0.0").lock("1.2.0") != written["1.2.0"]
+    reflowed = text.replace("in\nrow-major order:", "in row-major\norder:")
+    assert reflowed != text and spec_text(reflowed, "1.0.0").lock("1.2.0") == written["1.2.0"]
 
 
 # -- pull requests that change SPEC.md only -------------------------------------------------------------
@@ -202,7 +220,9 @@ def test_a_limit_lowered_for_released_versions_fails_with_a_blob_an_old_writer_w
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING and report.verdict == "breaking"
     assert _failing(report) == [("SPEC_LIMIT_TIGHTENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
-    finding = next(f for f in report.findings if f.against == "1.2.0")
+    finding = next(
+        f for f in report.findings if f.against == "1.2.0" and f.change.rule == "SPEC_LIMIT_TIGHTENED"
+    )
     assert finding.file == "schema/SPEC.md" and finding.change.pointer == "/limits/blob size/value"
     assert finding.change.directions == ("BACKWARD",)
     [witness] = finding.witnesses
@@ -261,7 +281,7 @@ def test_a_limit_raised_for_a_new_version_breaks_old_readers(repo: Path) -> None
     _add_limit_row(repo, _limit_row("128 MiB", "(1.3.0) "))
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING, render(report, "text")
-    [raised] = [f for f in report.findings if f.file == "schema/SPEC.md"]
+    [raised] = _spec_findings(report)
     assert (raised.change.rule, raised.against, raised.change.new) == (
         "SPEC_LIMIT_LOOSENED",
         "1.2.0",
@@ -296,7 +316,7 @@ def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_memb
     document["properties"]["publisher_rank"] = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
     schema.write_text(json.dumps(document, indent=2))
     report = _gate(repo, witnesses=False)
-    spec = {f.change.pointer: f.change.rule for f in report.findings if f.file == "schema/SPEC.md"}
+    spec = {f.change.pointer: f.change.rule for f in _spec_findings(report)}
     assert spec == {
         "/rules/RANK_RANGE": "SPEC_RULE_ADDED_WITH_MEMBER",
         "/rules/AGENT_NAME_LENGTH": "SPEC_RULE_ADDED",
@@ -358,7 +378,11 @@ def test_a_spec_that_cannot_be_read_is_one_line_naming_the_file_and_line(repo: P
 
 def test_a_section_retitled_moves_no_rule(repo: Path) -> None:
     _edit(repo, "### 2.3 Geometry (not expressible in JSON Schema)", "### 2.3 Geometry")
-    assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
+    report = _gate(repo, witnesses=False)
+    # the heading is released text (SPEC_TEXT_CHANGED), but no rule moved to another section
+    assert {(f.change.rule, f.change.pointer) for f in report.findings} == {
+        ("SPEC_TEXT_CHANGED", "/text/2.3")
+    }
 
 
 @pytest.mark.parametrize(
@@ -375,14 +399,25 @@ def test_a_limit_whose_duties_change_breaks_both_ways_until_reviewed(repo: Path,
     assert {f.change.directions for f in report.findings if f.failing} == {("BACKWARD", "FORWARD")}
 
 
-def test_editorial_changes_pass(repo: Path) -> None:
+def test_editorial_changes_pass_only_when_acknowledged(repo: Path) -> None:
+    from refitwire.gate import load_baseline
+
     _edit(repo, "Sizes are never negative.", "Sizes are never negativ.")
     _edit(repo, "publishes before a weight refit", "publishes before a weigth refit")  # prose, not a table
     report = _gate(repo)
-    assert report.exit_code == EXIT_COMPATIBLE
-    assert {(f.change.rule, f.change.pointer) for f in report.findings} == {
-        ("SPEC_RULE_REWORDED", "/rules/SIZE_RANGE")
+    assert report.exit_code == EXIT_BREAKING
+    assert {(f.change.rule, f.change.pointer) for f in report.findings if f.failing} == {
+        ("SPEC_RULE_REWORDED", "/rules/SIZE_RANGE"),
+        ("SPEC_TEXT_CHANGED", "/text/1"),
     }
+    entries = {json.dumps({**f.baseline_entry(), "reason": "typo", "link": "issue-45", "expires": "2099-01-01"},
+                          sort_keys=True) for f in report.findings if f.failing}  # fmt: skip
+    baseline = repo / "baseline.json"
+    baseline.write_text(json.dumps({"accepted": [json.loads(e) for e in sorted(entries)]}))
+    accepted = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never",
+                        baseline=load_baseline(baseline))  # fmt: skip
+    assert accepted.exit_code == EXIT_COMPATIBLE
+    assert "ACCEPTED SPEC_TEXT_CHANGED" in render(accepted, "text")
 
 
 def test_the_lock_of_a_released_version_never_changes(repo: Path) -> None:
