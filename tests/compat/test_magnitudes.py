@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -119,3 +121,9 @@ def test_the_reference_carries_every_entry_of_a_repeated_name() -> None:
     reply = answer({"cmd": "write", "seq": 0, "payload": payload}, VERSION, REGISTRY)
     doc = json.loads(base64.b64decode(reply["blob_b64"]))
     assert [len(t["shards"]) for t in doc["tensors"]] == [len(t["shards"]) for t in payload["tensors"]]
+
+
+def test_the_classes_the_implementers_guide_names_are_cases() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "compat" / "IMPLEMENTERS.md").read_text(encoding="utf-8")
+    cited = set(re.findall(r"`(gen-[a-z0-9-]+)`", guide)) - {"gen-ID", "gen-N"}
+    assert cited and cited <= set(built(1)), sorted(cited - set(built(1)))
