@@ -14,7 +14,8 @@ checkout's own packages (``tools/_clone.py``), never an installed kit's. In orde
    ``verify.tensor_digest`` (``build_digest_vectors.py``; ``--check`` digests them again);
 4. the testee protocol's decoded and envelope schemas from the newest release (``build_protocol.py``);
 5. the coverage table (``build_coverage.py``), which fails when a rule at a place has no vector;
-6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``);
+6. the gate's rule catalogue in docs/gate.md, from ``refitwire.gate.RULES`` (``build_rule_catalogue.py``),
+   and SPEC.md's members table (section 1) from the newest schema (``build_spec_members.py``);
 7. compat/IMPLEMENTERS.md's list of every protocol message and member, from schema/protocol/
    (``build_implementers.py``);
 8. every list keyed by case IDs (the expected failures, the upstream verdicts' failures and
@@ -46,6 +47,7 @@ STEPS = (
     ("the digest vectors, digested by the released modelexpress", ["build_digest_vectors.py"]),
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py"]),
     ("the coverage table", ["build_coverage.py"]),
+    ("the members table of schema/SPEC.md", ["build_spec_members.py"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py"]),
     ("the protocol's members in compat/IMPLEMENTERS.md", ["build_implementers.py"]),
 )  # fmt: skip
@@ -55,6 +57,7 @@ CHECKS = (
     ("the digest vectors", ["build_digest_vectors.py", "--check"]),
     ("the testee protocol's decoded and envelope schemas", ["build_protocol.py", "--check"]),
     ("the coverage table", ["build_coverage.py", "--check"]),
+    ("the members table of schema/SPEC.md", ["build_spec_members.py", "--check"]),
     ("the gate's rule catalogue in docs/gate.md", ["build_rule_catalogue.py", "--check"]),
     ("the protocol's members in compat/IMPLEMENTERS.md", ["build_implementers.py", "--check"]),
     ("the lists keyed by case IDs", ["carry_case_ids.py", "--check"]),
