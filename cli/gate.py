@@ -112,7 +112,7 @@ def _also(text: str) -> tuple[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        root = repo_root(Path.cwd())
+        root = _root(Path.cwd())
         baseline_path = args.baseline
         if baseline_path is None:
             default = root / DEFAULT_BASELINE
@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             allow_missing=args.allow_missing_readers,
             upstream_src=args.upstream_src.resolve() if args.upstream_src else None,
+            log=lambda message: print(f"refitwire gate: {message}", file=sys.stderr),
         )
     except GateError as exc:
         print(f"refitwire gate: {exc}", file=sys.stderr)
@@ -149,6 +150,14 @@ def run(args: argparse.Namespace) -> int:
         written = write_witnesses(report, args.write_witnesses)
         print(f"refitwire gate: wrote {written} witness vector(s) to {args.write_witnesses}", file=sys.stderr)
     return report.exit_code
+
+
+def _root(cwd: Path) -> Path:
+    """The repository's top, or ``cwd`` outside git (an implementation judged without a base)."""
+    try:
+        return repo_root(cwd)
+    except GateError:
+        return cwd
 
 
 def _render(report: GateReport, fmt: str, root: Path) -> str:

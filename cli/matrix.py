@@ -44,6 +44,7 @@ from refitwire.compat import (
     third_party,
     upstream,
     upstream_source,
+    without_base_failures,
 )
 from refitwire.compat import run_matrix as execute
 from refitwire.wire import Registry
@@ -119,6 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
     parser.add_argument(
         "--build-upstream", action="store_true", help="build missing upstream environments first"
     )
+    parser.add_argument("--only-under-test", action="store_true",
+                        help="run only the cells joining a --testee or --upstream-src participant with "
+                             "another (what the gate compares with its base)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,8 +142,9 @@ def run(args: argparse.Namespace) -> int:
         schema_dir = args.schema_dir.resolve() if args.schema_dir else None
         if schema_dir:
             participants += candidates(schema_dir, args.registry)
+        focus = [p.label for p in testees] if args.only_under_test and testees else None
         plan = Plan(participants, unavailable=unavailable, schema_dir=schema_dir, upstream=upstream_ran,
-                    **plan_options(args, testees))  # fmt: skip
+                    focus=focus, **plan_options(args, testees))  # fmt: skip
     except Usage as exc:
         return fail(str(exc))
     return finish(plan, args)
@@ -247,8 +252,9 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
         from refitwire.compat import html_page
 
         print(html_page(report, registry=args.registry, enforce_recommended=args.enforce_recommended))
-    else:
-        print(render_report(report, args.format, enforce_recommended=args.enforce_recommended))
+    else:  # against a base, the base's own failures are counted in its report, not listed again here
+        shown = without_base_failures(report, delta) if delta is not None else report
+        print(render_report(shown, args.format, enforce_recommended=args.enforce_recommended))
     nothing = checked_nothing(report)
     if nothing:
         return fail(f"the run checked nothing: {nothing}", 1)

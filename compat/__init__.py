@@ -34,12 +34,17 @@ if TYPE_CHECKING:
     # The one list of the names loaded on first use (what the CLI and the gate use): static
     # checkers read these imports, and at run time _lazy() reads the same lines, so a name is
     # written once and its type is known without importing its module.
+    from refitwire.compat._cache import cache_home
     from refitwire.compat._caches import Cache, caches, disk_size
     from refitwire.compat._caches import prune as prune_caches
     from refitwire.compat._candidate import Candidate
     from refitwire.compat._delta import BaseMismatch
+    from refitwire.compat._delta import Group as BaseGroup
     from refitwire.compat._delta import compare as compare_with_base
+    from refitwire.compat._delta import grouped as group_against_base
     from refitwire.compat._delta import render as render_base_comparison
+    from refitwire.compat._delta import under_test as participants_under_test
+    from refitwire.compat._delta import without_known as without_base_failures
     from refitwire.compat._expected import load_file as load_expected_failures
     from refitwire.compat._html import badges as html_badges
     from refitwire.compat._html import gate_page as html_gate_page

@@ -43,6 +43,7 @@ KNOWN = {
     "patterns": "the simplest string each schema pattern matches",
     "hypothesis": "Hypothesis's storage: its character tables and example database",
     "sdists": "the released modelexpress sdists the upstream tests unpack",
+    "gate-bases": "the gate's reports of an implementation's base, by commit, kit, schemas, seed and examples",
 }
 ENVS = "compat-envs"
 ENVS_WHAT = "one virtual environment per released modelexpress and per ModelExpress source tree"

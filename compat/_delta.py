@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from refitwire.compat._report import Report
@@ -92,7 +91,7 @@ def compare(report: Report, base: Report) -> Delta:
 
 
 def _key(result: Result, report: Report) -> Key:
-    tested = _under_test(report)
+    tested = under_test(report)
 
     def place(label: str | None) -> str:
         return UNDER_TEST if label in tested else label or ""
@@ -100,34 +99,92 @@ def _key(result: Result, report: Report) -> Key:
     return (result.case, result.tier, place(result.writer), place(result.reader))
 
 
-def _under_test(report: Report) -> frozenset[str]:
+def under_test(report: Report) -> frozenset[str]:
+    """The labels of the participants under test in ``report``: its focus and its source trees."""
     focus = report.header.raw.get("focus") or []
     sources = [p["label"] for p in report.header.participants if p.get("kind") == "upstream-source"]
     return frozenset([*focus, *sources])
 
 
-def render(delta: Delta, base_name: str, enforce_recommended: bool = False) -> list[str]:
-    """The verdict against the base, failures grouped by symptom with a count and an example."""
+@dataclass(frozen=True)
+class Group:
+    """Failures with one cause: ``kind`` is ``new``, ``changed`` (failing in the base for
+    another reason, ``was``) or ``fixed``; every cell and case of the group is kept (a renderer
+    chooses what to show, never a cut string)."""
+
+    kind: str
+    tier: str
+    cause: str
+    cells: tuple[tuple[str, str], ...]  # (writer, reader), "" where the case has no such side
+    cases: tuple[str, ...]
+    was: str = ""
+
+    @property
+    def count(self) -> int:
+        return len(self.cases)
+
+    def as_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "tier": self.tier, "cause": self.cause, "was": self.was or None,
+                "count": self.count, "cells": [list(c) for c in self.cells], "cases": list(self.cases)}  # fmt: skip
+
+
+def cause(result: Result) -> str:
+    """What a failure is grouped by: its symptom, else its outcome (never the free message)."""
+    return result.symptom or result.outcome.value
+
+
+def grouped(delta: Delta) -> list[Group]:
+    """The delta's failures grouped by kind, tier and cause, Required first, largest first."""
+    found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
+    for r in (*delta.new_required, *delta.new_recommended):
+        found[("new", r.tier, cause(r), "")].append(r)
+    for was, now in delta.changed:
+        found[("changed", now.tier, cause(now), cause(was))].append(now)
+    for r in delta.fixed:
+        found[("fixed", r.tier, cause(r), "")].append(r)
+    order = {"new": 0, "changed": 1, "fixed": 2}
+    groups = [
+        Group(kind, tier, why, tuple(dict.fromkeys((r.writer or "", r.reader or "") for r in members)),
+              tuple(r.case for r in members), was)
+        for (kind, tier, why, was), members in found.items()
+    ]  # fmt: skip
+    return sorted(groups, key=lambda g: (order[g.kind], g.tier != REQUIRED, -g.count, g.cause))
+
+
+def cell_text(cell: tuple[str, str]) -> str:
+    """``writer -> reader``, or the one side a case has (a refusal, a vector read)."""
+    return " -> ".join(x for x in cell if x) or "(vectors)"
+
+
+def group_line(group: Group, shown_cells: int = 3) -> str:
+    """One line for a group: tier, count, cause, where, and an example case to rerun (whole)."""
+    cells = ", ".join(cell_text(c) for c in group.cells[:shown_cells])
+    if len(group.cells) > shown_cells:
+        cells += f" and {len(group.cells) - shown_cells} more cell(s)"
+    was = f" (in the base: {group.was})" if group.was else ""
+    return f"{group.tier} x{group.count}: {group.cause}{was} in {cells}; e.g. case {group.cases[0]}"
+
+
+def render(delta: Delta, base_name: str, enforce_recommended: bool = False, shown: int = 8) -> list[str]:
+    """The verdict against the base, failures grouped by cause with a count and a case to rerun;
+    the base's own failures (same case, cell and cause) are counted once and never listed."""
+    groups = grouped(delta)
     lines = [f"AGAINST THE BASE REPORT {base_name}:"]
-    for title, results in (
-        ("new Required failures (fail the run)", delta.new_required),
-        ("new Recommended failures" + (" (fail the run)" if enforce_recommended else " (listed)"),
-         delta.new_recommended),
-    ):  # fmt: skip
-        lines.append(f"  {title}: {len(results)}")
-        lines += [f"    {line}" for line in _grouped(results)]
-    lines.append(f"  still failing, for another reason than in the base: {len(delta.changed)}")
-    for was, now in delta.changed[:20]:
-        cell = " -> ".join(x for x in (now.writer, now.reader) if x)
-        lines.append(f"    {now.tier} {now.case} [{cell}]: still failing, now because {now.symptom or now.message[:120]}"
-                     f" (in the base: {was.symptom or was.message[:120]})")  # fmt: skip
-    if len(delta.changed) > 20:
-        lines.append(f"    ... and {len(delta.changed) - 20} more")
+    sections = (
+        ("new", lambda g: g.tier == REQUIRED, "new Required failures (fail the run)", len(delta.new_required)),
+        ("new", lambda g: g.tier != REQUIRED,
+         "new Recommended failures" + (" (fail the run)" if enforce_recommended else " (listed)"),
+         len(delta.new_recommended)),
+        ("changed", lambda g: True, "still failing, for another reason than in the base", len(delta.changed)),
+    )  # fmt: skip
+    for kind, wanted, title, count in sections:
+        lines.append(f"  {title}: {count}")
+        lines += _listed([g for g in groups if g.kind == kind and wanted(g)], shown)
     tiers = collections.Counter(r.tier for r in delta.known)
     known = ", ".join(f"{n} {tier}" for tier, n in sorted(tiers.items())) or "none"
     lines.append(f"  failing in the base too, for the same reason (not counted, not listed again): {known}")
     lines.append(f"  fixed since the base: {len(delta.fixed)}")
-    lines += [f"    {line}" for line in _grouped(delta.fixed)]
+    lines += _listed([g for g in groups if g.kind == "fixed"], shown)
     verdict = "PASSED" if delta.ok(enforce_recommended) else "FAILED"
     lines.append(
         f"AGAINST BASE {verdict}: {len(delta.new_required)} new required, "
@@ -137,23 +194,16 @@ def render(delta: Delta, base_name: str, enforce_recommended: bool = False) -> l
     return lines
 
 
+def _listed(groups: list[Group], shown: int) -> list[str]:
+    lines = [f"    {group_line(g)}" for g in groups[:shown]]
+    if len(groups) > shown:
+        rest = sum(g.count for g in groups[shown:])
+        lines.append(f"    ... and {len(groups) - shown} more cause(s), {rest} case(s) (see the JSON report)")
+    return lines
+
+
 def without_known(report: Report, delta: Delta) -> Report:
     """``report`` without the failures the base has too for the same reason (its footer's counts
     unchanged): what the run's own listing shows when it is judged against a base."""
     kept = tuple(r for r in report.results if not (r.outcome in _BAD and delta.is_known(r, report)))
     return dataclasses.replace(report, results=kept)
-
-
-def _grouped(results: Iterable[Result], shown: int = 8) -> list[str]:
-    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
-    for r in results:
-        groups[(r.tier, r.symptom or r.outcome.value)].append(r)
-    out = []
-    ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
-    for (tier, symptom), members in ranked[:shown]:
-        first = members[0]
-        cell = " -> ".join(x for x in (first.writer, first.reader) if x)
-        out.append(f"{tier} x{len(members)}: {symptom} (e.g. {first.case} [{cell}]: {first.message[:160]})")
-    if len(ranked) > shown:
-        out.append(f"... and {len(ranked) - shown} more symptom(s)")
-    return out

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from refitwire.gate import _release, _spec
+from refitwire.gate._base import UnderTest, run_against_base
 from refitwire.gate._baseline import Accepted
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
@@ -72,9 +73,14 @@ def _packaged(root: Path, folder: str) -> _Checkout:
     return _Checkout(root, label, "", folder, files, index, work_dir, index, packaged=True)
 
 
-def _open(cwd: Path, against: str | None, schema_dir: str) -> _Checkout:
-    root = repo_root(cwd)
+def _open(cwd: Path, against: str | None, schema_dir: str, implementation: bool = False) -> _Checkout:
     folder = schema_dir.strip("/")
+    try:
+        root = repo_root(cwd)
+    except GateError:
+        if implementation and against is None and not (cwd / folder / "index.json").is_file():
+            return _packaged(cwd, folder)  # an implementation outside git: judged without a base
+        raise
     if against is None and not (root / folder / "index.json").is_file():
         return _packaged(root, folder)
     label, commit = default_base(root) if against is None else (against, resolve(against, root))
@@ -195,25 +201,36 @@ def run_gate(
     allow_missing: bool = False,
     upstream_src: Path | None = None,
     registry: Registry,
+    log: Callable[[str], None] = lambda _: None,
 ) -> GateReport:
     """Run the whole gate in the checkout holding ``cwd``. GateError on bad input. ``registry``: the
-    kit's own (the CLI's), whose released readers check every witness."""
-    checkout = _open(cwd, against, schema_dir)
+    kit's own (the CLI's), whose released readers check every witness. In an implementation's
+    repository (no schema folder) with an implementation under test, the runtime step judges
+    what the change adds against its base (``_base``); ``log`` hears its progress."""
+    checkout = _open(cwd, against, schema_dir, implementation=bool(testees or upstream_src))
     findings, released = _released(checkout)
     stamped, candidates = _candidates(checkout)
     compared, comparisons, hidden = _compare_lines(candidates, released, witnesses, registry)
     compared += _spec_rules(checkout, candidates, witnesses, registry)
     findings = _apply_baseline(findings + stamped + compared, baseline, today or datetime.date.today())
     static_ok = not any(f.failing for f in findings)
+    notes: list[str] = []
     if matrix == "never" or (matrix == "auto" and not static_ok and not _runtime_proves(findings)):
         why = "--matrix never" if matrix == "never" else "the static check failed"
         outcome = MatrixOutcome("not-run", why)
+    elif checkout.packaged and (testees or upstream_src):
+        under = UnderTest(tuple(testees), upstream_src, cwd.resolve())
+        outcome, notes = run_against_base(
+            cwd, against, under, schema_dir=checkout.work_dir, command=matrix_command, examples=examples,
+            seed=seed, released=registry.released_versions(), allow_missing=allow_missing, log=log,
+        )  # fmt: skip
     else:
         outcome = run_matrix(
             checkout.work_dir, matrix_command, testees=testees, examples=examples, seed=seed,
             scope=_scope(findings), allow_missing=allow_missing, upstream_src=upstream_src,
             released=registry.released_versions(),
         )  # fmt: skip
+    if outcome.status != "not-run":
         under_test = [
             *(f"--testee {t}" for t in testees),
             *([f"--upstream-src {upstream_src}"] if upstream_src else []),
@@ -229,7 +246,7 @@ def run_gate(
         )
     return GateReport(
         checkout.label, checkout.commit, tuple(c[2] for c in candidates), tuple(comparisons), tuple(findings),
-        outcome, require_matrix, hidden,
+        outcome, require_matrix, hidden, tuple(notes),
     )  # fmt: skip
 
 

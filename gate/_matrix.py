@@ -50,6 +50,8 @@ class MatrixOutcome:
     # per cell: writer, reader, cases (every tier), failed, expected, other (shown, not counted), first
     grid: tuple[dict[str, Any], ...] = ()
     not_counted: tuple[str, ...] = ()  # failures no side of which is under test, summarized, with why
+    # judged against a base: each group of what the change adds, changes or fixes (compat's Group)
+    against_base: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,18 +85,46 @@ def run_matrix(
     timeout: float = 1800.0,
     upstream_src: Path | None = None,
     released: Sequence[str],
+    required_only: bool = False,
+    only_under_test: bool = False,
 ) -> MatrixOutcome:
-    """Run the compat matrix over ``schema_dir`` and judge its report."""
+    """Run the compat matrix over ``schema_dir`` and judge its report (``required_only``: no base to
+    compare with, so only a Required failure counts; the others are shown)."""
+    found = matrix_report(schema_dir, command, testees=testees, examples=examples, seed=seed, timeout=timeout,
+                          upstream_src=upstream_src, only_under_test=only_under_test)  # fmt: skip
+    if isinstance(found, MatrixOutcome):
+        return found
+    under_test = under_test_flags(testees, upstream_src)
+    return judge(found, scope, released, allow_missing, schema_dir.name, under_test, required_only)
+
+
+def matrix_report(
+    schema_dir: Path,
+    command: Sequence[str] | None = None,
+    *,
+    testees: Sequence[str] = (),
+    examples: int | None = None,
+    seed: int | None = None,
+    timeout: float = 1800.0,
+    upstream_src: Path | None = None,
+    cwd: Path | None = None,
+    only_under_test: bool = False,
+    keep: Path | None = None,
+) -> Report | MatrixOutcome:
+    """The matrix's report (its JSON lines copied to ``keep``), or an ``errored`` outcome saying why
+    there is none. ``cwd``: where the run starts (a ``--testee`` command's own folder);
+    ``only_under_test``: only the cells joining an implementation under test with another."""
     if command is None:
         command = [sys.executable, "-m", "refitwire", "matrix"]
     with tempfile.TemporaryDirectory(prefix="refitwire-gate-") as tmp:
         report = Path(tmp) / "matrix.jsonl"
         argv = [*command, "--format", "json", "--schema-dir", str(schema_dir), "--output", str(report)]
-        argv += _under_test(testees, upstream_src)
+        argv += under_test_flags(testees, upstream_src)
+        argv += ["--only-under-test"] if only_under_test else []
         argv += ["--examples", str(examples)] if examples is not None else []
         argv += ["--seed", str(seed)] if seed is not None else []
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+            done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False, cwd=cwd)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return MatrixOutcome("errored", f"could not run the matrix: {exc}")
         try:  # the matrix's own reader: the one place its report format is parsed
@@ -102,6 +132,8 @@ def run_matrix(
             problem = "" if found is None or found.complete else "a report without its footer"
         except ReportError as exc:
             found, problem = None, f"an unreadable report ({exc})"
+        if found is not None and not problem and keep is not None:
+            keep.write_bytes(report.read_bytes())
     if found is None or problem:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         return MatrixOutcome(
@@ -109,10 +141,10 @@ def run_matrix(
             f"matrix exited {done.returncode} with {problem or 'no report'}"
             + (f": {' / '.join(tail)}" if tail else ""),
         )
-    return judge(found, scope, released, allow_missing, schema_dir.name, _under_test(testees, upstream_src))
+    return found
 
 
-def _under_test(testees: Sequence[str], upstream_src: Path | None) -> list[str]:
+def under_test_flags(testees: Sequence[str], upstream_src: Path | None) -> list[str]:
     """The matrix flags that add the implementations under test (kept in the rerun hint too)."""
     argv = [a for t in testees for a in ("--testee", t)]
     return argv + (["--upstream-src", str(upstream_src)] if upstream_src is not None else [])
@@ -126,6 +158,11 @@ _UNDER_TEST_KINDS = frozenset({"candidate", "upstream-source", "third-party"})
 WAIVER = (
     "not counted: no side of these cells is under test (released participants, vector reads); "
     "SPEC.md section 7: Recommended failures are reported and do not fail a run"
+)
+#: Why, without a base to compare with, a failure below Required is shown but not counted.
+NO_BASE_WAIVER = (
+    "not counted: with no base to compare with, only Required failures count (SPEC.md section 7: "
+    "Recommended failures are reported and do not fail a run)"
 )
 
 
@@ -161,14 +198,14 @@ def judge(
     allow_missing: bool = False,
     schema_dir: str = "schema",
     under_test: Sequence[str] = (),
+    required_only: bool = False,
 ) -> MatrixOutcome:
     """Every failure is counted or shown: a Required failure, and a failure of any tier in a cell
     joining a participant under test with a released one, fail the step (unless an accepted break
     or a major boundary expects them); the rest are summarized with why they do not count."""
     versions = {p["label"]: p.get("spec_version", "") for p in report.header.participants}
     released, tested = _sides(report, released_versions)
-    ran = tuple(versions)
-    missing = tuple(p for p in released_participants(released_versions) if p not in versions)
+    ran, missing = heard(report, released_versions)
     seed = report.header.seed
     cells: dict[str, list[str]] = {}
     tiers: dict[str, collections.Counter[str]] = {}
@@ -189,26 +226,26 @@ def judge(
             cell["expected"] += 1
             continue
         who = " -> ".join(x for x in (r.writer, r.reader) if x) or "(vectors)"
-        if r.tier != REQUIRED and not _judged(r, released, tested):
+        if r.tier != REQUIRED and (required_only or not _judged(r, released, tested)):
             cell["other"] += 1
             others.setdefault(f"{r.tier} {r.symptom or r.outcome.value}", []).append(f"{r.case} [{who}]")
             continue
         tier = "" if r.tier == REQUIRED else f" ({r.tier})"
-        cells.setdefault(who, []).append(f"{r.case}{tier}: {r.message}"[:240])
+        cells.setdefault(who, []).append(f"{r.case}{tier}: {r.symptom or r.message}")  # whole, never cut
         tiers.setdefault(who, collections.Counter())[r.tier] += 1
         cell["failed"] += 1
-        cell.setdefault("first", f"{r.case}: {r.message}"[:240])
+        cell.setdefault("first", f"{r.case}: {r.symptom or r.message}")
     examples = f" --examples {report.header.examples}" if report.header.examples else ""
     added = "".join(f" {shlex.quote(a)}" for a in under_test)
     note = f"seed {seed} (rerun: refitwire matrix --seed {seed}{examples} --schema-dir {schema_dir}{added})"
     count = sum(map(len, cells.values()))
     required = sum(t[REQUIRED] for t in tiers.values())
-    not_counted = _not_counted(others)
+    not_counted = _not_counted(others, NO_BASE_WAIVER if required_only else WAIVER)
     common: dict[str, Any] = {"seed": seed, "ran": ran, "missing": missing, "expected": expected,
                               "grid": tuple(grid.values()), "not_counted": not_counted}  # fmt: skip
     if cells:
-        detail = (f"{count} case(s) failed in {len(cells)} cell(s) ({required} Required, "
-                  f"{count - required} of other tiers in cells joining the change with a release); {note}")  # fmt: skip
+        detail = (f"{count} case(s) failed in {len(cells)} cell(s) ({required} Required, {count - required} "
+                  f"Recommended in a cell pairing an implementation under test with a released one); {note}")  # fmt: skip
         failing = tuple(
             f"{who}: {len(cases)} case(s){_tiers(tiers[who])}, first {cases[0]}"
             for who, cases in cells.items()
@@ -224,6 +261,12 @@ def judge(
     return MatrixOutcome("passed", detail, 0, **common)
 
 
+def heard(report: Report, released_versions: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every participant the run started, the released ones it did not)."""
+    ran = tuple(p["label"] for p in report.header.participants)
+    return ran, tuple(p for p in released_participants(released_versions) if p not in ran)
+
+
 def _tiers(counts: collections.Counter[str]) -> str:
     """`` (1 required, 2 recommended)`` where a tier below Required is among them, else nothing."""
     if set(counts) <= {REQUIRED}:
@@ -231,13 +274,13 @@ def _tiers(counts: collections.Counter[str]) -> str:
     return " (" + ", ".join(f"{n} {tier}" for tier, n in sorted(counts.items())) + ")"
 
 
-def _not_counted(others: dict[str, list[str]], shown: int = 5) -> tuple[str, ...]:
+def _not_counted(others: dict[str, list[str]], why: str, shown: int = 5) -> tuple[str, ...]:
     """One line per symptom of the failures that do not count, largest first, with the reason once."""
     if not others:
         return ()
     total = sum(map(len, others.values()))
     ranked = sorted(others.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    lines = [f"{total} failure(s) {WAIVER}:"]
+    lines = [f"{total} failure(s) {why}:"]
     lines += [f"{len(cases)} x {symptom} (e.g. {cases[0]})" for symptom, cases in ranked[:shown]]
     if len(ranked) > shown:
         lines.append(f"... and {len(ranked) - shown} more symptom(s) (see --format json, grid)")

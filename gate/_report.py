@@ -54,9 +54,10 @@ def _matrix_lines(report: GateReport) -> list[str]:
         lines.append(f"  ran: {', '.join(m.ran)}")
     if m.missing:
         lines.append(f"  did not run: {', '.join(m.missing)}")
-    lines += [f"  failing: {cell}" for cell in m.failing[:20]]
-    if len(m.failing) > 20:
-        lines.append(f"  ... and {len(m.failing) - 20} more (see --format json)")
+    word = "group" if m.against_base else "failing"
+    lines += [f"  {word}: {cell}" for cell in m.failing[:_SHOWN]]
+    if len(m.failing) > _SHOWN:
+        lines.append(f"  ... and {len(m.failing) - _SHOWN} more (see --format json)")
     lines += [f"  {line}" for line in m.not_counted]
     return lines
 
@@ -123,11 +124,12 @@ def _summary(report: GateReport) -> dict[str, int]:
 def _text(report: GateReport, tool: str, root: Path) -> str:
     at = f" ({report.commit[:12]})" if report.commit else ""
     lines = [f"refitwire {tool}: against {report.against}{at}"]
+    lines += [f"note: {note}" for note in report.notes]
     if report.candidates:
         lines.append("candidates: " + ", ".join(report.candidates))
     lines += [f"compared: {old} -> {new}" for old, new in report.comparisons]
     for finding in sorted(report.findings, key=lambda f: (not f.failing, not f.change.breaking)):
-        lines += ["", *_text_finding(finding)]
+        lines += ["", *_text_finding(finding, report)]
     lines += ["", *_matrix_lines(report)]
     c = _summary(report)
     lines.append(
@@ -138,7 +140,23 @@ def _text(report: GateReport, tool: str, root: Path) -> str:
     return "\n".join(lines)
 
 
-def _text_finding(finding: Finding) -> list[str]:
+def _breaks(finding: Finding, report: GateReport | None) -> list[str]:
+    """What a breaking finding breaks: the directions of a schema change, or for the runtime
+    matrix's disagreement each cause in its cells (writer -> reader) with the case to rerun."""
+    if finding.change.rule == "MATRIX_DISAGREES" and report is not None and report.matrix.failing:
+        shown = report.matrix.failing[:_SHOWN]
+        more = len(report.matrix.failing) - len(shown)
+        return ["  breaks:", *(f"    {line}" for line in shown)] + (
+            [f"    ... and {more} more cause(s) (see --format json)"] if more > 0 else []
+        )
+    return [f"  breaks: {_directions(finding)}"]
+
+
+#: Groups (or cells) the text shows before pointing at the JSON report.
+_SHOWN = 20
+
+
+def _text_finding(finding: Finding, report: GateReport | None = None) -> list[str]:
     change, entry = finding.change, rule(finding.change.rule)
     against = f" against {finding.against}" if finding.against else ""
     lines = [
@@ -147,7 +165,7 @@ def _text_finding(finding: Finding) -> list[str]:
         f"  {change.detail}",
     ]
     if change.breaking:
-        lines.append(f"  breaks: {_directions(finding)}")
+        lines += _breaks(finding, report)
     for w in finding.witnesses:
         lines.append(f"  witness ({w.direction}, {DIRECTION_TEXT[w.direction]}):")
         lines.append(f"    accepted by {w.writer}; rejected by {w.reader}: {w.rejection}")
@@ -179,11 +197,13 @@ def _json_lines(report: GateReport, tool: str, root: Path) -> str:
     m = report.matrix
     records: list[dict[str, Any]] = [
         {"type": "header", "tool": f"refitwire {tool}", "against": report.against, "commit": report.commit,
-         "candidates": list(report.candidates), "comparisons": [list(c) for c in report.comparisons]},
+         "candidates": list(report.candidates), "comparisons": [list(c) for c in report.comparisons],
+         "notes": list(report.notes)},
         *(finding_json(f) for f in report.findings),
         {"type": "matrix", "status": m.status, "detail": m.detail, "required_failed": m.required_failed,
          "seed": m.seed, "ran": list(m.ran), "missing": list(m.missing), "failing": list(m.failing),
-         "expected": m.expected, "grid": [dict(c) for c in m.grid], "not_counted": list(m.not_counted)},
+         "expected": m.expected, "grid": [dict(c) for c in m.grid], "not_counted": list(m.not_counted),
+         "against_base": [dict(g) for g in m.against_base]},
         {"type": "footer", "verdict": report.verdict, "exit_code": report.exit_code, "matrix": m.status,
          **_summary(report)},
     ]  # fmt: skip
@@ -252,7 +272,7 @@ def _github(report: GateReport, tool: str, root: Path) -> str:
     lines = []
     for finding in report.findings:
         level = "error" if finding.failing else "notice"
-        message = "\n".join(_text_finding(finding)[1:])
+        message = "\n".join(_text_finding(finding, report)[1:])
         title = ("UNPROVEN " if finding.unproven else "") + finding.change.rule
         title += f" against {finding.against}" if finding.against else ""
         where = f"file={_escape_property(finding.file)},"
@@ -296,7 +316,9 @@ def _sarif(report: GateReport, tool: str, root: Path) -> str:
     results = []
     for finding in report.findings:
         change = finding.change
-        message = change.detail + (f" (breaks: {_directions(finding)})" if change.breaking else "")
+        message = change.detail
+        if change.breaking:
+            message += "\n" + "\n".join(line.strip() for line in _breaks(finding, report))
         for w in finding.witnesses:
             message += f"\nwitness {w.direction}: {_compact(w.blob)} rejected by {w.reader}: {w.rejection}"
         message += "".join(f"\nno witness found ({d})" for d in finding.no_witness)
@@ -330,7 +352,9 @@ def _sarif(report: GateReport, tool: str, root: Path) -> str:
         "invocations": [{"executionSuccessful": report.exit_code != 1, "exitCode": report.exit_code,
                          "toolExecutionNotifications": [notification]}],
         "results": results,
-        "properties": {"verdict": report.verdict, "matrix": m.status, "against": report.against},
+        "properties": {"verdict": report.verdict, "matrix": m.status, "against": report.against,
+                       "notes": list(report.notes), "matrixDetail": m.detail,
+                       "againstBase": [dict(g) for g in m.against_base]},
     }  # fmt: skip
     sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(sarif, indent=2)

@@ -28,6 +28,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _file(kit / "patterns" / "abc.json", 10)
     _file(kit / "hypothesis" / "unicode_data" / "x", 5_000)
     _file(kit / "sdists" / "modelexpress-0.7.0.tar.gz", 20_000)
+    _file(kit / "gate-bases" / "0123456789ab-0123456789abcdef.jsonl", 3_000)
     _file(kit / "left-by-an-older-kit" / "x", 100)
     envs = tmp_path / "envs"
     _file(envs / "modelexpress-0.6.0" / "bin" / "python", 400_000)
@@ -63,6 +64,7 @@ def test_every_cache_is_listed_with_its_size_on_disk(home: Path, capsys: pytest.
         "patterns",
         "hypothesis",
         "sdists",
+        "gate-bases",
         "compat-envs",
         "left-by-an-older-kit",
         "",
@@ -76,7 +78,8 @@ def test_every_cache_is_listed_with_its_size_on_disk(home: Path, capsys: pytest.
     ]
     sizes = {name: int(str(entry["bytes"])) for name, entry in listed.items()}
     # allocated blocks, as du counts them: at least the bytes written, never a whole extra MiB
-    for name, written in [("size-cases", 300_000), ("compat-envs", 400_300), ("sdists", 20_000)]:
+    for name, written in [("size-cases", 300_000), ("compat-envs", 400_300), ("sdists", 20_000),
+                          ("gate-bases", 3_000)]:  # fmt: skip
         assert written <= sizes[name] < written + 2**20, name
     assert sizes[""] == sum(size for name, size in sizes.items() if name)
     assert main(["cache"]) == 0
@@ -108,7 +111,7 @@ def test_prune_all_removes_only_what_the_kit_made(home: Path, capsys: pytest.Cap
         "envs/another-venv", "envs/another-venv/pyvenv.cfg",
     }  # fmt: skip
     assert {name: entry["bytes"] for name, entry in _listed(capsys).items()} == dict.fromkeys(
-        ["size-cases", "patterns", "hypothesis", "sdists", "compat-envs", ""], 0
+        ["size-cases", "patterns", "hypothesis", "sdists", "gate-bases", "compat-envs", ""], 0
     )
 
 
@@ -118,7 +121,7 @@ def test_a_dry_run_removes_nothing(home: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out.splitlines()
     assert _everything(home) == before
     assert f"would remove {home / 'xdg' / 'refitwire' / 'size-cases'}" in out
-    assert out[-1].startswith("would remove 9 entries, ")
+    assert out[-1].startswith("would remove 10 entries, ")
 
 
 def test_an_environment_being_built_is_left_and_said_so(

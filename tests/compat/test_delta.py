@@ -37,8 +37,8 @@ def test_a_case_failing_for_another_reason_is_its_own_line_not_fixed_plus_new() 
     assert not delta.ok(), "a Required case failing for a new reason is news"
     text = "\n".join(render(delta, "base.jsonl"))
     assert (
-        "still failing, now because value differs at /publisher_step (in the base: value differs at /addr)"
-        in text
+        "required x1: value differs at /publisher_step (in the base: value differs at /addr) in "
+        "modelexpress@0.8.0.dev0+gnew -> reference@1.2.0; e.g. case gen-3" in text
     )
     # the base's own failures are counted once, not listed again
     assert "for the same reason (not counted, not listed again): 2 recommended" in text
