@@ -21,6 +21,7 @@ from typing import Any
 
 from refitwire.cli._io import fail
 from refitwire.compat import (
+    HANDSHAKE_CASE,
     BaseMismatch,
     Outcome,
     Participant,
@@ -251,7 +252,7 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     elif args.format == "html":  # one self-contained page, as `refitwire report --html` writes it
         from refitwire.compat import html_page
 
-        print(html_page(report, registry=args.registry, enforce_recommended=args.enforce_recommended))
+        print(html_page(report, enforce_recommended=args.enforce_recommended))
     else:  # against a base, the base's own failures are counted in its report, not listed again here
         shown = without_base_failures(report, delta) if delta is not None else report
         print(render_report(shown, args.format, enforce_recommended=args.enforce_recommended))
@@ -285,7 +286,7 @@ def checked_nothing(report: Report) -> str:
     judged = (Outcome.PASSED, Outcome.FAILED, Outcome.XFAILED, Outcome.XPASSED)
     if any(r.outcome in judged for r in report.results):
         return ""
-    starts = [f"{r.reader or r.writer}: {r.message}" for r in report.results if r.case == "handshake"]
+    starts = [f"{r.reader or r.writer}: {r.message}" for r in report.results if r.case == HANDSHAKE_CASE]
     if starts:
         return f"{len(starts)} participant(s) did not start ({'; '.join(starts)[:600]})"
     if not report.results:

@@ -65,9 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"report: {args.report}: {exc}")
     ok = report_ok(report.footer, enforce_recommended=args.enforce_recommended)
     if args.html:
-        _write(
-            args.html, html_page(report, registry=args.registry, enforce_recommended=args.enforce_recommended)
-        )
+        _write(args.html, html_page(report, enforce_recommended=args.enforce_recommended))
     if args.badges:
         args.badges.mkdir(parents=True, exist_ok=True)
         for label, svg in html_badges(report).items():

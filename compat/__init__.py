@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from refitwire.compat._junit import Status as JUnitStatus
     from refitwire.compat._junit import Suite as JUnitSuite
     from refitwire.compat._junit import render as render_junit
+    from refitwire.compat._kinds import HANDSHAKE as HANDSHAKE_CASE
     from refitwire.compat._participants import upstream_source
     from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report

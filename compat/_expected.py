@@ -81,29 +81,12 @@ def load_file(path: Path) -> Listed:
 
 def known_cases(registry: Registry) -> dict[str, str]:
     """Every case ID a run with ``registry`` can produce that a list may name, with the role of
-    the participant it judges (``reader`` or ``writer``): the vectors' reads and count-only reads
-    (``#rule`` where one rejects), the merges, the size cases, and per released version the
-    golden writes (``+unknown``, ``:bytes``) and the refusals (``#rule``). A generated case is
-    not here: its ID is the seed's (``gen-N``), and no list keeps it."""
-    from refitwire.compat import _built_cases, _cases, _merge, _size_budget, _sizes, _write_unknown
-    from refitwire.engine import blob_limit
+    the participant it judges (``reader`` or ``writer``): each case kind's IDs, derived results
+    included (``_kinds.known_cases``). A generated case is not here: its ID is the seed's
+    (``gen-N``), and no list keeps it."""
+    from refitwire.compat._kinds import known_cases as by_kind  # the table sits above this module
 
-    known = {}
-    for case in _cases.read_cases() + _cases.count_cases(registry):
-        known[case.id] = "reader"
-        if any(e is not None and not e["valid"] for e in case.expect.values()):
-            known[f"{case.id}#rule"] = "reader"
-    for merge in _merge.merge_cases():
-        known.update({merge.id: "reader", f"{merge.id}#rule": "reader"})
-    known.update((c.id, "reader") for c in _sizes.size_cases(blob_limit(registry)))
-    known[_size_budget.GROWTH_CASE] = "reader"
-    for version in registry.released_versions():
-        golden = [c for c in _cases.write_cases() if c.spec_version == version]
-        for c in golden + list(_write_unknown.unknown_member_cases(version, registry)):
-            known.update({c.id: "writer", f"{c.id}:bytes": "writer"})
-        for refusal in _built_cases.refusal_cases(version, registry):
-            known.update({refusal.id: "writer", f"{refusal.id}#rule": "writer"})
-    return known
+    return by_kind(registry)
 
 
 def stale(listed: Iterable[tuple[str, str, str]], known: dict[str, str]) -> list[tuple[str, str, str]]:

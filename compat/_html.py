@@ -2,15 +2,14 @@
 
 Everything is built from the JSON-lines report alone (a CI artifact, a report from another
 machine): the page's data is one JSON document inlined beside its style and script, and
-the page fetches nothing when it is viewed. A case's input is found again from its ID and
-the seed (as ``--case`` does) when this kit made the report; the rerun command is there
-for every case either way. A report without its footer renders as incomplete, never as
+the page fetches nothing when it is viewed. A case's input is the one the run recorded in the
+report (beside the case's first failing result), never rebuilt from the seed; the rerun command
+is there for every case either way. A report without its footer renders as incomplete, never as
 passed. The gate's report (its own JSON lines) renders through :func:`gate_page`.
 """
 
 from __future__ import annotations
 
-import base64
 import collections
 import html
 import json
@@ -18,19 +17,16 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-from refitwire.compat import _badge, _render, _rerun
-from refitwire.compat._report import Report, kit_version
+from refitwire.compat import _badge, _kinds, _render
+from refitwire.compat._report import Report
 from refitwire.compat._results import Outcome, Result
-from refitwire.wire import Registry
 
 MAX_CASES = 100  # cases listed per group in one cell; the rest are counted
-MAX_INPUTS = 400  # distinct cases whose input the page carries
-TEXT_LIMIT = 4000  # characters of an input shown as text (and as base64)
 
 
-def page(report: Report, *, registry: Registry, enforce_recommended: bool = False) -> str:
+def page(report: Report, *, enforce_recommended: bool = False) -> str:
     """The HTML page of a matrix or conformance report."""
-    data = model(report, registry=registry, enforce_recommended=enforce_recommended)
+    data = model(report, enforce_recommended=enforce_recommended)
     return assemble(data["title"], data)
 
 
@@ -86,13 +82,13 @@ def assemble(title: str, data: dict[str, Any]) -> str:
 # -- the matrix or conformance report as data ---------------------------------------------------
 
 
-def model(report: Report, *, registry: Registry, enforce_recommended: bool = False) -> dict[str, Any]:
+def model(report: Report, *, enforce_recommended: bool = False) -> dict[str, Any]:
     head, foot = report.header, report.footer
     focus = head.raw.get("focus") or []
     by_cell: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
     for result in report.results:
         by_cell[(result.writer or _render.VECTORS, result.reader or _render.VECTORS)].append(result)
-    shown: dict[str, None] = {}  # the cases listed, in order: their inputs are rebuilt
+    shown: dict[str, None] = {}  # the cases listed, in order: the page carries their recorded inputs
     cells = []
     for (w, r), members in sorted(by_cell.items(), key=lambda kv: (_order(kv[0][0]), _order(kv[0][1]))):
         c = collections.Counter(f"{x.tier}.{x.outcome.value}" for x in members)
@@ -118,8 +114,8 @@ def model(report: Report, *, registry: Registry, enforce_recommended: bool = Fal
         # what the page opens with: the group to fix first (else the largest tolerated one), its cell
         "first_fix": _lead(_render.first_fix(report, enforce_recommended), by_cell),
         "first_improvement": _lead(_render.first_improvement(report), by_cell),
-        "inputs": _inputs(report, list(shown)[:MAX_INPUTS], registry),
-        "inputs_note": _inputs_note(kit),
+        "inputs": _inputs(report, shown),
+        "inputs_note": _inputs_note(report, kit),
     }
 
 
@@ -173,55 +169,30 @@ def _group(
         shown.setdefault(r.case, None)
         cases.append({
             "case": r.case, "tier": r.tier, "outcome": r.outcome.value, "message": r.message,
-            "fault": r.fault, "expected": r.expected_failure, "input": _rerun_key(r.case),
+            "fault": r.fault, "expected": r.expected_failure, "input": _kinds.bare(r.case),
             "rerun": _render.rerun_command(report.header, r.case),
         })  # fmt: skip
     return {"tier": tier, "outcome": outcome, "symptom": symptom, "side": side,
             "fault": members[0].fault, "count": len(members), "cases": cases}  # fmt: skip
 
 
-def _rerun_key(case: str) -> str:
-    return case.split("#")[0].removesuffix(":bytes")
+def _inputs_note(report: Report, kit: str | None) -> str:
+    if any(r.input is not None for r in report.results):
+        return f"Inputs as the run recorded them in the report (refitwire {kit or 'of unknown version'})."
+    if any(r.outcome.bad or r.outcome == Outcome.XFAILED for r in report.results):
+        return (f"The report records no inputs (refitwire {kit or 'of unknown version'}, before reports carried "
+                "them): each case's rerun command prints them.")  # fmt: skip
+    return "No case failed: no inputs to show."
 
 
-def _inputs_note(kit: str | None) -> str:
-    mine = kit_version()
-    if kit and kit != mine:
-        return f"The report was made by refitwire {kit} and this page by {mine}: inputs are not rebuilt."
-    return f"Inputs rebuilt from each case ID and the seed by refitwire {mine} (what --case shows)."
-
-
-def _inputs(report: Report, cases: list[str], registry: Registry) -> dict[str, Any]:
-    kit = report.header.raw.get("kit")
-    if kit and kit != kit_version():
-        return {}
+def _inputs(report: Report, shown: dict[str, None]) -> dict[str, Any]:
+    """The inputs the report recorded for the (bare) cases the page lists, by case."""
     found: dict[str, Any] = {}
-    for case in dict.fromkeys(_rerun_key(c) for c in cases):
-        got = _rerun.inputs(report.header.seed, report.header.examples, case, registry)
-        if got is None:
-            continue
-        description, payload, blob = got
-        entry: dict[str, Any] = {"description": description}
-        if payload is not None:
-            entry["payload"] = _cut(json.dumps(payload, ensure_ascii=False))
-        if blob is not None:
-            entry.update(_blob(blob))
-        found[case] = entry
-    return found
-
-
-def _blob(blob: bytes) -> dict[str, Any]:
-    if len(blob) > TEXT_LIMIT:
-        return {"blob_bytes": len(blob)}
-    try:
-        text: str | None = blob.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    return {"blob_bytes": len(blob), "blob_text": text, "blob_b64": base64.b64encode(blob).decode()}
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+    for r in report.results:
+        if r.input is not None:
+            found.setdefault(_kinds.bare(r.case), r.input)
+    listed = dict.fromkeys(_kinds.bare(case) for case in shown)
+    return {case: found[case] for case in listed if case in found}
 
 
 # -- per participant ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from refitwire.compat import _junit
+from refitwire.compat import _junit, _kinds
 from refitwire.compat._report import Header, Report
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
 
@@ -225,8 +225,7 @@ def rerun_command(head: Header, case: str) -> str:
     ]
     if head.upstream.startswith("left out"):
         extra.append("--no-upstream")
-    if case.startswith("size:"):
-        extra.append("--size-limit")
+    extra += _kinds.rerun_flags(case)  # what a matrix rerun of the case's kind adds (the size limit)
     return " ".join(["refitwire matrix", *extra, common])
 
 

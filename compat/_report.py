@@ -226,4 +226,5 @@ def _result(record: dict[str, Any]) -> Result:
         symptom=record.get("symptom", ""),
         fault=record.get("fault"),
         expected_failure=record.get("expected_failure"),
+        input=record.get("input"),
     )

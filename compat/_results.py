@@ -12,7 +12,7 @@ import enum
 import json
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from refitwire.compat._protocol import ProtocolError, explain, kinds, needs
@@ -71,11 +71,14 @@ class Result:
     symptom: str = ""
     fault: str | None = None
     expected_failure: str | None = None  # the reason, when the case is listed as expected to fail
+    #: The case's inputs as the run recorded them (``_rebuild.Inputs.recorded``), on the first
+    #: failing or expected-failing result of a case only: what the page shows. Not a verdict.
+    input: Any = field(default=None, compare=False)  # a JSON object, or None (Any: built from **base dicts)
 
     def as_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {"type": "result", "case": self.case, "tier": self.tier}
         record["outcome"] = self.outcome.value
-        for key in ("writer", "reader", "message", "symptom", "fault", "expected_failure"):
+        for key in ("writer", "reader", "message", "symptom", "fault", "expected_failure", "input"):
             value = getattr(self, key)
             if value not in (None, ""):
                 record[key] = value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,7 @@ from refitwire.gate._document import Document
 from refitwire.gate._matrix import MatrixOutcome
 from refitwire.gate._rules import Direction
 from refitwire.gate._walk import diff
-from refitwire.gate._witness import Witness, find_witness
+from refitwire.gate._witness import Witness, find_witness, refuted
 from refitwire.wire import Registry
 
 EXIT_COMPATIBLE, EXIT_ERROR, EXIT_BREAKING = 0, 1, 100
@@ -97,17 +97,27 @@ class GateReport:
 
 
 def evidence(
-    change: Change, old: Document, new: Document, registry: Registry
+    change: Change, old: Document, new: Document, registry: Registry, finder: Finder | None = None
 ) -> tuple[tuple[Witness, ...], tuple[Direction, ...]]:
-    """Witnesses for each direction ``change`` claims to break, and the directions without one."""
+    """Witnesses for each direction ``change`` claims to break, and the directions without one.
+
+    Every witness ``finder`` (default: :func:`find_witness`) gives is checked again here before it
+    is kept (``refuted``: a writer of its version writes it under every rule, the other version's
+    reader rejects it at the change's place): one that fails is no witness, and its direction is
+    unproven, never breaking on the strength of a blob no writer could write."""
     found, missing = [], []
     for direction in change.directions if change.breaking else ():
-        witness = find_witness(change, old, new, direction, registry)
-        if witness is None:
+        witness = (finder or find_witness)(change, old, new, direction, registry)
+        writer, reader = (old, new) if direction == "BACKWARD" else (new, old)
+        if witness is None or refuted(change, writer, reader, witness.blob, registry) is not None:
             missing.append(direction)
         else:
             found.append(witness)
     return tuple(found), tuple(missing)
+
+
+#: What finds a witness: (change, old, new, direction, registry) -> a witness or None.
+Finder = Callable[[Change, Document, Document, Direction, Registry], "Witness | None"]
 
 
 def compare(

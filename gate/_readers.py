@@ -17,7 +17,7 @@ import functools
 import json
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 import refitwire
@@ -25,8 +25,20 @@ from refitwire.compat import Candidate
 from refitwire.gate._document import Document
 from refitwire.wire import Registry, pointer, show_pointer
 
+
+class Rejection(NamedTuple):
+    """A reader's first complaint about a blob: the rule it names (None: a schema of no known
+    document, which names none), the pointer of the value, and the complaint as reports show it."""
+
+    rule: str | None
+    pointer: str
+    text: str
+
+
 #: A reader: the first complaint about a blob, or None when it reads it.
 Reader = Callable[[Any], "str | None"]
+#: The same reader, its complaint as a record.
+Rejecter = Callable[[Any], "Rejection | None"]
 
 
 class ReaderCrash(RuntimeError):
@@ -37,10 +49,21 @@ def reader(document: Document, registry: Registry) -> Reader:
     """The full reader of ``document``'s version (the released one of ``registry`` when the file is
     its, else the library's reader of it as a candidate of ``registry``); one that raises raises
     ReaderCrash with the traceback."""
+    reject = rejecter(document, registry)
+
+    def read(blob: Any) -> str | None:
+        found = reject(blob)
+        return None if found is None else found.text
+
+    return read
+
+
+def rejecter(document: Document, registry: Registry) -> Rejecter:
+    """:func:`reader`, its complaint as a :class:`Rejection` (the rule and the pointer apart)."""
     schema_json = json.dumps(document.schema, sort_keys=True)
     read = _reader(document.kind or "", document.version or "", schema_json, registry)
 
-    def guarded(blob: Any) -> str | None:
+    def guarded(blob: Any) -> Rejection | None:
         try:
             return read(blob)
         except Exception as exc:
@@ -52,8 +75,19 @@ def reader(document: Document, registry: Registry) -> Reader:
     return guarded
 
 
+def is_release(document: Document, registry: Registry) -> bool:
+    """Whether ``document`` is a version ``registry`` releases, as released (its reader is the
+    reference's, every rule of that version applied)."""
+    kind, version = document.kind or "", document.version or ""
+    return (
+        kind in registry.documents
+        and version in registry.released_versions()
+        and document.schema == registry.load_schema(kind, version)
+    )
+
+
 @functools.cache
-def _reader(kind: str, version: str, schema_json: str, registry: Registry) -> Reader:
+def _reader(kind: str, version: str, schema_json: str, registry: Registry) -> Rejecter:
     schema = json.loads(schema_json)
     if (
         kind in registry.documents
@@ -61,7 +95,7 @@ def _reader(kind: str, version: str, schema_json: str, registry: Registry) -> Re
         and schema == registry.load_schema(kind, version)
     ):
 
-        def released(blob: Any) -> str | None:
+        def released(blob: Any) -> Rejection | None:
             return _first(refitwire.violations(blob, kind, version, registry))
 
         return released
@@ -70,16 +104,17 @@ def _reader(kind: str, version: str, schema_json: str, registry: Registry) -> Re
         return lambda blob: _first(candidate.violations(blob))
     validator = jsonschema_rs.validator_for(schema)
 
-    def schema_only(blob: Any) -> str | None:
+    def schema_only(blob: Any) -> Rejection | None:
         for error in validator.iter_errors(blob):
-            return f"{show_pointer(pointer(*error.instance_path))}: {error.message}"
+            at = pointer(*error.instance_path)
+            return Rejection(None, at, f"{show_pointer(at)}: {error.message}")
         return None
 
     return schema_only
 
 
-def _first(found: list[refitwire.Violation]) -> str | None:
+def _first(found: list[refitwire.Violation]) -> Rejection | None:
     if not found:
         return None
     v = found[0]
-    return f"{v.rule} at {show_pointer(v.pointer)}: {v.detail}"
+    return Rejection(v.rule, v.pointer, f"{v.rule} at {show_pointer(v.pointer)}: {v.detail}")

@@ -30,6 +30,7 @@ raised blob-size limit a blob one byte over the old limit, valid but for its siz
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,6 +40,7 @@ from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction
 from refitwire.gate._spec_prose import candidate_text, released_text, words
+from refitwire.gate._spec_witness import refuted as _refuted
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
 from refitwire.wire import Registry, compile_model, join, parse_version, pointer, version_key
@@ -90,7 +92,8 @@ def judge(
         SpecFinding(ch, v, file=relative)
         for ch, v in candidate_text(work_text, [v for v, _ in candidates], released)
     ]
-    found = list(diff_released(base, work, released, witnesses, registry))
+    checked_by = sides(registry, base_file[1].decode("utf-8"), data.decode("utf-8"), candidates)
+    found = list(diff_released(base, work, released, witnesses, registry, checked_by))
     for version in sorted({v for v, _ in candidates}, key=version_key):
         read = [candidate_members(schema, version) for v, schema in candidates if v == version]
         adds = frozenset().union(*(a for a, _ in read))
@@ -102,6 +105,7 @@ def judge(
             witnesses,
             registry,
             frozenset().union(*(o for _, o in read)) - adds,
+            checked_by,
         )
     out += [replace(f, file=relative) for f in found]
     for version, digest in lock_entries(base_index).items():  # a changed fact no rule above names
@@ -119,6 +123,29 @@ def judge(
                 )
             )
     return out
+
+
+def sides(
+    registry: Registry, ref_text: str, work_text: str, candidates: list[tuple[str, Any]]
+) -> tuple[Registry, Registry]:
+    """``registry`` as the ref's SPEC.md and as the working tree's say (with its candidate schema
+    files): the readers every SPEC witness is checked with, each at its side's limits and sizes."""
+    ref, work = (
+        dataclasses.replace(registry, spec_text=ref_text),
+        dataclasses.replace(registry, spec_text=work_text),
+    )
+    for version, schema in candidates:
+        kind = (
+            str(schema.get("$id", "")).removeprefix("urn:refitwire:schema:").split(":")[0]
+            if isinstance(schema, dict)
+            else ""
+        )
+        if kind in work.documents and parse_version(version) is not None:
+            try:
+                work = work.with_resource(kind, version, schema)
+            except ValueError:  # a schema the model cannot compile: its findings say why
+                continue
+    return ref, work
 
 
 def _changed_facts(old: Any, new: Any, at: str = "") -> list[str]:
@@ -187,18 +214,18 @@ def locks(key: str, base: Callable[[str], str], work: Callable[[str], str], base
 
 
 def diff_released(
-    base: SpecRules, work: SpecRules, released: list[str], search: bool, registry: Registry
-) -> Iterator[SpecFinding]:
-    """What the change does to the rules of each released version."""
+    base: SpecRules, work: SpecRules, released: list[str], search: bool, registry: Registry,
+    sides: tuple[Registry, Registry] | None = None,
+) -> Iterator[SpecFinding]:  # fmt: skip
+    """What the change does to the rules of each released version (``sides``: :func:`sides`)."""
     for version in released:
-        yield from _diff(
-            base, work, version, version, _Context(False, frozenset(), frozenset(), search, version, registry)
-        )
+        context = _Context(False, frozenset(), frozenset(), search, version, registry, sides)
+        yield from _diff(base, work, version, version, context)
 
 
 def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_members: frozenset[str],
-                   search: bool, registry: Registry,
-                   old_members: frozenset[str] = frozenset()) -> Iterator[SpecFinding]:  # fmt: skip
+                   search: bool, registry: Registry, old_members: frozenset[str] = frozenset(),
+                   sides: tuple[Registry, Registry] | None = None) -> Iterator[SpecFinding]:  # fmt: skip
     """A candidate's rules against the newest release of its line (as the working tree states it,
     so a change to the released versions is reported once, there). A rule added with the
     candidate that names a member the candidate adds, and none of ``old_members``, is
@@ -211,7 +238,15 @@ def diff_candidate(work: SpecRules, candidate: str, released: list[str], new_mem
             work,
             max(line, key=version_key),
             candidate,
-            _Context(True, new_members, old_members, search, candidate, registry),
+            _Context(
+                True,
+                new_members,
+                old_members,
+                search,
+                candidate,
+                registry,
+                (sides[1], sides[1]) if sides else None,
+            ),
         )
 
 
@@ -223,6 +258,9 @@ class _Context:
     search: bool  # look for witnesses
     compared: str  # the version whose rules are judged (the released one, or the candidate)
     registry: Registry  # whose released readers check each witness
+    #: the reference as the old side's and the changed side's SPEC.md say (:func:`sides`), which
+    #: check every witness before it is shown; None: not checked (a caller without SPEC.md's texts)
+    sides: tuple[Registry, Registry] | None = None
 
 
 def _diff(
@@ -249,7 +287,9 @@ def _diff(
         elif a is not None and b is not None:
             yield from _changed_rule(a, b, at, against, old_version, new_version_id, old, new, ctx)
     yield from _limits(old, new, old_version, new_version_id, against, ctx)
-    yield from _dtypes(old.dtype_sizes, new.dtype_sizes, against, old_version, ctx)
+    yield from _dtypes(
+        old.dtype_sizes_of(old_version), new.dtype_sizes_of(new_version_id), against, old_version, ctx
+    )
 
 
 def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, version: str,
@@ -288,7 +328,7 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
         and (a.section, a.ends) == (b.section, b.ends)
         and " ".join(a.text.split()) != " ".join(b.text.split())
     ):
-        detail = f"rule {a.id}: its wording changed, its facts kept (released text is locked):\n"
+        detail = f"rule {a.id} (section {a.section}): its wording changed, its facts kept (released text is locked):\n"
         yield found("SPEC_RULE_REWORDED", "", detail + "\n".join(words(a.text, b.text)), a.text, b.text)
 
 
@@ -409,6 +449,9 @@ def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, ve
             witness = replace(witness, writer=writer, reader=reader,
                               writer_version=version if direction == "BACKWARD" else ctx.compared,
                               reader_version=ctx.compared if direction == "BACKWARD" else version)  # fmt: skip
+            checked = _refuted(witness, spec_rule, *ctx.sides) if ctx.sides else (None, witness.rejection)
+            why, rejection = checked
+            witness = None if why is not None else replace(witness, rejection=rejection or witness.rejection)
         if witness is None:
             missing.append(direction)
         else:

@@ -136,3 +136,38 @@ def _rule_witness(version: str, rule_id: str, reads: Reads) -> Witness | None:
                            f"{rejection} (golden vector {vector['id']}: {vector.get('description', '')})",
                            version, version)  # fmt: skip
     return None
+
+
+def refuted(
+    witness: Witness, spec_rule: str | None, old_side: Registry, new_side: Registry
+) -> tuple[str | None, str | None]:
+    """Why ``witness`` shows no break of ``spec_rule`` (None: it does), and the reader's own
+    complaint. The check every SPEC witness passes before it is shown: the reference as the
+    writer's side of SPEC.md says (``old_side`` for BACKWARD, ``new_side`` for FORWARD) reads it
+    at the writer's version, but for the very rule the change takes away (a rule removed or
+    weakened, a limit raised: what that side no longer holds its writers to), and the reference
+    as the reader's side says rejects it at the reader's version by ``spec_rule``."""
+    writers, readers = (old_side, new_side) if witness.direction == "BACKWARD" else (new_side, old_side)
+    data = json.dumps(witness.blob).encode()
+    wrote = _complaint(data, witness.writer_version, writers)
+    if wrote is not None and not (witness.direction == "FORWARD" and wrote[0] == spec_rule):
+        return f"{witness.writer_version}'s writer could not write it: {wrote[1]}", None
+    read = _complaint(data, witness.reader_version, readers)
+    if read is None:
+        return f"{witness.reader_version}'s reader reads it", None
+    if read[0] != spec_rule:
+        return f"{witness.reader_version}'s reader rejects it for another reason: {read[1]}", None
+    return None, read[1]
+
+
+def _complaint(blob: bytes, version: str | None, registry: Registry) -> tuple[str | None, str] | None:
+    """The rule and complaint of the reference reader of ``version`` in ``registry``; None when it reads ``blob``."""
+    if version is None or version not in registry.known_versions():
+        return None, f"no reader of {version} to ask"
+    from refitwire import InvalidBlob, unwrap_rendezvous_blob
+
+    try:
+        unwrap_rendezvous_blob(blob, spec_version=version, registry=registry)
+    except InvalidBlob as exc:
+        return exc.rule, f"{exc.rule} at {json.dumps(exc.pointer)}: {exc}"
+    return None

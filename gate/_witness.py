@@ -29,12 +29,13 @@ from importlib import resources
 from typing import Any
 
 import jsonschema_rs
+from refitwire.engine import semantic_violations
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
-from refitwire.gate._readers import ReaderCrash, reader
+from refitwire.gate._readers import ReaderCrash, is_release, reader, rejecter
 from refitwire.gate._rules import Direction
 from refitwire.gate._samples import interesting, minimal_instance
-from refitwire.wire import Registry, tokens
+from refitwire.wire import Registry, is_index, parse_version, show_pointer, tokens, version_key
 
 _UNKNOWN_MEMBER = "x-unknown-member"
 _UNKNOWN_VALUES: tuple[Any, ...] = (1, "s", None, True, 0.5, [], {})
@@ -79,27 +80,107 @@ class Witness:
 def find_witness(
     change: Change, old: Document, new: Document, direction: Direction, registry: Registry
 ) -> Witness | None:
-    """A verified witness of ``change`` breaking in ``direction``, or None."""
+    """A verified witness of ``change`` breaking in ``direction`` (:func:`refuted` finds nothing
+    wrong with it), or None."""
     writer, reader_doc = (old, new) if direction == "BACKWARD" else (new, old)
     open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
-    writes = _validator(writer.schema if open_writer else close(writer.schema))
-    writer_reads, reads = reader(writer, registry), reader(reader_doc, registry)
+    reads = rejecter(reader_doc, registry)
 
     def witness(blob: Any) -> Witness | None:
-        if not writes.is_valid(blob) or writer_reads(blob) is not None:
-            return None  # no writer of this version could produce it
-        rejection = reads(blob)
-        if rejection is None:
+        if refuted(change, writer, reader_doc, blob, registry) is not None:
             return None
-        return Witness(
-            direction, _label(writer), _label(reader_doc), blob, rejection, writer.version, reader_doc.version
-        )
+        rejection = reads(blob)
+        assert rejection is not None  # (refuted says so)
+        return Witness(direction, _label(writer), _label(reader_doc), blob, rejection.text, writer.version,
+                       reader_doc.version)  # fmt: skip
 
     for blob in _candidates(change, writer, reader_doc, open_writer):
         found = witness(blob)
         if found is not None:
             return found
     return _search(change, writer, witness)
+
+
+def refuted(
+    change: Change, writer: Document, reader_doc: Document, blob: Any, registry: Registry
+) -> str | None:
+    """Why ``blob`` is no witness of ``change`` from a ``writer`` to a ``reader_doc`` reader; None
+    when it is one. The one check every witness passes before it is shown, whoever found it:
+
+    * a writer of its version could write it under every rule: its schema with every object
+      closed (left open for ``ADDITIONAL_PROPERTIES_CLOSED``, whose victim is a later writer's
+      blob), its full reader (``_readers``: the reference at a released version), and, for a
+      version the reference does not release, the rules beyond the schema of the release below
+      it wherever the blob has that release's shape (the library skips those rules for a
+      candidate that retypes a member they read: an ``elsize`` of integer-or-string must not
+      make ``"elsize": 1`` on a ``bfloat16`` tensor writable);
+    * the reader's version rejects it for the finding's reason: its first complaint is at the
+      place the change is about (the value, an object holding it, or a value inside it)."""
+    open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
+    if not _validator(writer.schema if open_writer else close(writer.schema)).is_valid(blob):
+        return (
+            f"{_label(writer)}'s schema{'' if open_writer else ' (closed)'} rejects it: no writer writes it"
+        )
+    complaint = reader(writer, registry)(blob)
+    if complaint is not None:
+        return f"{_label(writer)}'s reader rejects it ({complaint}): no writer writes it"
+    beyond = _rules_below(writer, blob, registry)
+    if beyond is not None:
+        return f"it breaks {beyond}, a rule {_label(writer)} keeps: no writer writes it"
+    rejection = rejecter(reader_doc, registry)(blob)
+    if rejection is None:
+        return f"{_label(reader_doc)} reads it"
+    if not _related(tokens(rejection.pointer), _steps(change)):
+        return f"{_label(reader_doc)} rejects it for another reason ({rejection.text}), not at {change.path or '/'}"
+    return None
+
+
+def _rules_below(writer: Document, blob: Any, registry: Registry) -> str | None:
+    """The first rule beyond the schema of the newest release below ``writer`` (an unreleased
+    version of a known document) that ``blob`` breaks where it has that release's shape (every
+    member those rules read there, of the type they compute with, whatever bound it passes);
+    None for a released writer (its reader applied every rule) or a blob of another shape. The
+    integer-literal rule is the writer's own where it retypes a member: kept only at places the
+    writer still declares an integer."""
+    kind, version = writer.kind or "", writer.version or ""
+    if is_release(writer, registry) or kind not in registry.documents or parse_version(version) is None:
+        return None
+    key = version_key(version)
+    below = [
+        v for v in registry.released_versions() if version_key(v) < key and version_key(v)[:1] == key[:1]
+    ]
+    if not below or not _shaped(_validator(registry.load_schema(kind, below[-1])), blob):
+        return None
+    for v in semantic_violations(blob, below[-1], kind, registry=registry):
+        place = [t if not is_index(t) else "*" for t in tokens(v.pointer) if t]
+        if v.rule == "INTEGER_LITERAL" and "integer" not in _types(_sub(writer, place)):
+            continue
+        return f"{v.rule} at {show_pointer(v.pointer)}: {v.detail}"
+    return None
+
+
+def _shaped(validator: Any, blob: Any) -> bool:
+    """Whether ``blob`` has every member the release's rules read, of the type they compute with:
+    its schema's complaints (a bound, a pattern the candidate loosened) name no type or presence."""
+    return all(
+        str(e.schema_path[-1]) not in _SHAPE_KEYWORDS for e in validator.iter_errors(blob) if e.schema_path
+    )
+
+
+#: The keywords whose errors leave a blob the release's rules cannot read.
+_SHAPE_KEYWORDS = frozenset({"type", "required", "items", "prefixItems", "$ref", "const", "enum"})
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    found = schema.get("type", [])
+    return [found] if isinstance(found, str) else list(found)
+
+
+def _related(at: list[str], place: list[str]) -> bool:
+    """Whether the value at ``at`` (tokens) and the place ``place`` (tokens, ``*`` any index) are one
+    another's ancestor or the same."""
+    at = [t for t in at if t]
+    return all((p == "*" and is_index(a)) or p == a for a, p in zip(at, place))
 
 
 def _label(document: Document) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _cases, _checks, _run
+from refitwire.compat import _asking, _cases, _checks, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
 from refitwire.engine import spec_rules
@@ -61,10 +61,9 @@ class _Reader:
 
 
 def _results(reader: _Reader) -> list[Result]:
-    plan = _run.Plan(registry=wire.default_registry(), participants=[])
-    return list(
-        _run._offered(reader, plan, "count", _cases.count_cases(wire.default_registry()), _checks.read_vector)
-    )  # type: ignore[arg-type]
+    scope = _asking.Scope(_run.Plan(registry=wire.default_registry(), participants=[]), [], None)
+    cases = _cases.count_cases(wire.default_registry())
+    return list(_asking._offered(reader, scope, "count", cases, _checks.read_vector))  # type: ignore[arg-type]
 
 
 def test_the_reference_passes_every_count_case() -> None:
