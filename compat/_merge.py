@@ -68,7 +68,7 @@ def merge_terms(model: WireModel, registry: Registry) -> tuple[str, tuple[str, .
     shard = model.table_at(*tensor)
 
     def named(rule: str, level: tuple[str, ...]) -> list[str]:
-        (found,) = [r for r in spec_rules(registry).rules if r.id == rule]
+        found = spec_rules(registry).rules_of(model.version)[rule]
         words = [w for term in found.terms for w in re.findall(r"[a-z_]+", term)]
         return [w for w in dict.fromkeys(words) if w in model.level(*level).names]
 

@@ -10,6 +10,7 @@ until a person has looked), never silently compatible. Keyword families: ``_keyw
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -122,7 +123,7 @@ class _Walker:
                 )
             added_in = new_props[name].get("x-added-in") if isinstance(new_props[name], dict) else None
             if added_in is None:
-                yield Change("ADDED_IN_MISSING", where, here, f"new property {name!r} has no x-added-in")
+                yield Change("ADDED_IN_MISSING", where, here, _no_stamp(name, new_props[name], version))
             elif version is not None and not _added_between(added_in, self.old.version, version):
                 yield Change(
                     "ADDED_IN_MISMATCH",
@@ -239,6 +240,20 @@ class _Walker:
                 old_stamp,
                 new_stamp,
             )
+
+
+def _no_stamp(name: str, schema: Any, version: str | None) -> str:
+    """Why a new property without ``x-added-in`` is refused; for a boolean schema, what to write
+    instead: ``true`` allows any JSON value as ``{}`` does, but has no room for the version
+    that added it, which every member names (released readers and writers are judged by it)."""
+    if isinstance(schema, bool):
+        same = {} if schema else {"not": {}}
+        stamp = json.dumps({**same, "x-added-in": version or "MAJOR.MINOR.PATCH"})
+        return (
+            f"new property {name!r} is the boolean schema {json.dumps(schema)}, which cannot carry "
+            f"x-added-in: write {stamp} ({'any JSON value' if schema else 'no value'}) instead"
+        )
+    return f"new property {name!r} has no x-added-in"
 
 
 def _beside_assertions(node: Any) -> bool:

@@ -269,6 +269,10 @@ def _payload(
     model = registry.wire_model("rendezvous", version)
     top, (table_level, _) = model.top, table_levels(model)
     declared = {m.name: members.get(m.name) for m in top.members if m.child != table_level}
+    # the payload's own fields read the first version's required members; a member required
+    # later (a new version may add one) is read by name, as an optional one is
+    first = registry.released_versions()[0]
+    later = {m.name for m in top.members if m.in_decoded_form and (not m.required or m.added_in != first)}
     return RendezvousPayload(
         agent_metadata=base64.b64decode(declared["agent_meta_b64"]),
         agent_name=declared["agent_name"],
@@ -279,7 +283,7 @@ def _payload(
         optional_members={  # plain JSON values, lists and dicts, however the blob was read (typed: structs, tuples)
             name: msgspec.json.decode(msgspec.json.encode(value))
             for name, value in declared.items()
-            if value is not None and name not in RendezvousPayload._fields and not top[name].required
+            if value is not None and name not in RendezvousPayload._fields and name in later
         },
         known_members=registry.newest_model().top,
     )

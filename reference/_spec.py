@@ -85,11 +85,14 @@ def _blob_limit(registry: Registry, version: str | None) -> int:
     return spec_rules(registry).limit("blob size", version or latest(registry))
 
 
-def dtype_sizes(registry: Registry) -> Mapping[str, int]:
-    """Element sizes of the dtype labels ``registry``'s SPEC.md knows (section 4, ELSIZE_DTYPE).
-    Other labels are accepted as they are (``elsize`` is then authoritative), so a new dtype is
-    an additive change."""
-    return MappingProxyType(spec_rules(registry).dtype_sizes)
+def dtype_sizes(registry: Registry, version: str | None = None) -> Mapping[str, int]:
+    """Element sizes of the dtype labels ``registry``'s SPEC.md knows (section 4, ELSIZE_DTYPE):
+    those a reader of ``version`` checks (a later version may list more, in a paragraph of its
+    own), or with no version every label any version lists (what an element is, wherever a
+    label's size is needed). Other labels are accepted as they are (``elsize`` is then
+    authoritative)."""
+    rules = spec_rules(registry)
+    return MappingProxyType(rules.dtype_sizes if version is None else rules.dtype_sizes_of(version))
 
 
 def wire_schema_id(registry: Registry | None = None) -> str:

@@ -3,13 +3,15 @@
 SPEC.md stays the one place a rule is written; this module reads its tables (never a copy):
 
 * the rule tables of section 2 (``| `ID` | rule | pointer |``): each rule's ID, section,
-  the version it applies from (a leading ``(1.1.0)`` in its text, else the first version),
+  the version it applies from (a leading ``(1.1.0)`` in its text, else the first version; a
+  second row of an ID stated from a later version changes the rule from there on),
   its RFC 2119 keywords, its pointer, the `` `terms` `` it names and the numbers it states;
 * the limits table of section 5 (``| limit | a reader | rule past it | tier of the cases |``):
   a limit with a number (``blob size 64 MiB``, ``nesting depth 1024``) is a value, and a
   row may start with ``(1.3.0)`` to set the limit from that version on;
 * the dtype sizes of section 4: the ``N bytes: `label`, ...`` groups of every paragraph that
-  names `` `ELSIZE_DTYPE` `` (``Known dtype sizes (`ELSIZE_DTYPE`): 1 byte: `bool`, ...``);
+  names `` `ELSIZE_DTYPE` `` (``Known dtype sizes (`ELSIZE_DTYPE`): 1 byte: `bool`, ...``); a
+  paragraph starting with ``(1.3.0)`` lists its labels from that version on;
 * the versions table of section 3.
 
 The tables are read as GitHub renders them (GFM, through markdown-it-py), so what a reviewer
@@ -119,12 +121,19 @@ class SpecRules:
     versions: tuple[str, ...]
     rules: tuple[SpecRule, ...]
     limits: tuple[SpecLimit, ...]
+    #: every label any version lists, with its size (a label is never given two sizes)
     dtype_sizes: dict[str, int] = field(default_factory=dict)
+    #: the version each label is listed from (its paragraph's ``(1.3.0)``, else the first version)
+    dtype_since: dict[str, str] = field(default_factory=dict)
 
     def rules_of(self, version: str) -> dict[str, SpecRule]:
-        """The rules that apply to ``version`` by ID (a rule applies from its ``since`` on)."""
+        """The rules that apply to ``version`` by ID: each rule's row with the latest ``since``
+        not after it (a rule applies from its ``since`` on, and a later row of the same ID,
+        ``(1.3.0) ...``, states it anew from that version, leaving the earlier versions' row as
+        released)."""
         key = version_key(version)
-        return {r.id: r for r in self.rules if version_key(r.since) <= key}
+        ordered = sorted(self.rules, key=lambda r: version_key(r.since))
+        return {r.id: r for r in ordered if version_key(r.since) <= key}
 
     def limits_of(self, version: str) -> dict[str, SpecLimit]:
         """Each limit's row for ``version``: the one with the latest ``since`` not after it."""
@@ -141,12 +150,22 @@ class SpecRules:
             raise KeyError(f"SPEC.md's limit {name!r} states no number")
         return value
 
+    def dtype_sizes_of(self, version: str) -> dict[str, int]:
+        """The dtype sizes a reader of ``version`` holds ``elsize`` to: the labels listed from
+        ``version`` or before (a later version lists a new dtype in a paragraph of its own)."""
+        key = version_key(version)
+        return {
+            label: size
+            for label, size in self.dtype_sizes.items()
+            if version_key(self.dtype_since.get(label) or "0.0.0") <= key
+        }
+
     def facts(self, version: str) -> dict[str, Any]:
         """What ``version``'s lock covers: every rule, limit and dtype size that applies, without prose."""
         return {
             "rules": {i: r.facts() for i, r in sorted(self.rules_of(version).items())},
             "limits": {n: x.facts() for n, x in sorted(self.limits_of(version).items())},
-            "dtype_sizes": dict(sorted(self.dtype_sizes.items())),
+            "dtype_sizes": dict(sorted(self.dtype_sizes_of(version).items())),
         }
 
     def lock(self, version: str) -> str:
@@ -176,9 +195,11 @@ def parse_spec(text: str) -> SpecRules:
     first = versions[0] if versions else "1.0.0"
     rules = [r if r.since else _restamp(r, first) for r in rules]
     limits = [x if x.since else _restamp(x, first) for x in limits]
-    _unique([(r.id, r.line) for r in rules], "rule ID")
+    _unique([((r.id, r.since), r.line) for r in rules], "rule")
     _unique([((x.name, x.since), x.line) for x in limits], "limit")
-    return SpecRules(tuple(versions), tuple(rules), tuple(limits), _dtype_sizes(tokens))
+    sizes, since = _dtype_sizes(tokens)
+    since = {label: stamp or first for label, stamp in since.items()}
+    return SpecRules(tuple(versions), tuple(rules), tuple(limits), sizes, since)
 
 
 @dataclass(frozen=True)
@@ -321,10 +342,13 @@ def _ends(text: str) -> tuple[str, ...]:
     return tuple(o + c for o, c in _INTERVAL.findall(_TERM.sub(" ", text)))
 
 
-def _dtype_sizes(tokens: list[Token]) -> dict[str, int]:
+def _dtype_sizes(tokens: list[Token]) -> tuple[dict[str, int], dict[str, str]]:
     """The dtype sizes: every ``N bytes: `label`, ...`` group of every paragraph that names
-    `` `ELSIZE_DTYPE` ``, however it is worded (a second paragraph lists more)."""
+    `` `ELSIZE_DTYPE` ``, however it is worded (a second paragraph lists more), and the version
+    each label is listed from: a paragraph that starts ``(1.3.0)`` lists its labels from that
+    version on, as a rule or limit row does ("" for the first version)."""
     sizes: dict[str, int] = {}
+    since: dict[str, str] = {}
     for i, token in enumerate(tokens):
         if (
             token.type != "inline"
@@ -333,8 +357,11 @@ def _dtype_sizes(tokens: list[Token]) -> dict[str, int]:
         ):
             continue
         line = token.map[0] + 1 if token.map else 0
-        for size, labels in _DTYPE_GROUP.findall(" ".join(token.content.split())):
+        stamp, text = _since(" ".join(token.content.split()), line)
+        for size, labels in _DTYPE_GROUP.findall(text):
             for label in _TERM.findall(labels):
                 if sizes.setdefault(label, int(size)) != int(size):
                     raise SpecError(f"SPEC.md line {line}: dtype {label!r} is given two sizes")
-    return sizes
+                if since.setdefault(label, stamp) != stamp:
+                    raise SpecError(f"SPEC.md line {line}: dtype {label!r} is listed twice")
+    return sizes, since

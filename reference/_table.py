@@ -106,7 +106,8 @@ def table_shape(document: str, version: str, registry: Registry) -> TableShape:
 @functools.cache
 def _table_shape(document: str, version: str, registry: Registry) -> TableShape:
     # kept per registry (registries are immutable), never per "the default one"
-    return shape_of(registry.wire_model(document, version), classes_of(registry), dtype_sizes(registry))
+    model = registry.wire_model(document, version)
+    return shape_of(model, classes_of(registry), dtype_sizes(registry, version))
 
 
 #: What the rules of section 2.3 can read a member as: the JSON types they compute with (a

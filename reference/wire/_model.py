@@ -350,7 +350,9 @@ def _walk(
     required = set(node.get("required", ()))
     members = []
     for name, sub in node.get("properties", {}).items():
-        if not isinstance(sub, Mapping):
+        if sub is True:  # the boolean schema true: any JSON value, as {} is (never dropped unseen)
+            sub = {}
+        if not isinstance(sub, Mapping):  # false: no value is allowed, so there is no member to carry
             continue
         members.append(_member(name, sub, path, name in required, levels, first))
     levels[path] = Level(path, tuple(members))
