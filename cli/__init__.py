@@ -12,9 +12,11 @@ import argparse
 import ast
 import importlib
 import importlib.util
+import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -151,7 +153,36 @@ def _extra_for(verb: str, exc: ImportError) -> str:
     extra = EXTRA_OF_MODULE.get(exc.name.split(".")[0]) if exc.name else EXTRA_OF_VERB.get(verb)
     if extra is None:
         raise exc
-    return f"{exc.name or 'an optional package'}: pip install 'refitwire[{extra}]'"
+    return f"{exc.name or 'an optional package'}: {install_hint(extra, installed_from())}"
+
+
+def installed_from() -> dict[str, Any]:
+    """Where this refitwire was installed from: its ``direct_url.json`` (PEP 610), or ``{}``."""
+    import importlib.metadata  # here: a verb that runs imports none of it
+
+    try:
+        record = importlib.metadata.distribution("refitwire").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:  # run from a source folder on the path
+        record = None
+    found: dict[str, Any] = json.loads(record) if record else {}
+    return found
+
+
+def install_hint(extra: str, origin: dict[str, Any]) -> str:
+    """The line that adds ``extra`` from the source refitwire came from (``origin``, PEP 610): no
+    package index holds a release of it, so ``pip install 'refitwire[kit]'`` would find nothing."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    url = origin.get("url", "")
+    vcs = origin.get("vcs_info")
+    if vcs:
+        return f"pip install 'refitwire[{extra}] @ {vcs['vcs']}+{url}@{vcs['commit_id']}'"
+    if origin.get("dir_info", {}).get("editable"):
+        return f"pip install -e '{url2pathname(urlparse(url).path)}[{extra}]'"
+    if url.startswith("file:") and Path(url2pathname(urlparse(url).path)).exists():
+        return f"pip install 'refitwire[{extra}] @ {url}'"
+    return f"install refitwire again with its {extra} extra (README.md, Install)"
 
 
 def _missing(verb: str, what: str) -> int:

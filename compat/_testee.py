@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import msgspec
 import orjson
+from refitwire import wire
 from refitwire.compat import _protocol as proto
-from refitwire.engine import LineProcess, NoReply, ProcessExited, ReplyTooLong, no_gc
+from refitwire.engine import LineProcess, NoReply, ProcessExited, ReplyTooLong, blob_limit, no_gc
 
-MAX_LINE_BYTES = 64 * 1024 * 1024  # the largest reply we read: a blob at the spec's size limit, in base64
+#: How many reply bytes one byte of a valid blob's text becomes at most in the answer to it:
+#: a character of two (or four) UTF-8 bytes written as a ``\\u`` escape of six (or twelve) ASCII
+#: bytes, a separator followed by a space (two). Integers are copied digit for digit
+#: (INTEGER_LITERAL: a valid blob writes no exponent), the agent metadata is re-encoded in as many
+#: base64 characters, whitespace and unknown members are dropped.
+TEXT_EXPANSION = 3
+#: The reply's own members around the blob or the decoded form (``seq``, the command's keys).
+REPLY_ENVELOPE = 4096
+#: The shortest JSON text of a value of each JSON type.
+_SHORTEST = {"string": 2, "integer": 1, "number": 1, "boolean": 4, "null": 4, "array": 2, "object": 2}
 STDERR_KEEP = 200  # lines
 #: Non-blank stderr lines a message quotes from each end: a crash says why near its top (node's
 #: "Cannot find module"), a traceback at its bottom; the lines between are counted.
@@ -67,6 +79,51 @@ def excerpt_text(stderr: Iterable[str]) -> str:
     return " | ".join(excerpt(stderr)) or "(empty)"
 
 
+def reply_limit(registry: wire.Registry) -> int:
+    """The longest reply line a valid answer can take in a run over ``registry`` (its candidates
+    included), from each version's blob size limit (SPEC.md section 5, ``blob_limit``) and its
+    decoded form (section 6). A write is answered with the blob in base64; a read with the
+    decoded form, which writes every optional member the blob leaves out as ``null`` in every
+    object: a shard-level member on the hundreds of thousands of shards of a table at the limit
+    makes that several MiB longer than the blob, so the limit follows the members."""
+    return max(_reply_limit(registry.wire_model("rendezvous", v), blob_limit(registry, v))
+               for v in registry.known_versions())  # fmt: skip
+
+
+def _reply_limit(model: wire.WireModel, limit: int) -> int:
+    """Each byte of a blob of ``limit`` bytes takes at most ``TEXT_EXPANSION`` bytes of the
+    answer; the top object adds its nulls once, and every object of a table (a tensor, a
+    shard) at most its level's nulls per the fewest bytes its own members (the required ones,
+    at their shortest) take in the blob: objects do not share those bytes, so the nulls of all
+    of them are at most the worst level's ratio times the blob. (A write's answer, the blob in
+    base64, is 4/3 of it: less than the first term alone.)"""
+    worst = max(
+        (Fraction(_nulls(level), _shortest_object(level)) for path, level in model.levels.items() if path),
+        default=Fraction(0),
+    )
+    return REPLY_ENVELOPE + math.ceil(limit * (TEXT_EXPANSION + worst)) + _nulls(model.top)
+
+
+def _nulls(level: wire.Level) -> int:
+    """What a decoded object of ``level`` adds to a blob's one that holds none of its optional
+    members: ``, "name": null`` for each."""
+    return sum(len(json.dumps(m.name)) + len(": null, ") for m in level.optional if m.in_decoded_form)
+
+
+def _shortest_object(level: wire.Level) -> int:
+    """The fewest bytes an object of ``level`` takes in a valid blob, leaving out what nests in it
+    (``{}``, its required members' names, colons, commas and shortest values)."""
+    required = [m for m in level.members if m.required and m.name != "*"]
+    values = [
+        len(json.dumps(m.const, separators=(",", ":")))
+        if m.const is not wire.NO_CONST
+        else min((_SHORTEST.get(t, 1) for t in (*m.types, *(("null",) if m.nullable else ()))), default=1)
+        for m in required
+    ]
+    names = sum(len(json.dumps(m.name)) + 1 for m in required)
+    return 2 + names + sum(values) + max(0, len(required) - 1)
+
+
 @dataclass(frozen=True)
 class Identity:
     """What a testee said about itself in the handshake."""
@@ -90,6 +147,9 @@ class Testee:
     start_timeout_s: float = 120.0
     max_restarts: int = 3
     check_messages: bool = True  # validate every request and reply against schema/protocol/
+    # The longest reply line read: reply_limit() of the run's registry, whose candidates may add
+    # members; None: of the package's own schemas.
+    max_reply: int | None = None
     identity: Identity | None = None
     restarts: int = 0
     stderr: Stderr = field(default_factory=Stderr)
@@ -101,7 +161,9 @@ class Testee:
 
     def start(self) -> Identity:
         env = {**os.environ, **(self.env or {})}
-        self._proc = LineProcess(self.command, env=env, stderr=self.stderr, max_line=MAX_LINE_BYTES)
+        if self.max_reply is None:
+            self.max_reply = reply_limit(wire.default_registry())
+        self._proc = LineProcess(self.command, env=env, stderr=self.stderr, max_line=self.max_reply)
         reply = self._exchange(proto.start(), seq=None, timeout_s=self.start_timeout_s)
         proto.check_message(reply, "response")
         if "implementation" not in reply:

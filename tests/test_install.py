@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from refitwire.cli import install_hint, installed_from
 
 ROOT = Path(__file__).resolve().parent.parent
 KIT = ("hypothesis", "hypothesis_jsonschema", "jsonschema")
@@ -87,7 +88,7 @@ def test_a_kit_verb_names_the_kit_extra_in_one_line(verb: str, tmp_path: Path) -
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"refitwire {verb}: needs "), last
-    assert last.endswith("pip install 'refitwire[kit]'"), last
+    assert last.endswith(install_hint("kit", installed_from())), last
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
@@ -120,7 +121,45 @@ def _padded(version: str) -> tuple[int, ...]:
 def test_a_missing_module_no_extra_brings_is_not_blamed_on_an_extra(missing: str) -> None:
     from refitwire.cli import _extra_for
 
-    assert _extra_for("matrix", ImportError(name="hypothesis")).endswith("pip install 'refitwire[kit]'")
-    assert _extra_for("refit", ImportError("libcuda.so.1: cannot open")).endswith("'refitwire[refit]'")
+    assert _extra_for("matrix", ImportError(name="hypothesis")).endswith(
+        install_hint("kit", installed_from())
+    )
+    assert _extra_for("refit", ImportError("libcuda.so.1: cannot open")).endswith(
+        install_hint("refit", installed_from())
+    )
     with pytest.raises(ImportError):  # a broken install or a bug, shown as such
         _extra_for("matrix", ImportError(name=missing))
+
+
+@pytest.mark.parametrize(
+    ("origin", "hint"),
+    [
+        (
+            {"url": "https://example.org/refitwire", "vcs_info": {"vcs": "git", "commit_id": "0a1b2c"}},
+            "pip install 'refitwire[kit] @ git+https://example.org/refitwire@0a1b2c'",
+        ),
+        (
+            {"url": "file:///src/refitwire", "dir_info": {"editable": True}},
+            "pip install -e '/src/refitwire[kit]'",
+        ),
+        (
+            {"url": "file:///gone/refitwire-0.1.0-py3-none-any.whl", "archive_info": {}},
+            "install refitwire again with its kit extra (README.md, Install)",
+        ),
+        ({}, "install refitwire again with its kit extra (README.md, Install)"),
+    ],
+    ids=["pinned commit", "editable checkout", "wheel since removed", "no record"],
+)
+def test_the_missing_extra_is_added_from_where_refitwire_came_from(
+    origin: dict[str, object], hint: str
+) -> None:
+    """No package index holds a release of refitwire: the hint never says ``pip install 'refitwire[kit]'``."""
+    assert install_hint("kit", origin) == hint
+
+
+def test_a_wheel_still_there_is_named_by_its_url(tmp_path: Path) -> None:
+    wheel = tmp_path / "refitwire-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    assert install_hint("refit", {"url": wheel.as_uri(), "archive_info": {}}) == (
+        f"pip install 'refitwire[refit] @ {wheel.as_uri()}'"
+    )

@@ -65,6 +65,7 @@ import base64
 import binascii
 import inspect
 import json
+import operator
 import os
 import sys
 from importlib import metadata
@@ -130,6 +131,32 @@ def _as_given(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
+class _Fields:
+    """The values of some members of a record the tree returned, by key from a dict (what
+    ``json.loads`` gives), else by attribute (a NamedTuple, a dataclass, a pydantic model, a plain
+    object); its KeyError or AttributeError when it lacks one (the adapter's error: it cannot read
+    the record). Built once per record kind: a table at the limit holds ~372,000 shards."""
+
+    def __init__(self, *names: str) -> None:
+        self.by_key, self.by_attribute = operator.itemgetter(*names), operator.attrgetter(*names)
+
+    def __call__(self, record: Any) -> Any:
+        return self.by_key(record) if isinstance(record, dict) else self.by_attribute(record)
+
+
+def _optional(record: Any, name: str) -> Any:
+    """An optional member of a record the tree returned, found as :class:`_Fields` finds one; None
+    when the record lacks it (a tree that does not read the member)."""
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+#: What every release's ``unwrap_rendezvous_blob`` result (first four), ``PublishedTensor`` and
+#: ``PublishedShard`` hold; ``digest`` and later members are read where they are.
+_PAYLOAD = _Fields(*_PAYLOAD_FIELDS)
+_TENSOR = _Fields("name", "dtype", "elsize", "full_shape", "shards")
+_SHARD = _Fields("agent_name", "device_id", "addr", "shard_offset", "shape")
+
+
 def _accepts(function: Any, name: str) -> bool:
     """Whether ``function`` (the tree's writer, or a record's constructor) takes ``name``."""
     try:
@@ -166,9 +193,7 @@ class Adapter:
 
     def _read_back(self, record: Any, level: str, *at: str | int) -> dict[str, Any]:
         return {
-            name: json_image(getattr(record, name, None), *at, name)
-            for on, name in self.members
-            if on == level
+            name: json_image(_optional(record, name), *at, name) for on, name in self.members if on == level
         }
 
     # -- commands --------------------------------------------------------------
@@ -192,7 +217,9 @@ class Adapter:
         if not isinstance(payload, dict):
             raise BadRequest(f"payload must be an object, got {type(payload).__name__}")
         try:
-            tensors = published_tensors(self.rendezvous, _field(payload, "tensors", "payload"))
+            tensors = published_tensors(
+                self.rendezvous, _field(payload, "tensors", "payload"), members=self.members
+            )
         except Malformed:
             raise
         except Exception as exc:  # the tree's classes are not built as this adapter builds them
@@ -255,7 +282,10 @@ class Adapter:
         if merge is None:
             return {"seq": seq, "skipped": True, "reason": "no merge_shard_tables"}
         try:
-            built = [published_tensors(self.rendezvous, t, f"tables[{i}]") for i, t in enumerate(tables)]
+            built = [
+                published_tensors(self.rendezvous, t, f"tables[{i}]", self.members)
+                for i, t in enumerate(tables)
+            ]
         except Malformed:
             raise
         except Exception as exc:  # the tree's classes are not built as this adapter builds them
@@ -273,41 +303,47 @@ class Adapter:
             raise AdapterError(f"merge_shard_tables returned a {type(merged).__name__}", exc) from None
 
     def _decoded(self, result: Any) -> dict[str, Any]:
-        # By name (a NamedTuple, a dataclass, ...); by position where a release names them otherwise.
-        named: list[Any] = [getattr(result, name, None) for name in _PAYLOAD_FIELDS]
-        if any(value is None for value in named[:2]) or not hasattr(result, "tensors"):
-            named = list(tuple(result)[:4])
+        # By name (a dict, a NamedTuple, a dataclass, ...); by position where a release returns a
+        # plain tuple (the first generations) or names them otherwise.
+        try:
+            named: tuple[Any, ...] = _PAYLOAD(result)
+        except (KeyError, AttributeError):
+            if not isinstance(result, tuple):
+                raise
+            named = tuple(result[:4])
         agent_metadata, agent_name, endpoint, tensors = named
         return {
             "agent_name": json_image(agent_name, "agent_name"),
             "metadata_endpoint": json_image(endpoint, "metadata_endpoint"),
             "agent_meta_b64": base64.b64encode(agent_metadata).decode("ascii"),
-            "publisher_step": json_image(getattr(result, "publisher_step", None), "publisher_step"),
+            "publisher_step": json_image(_optional(result, "publisher_step"), "publisher_step"),
             **self._read_back(result, ""),
             "tensors": self._tensors(tensors),
         }
 
     def _tensors(self, tensors: Any) -> list[dict[str, Any]]:
-        return [
-            {
-                "name": json_image(t.name, "tensors", i, "name"),
-                "dtype": json_image(t.dtype, "tensors", i, "dtype"),
-                "elsize": json_image(t.elsize, "tensors", i, "elsize"),
-                "full_shape": json_image(t.full_shape, "tensors", i, "full_shape"),
+        out = []
+        for i, t in enumerate(tensors):
+            name, dtype, elsize, full_shape, shards = _TENSOR(t)
+            out.append({
+                "name": json_image(name, "tensors", i, "name"),
+                "dtype": json_image(dtype, "tensors", i, "dtype"),
+                "elsize": json_image(elsize, "tensors", i, "elsize"),
+                "full_shape": json_image(full_shape, "tensors", i, "full_shape"),
                 **self._read_back(t, "tensors", "tensors", i),
-                "shards": [self._shard(s, "tensors", i, "shards", j) for j, s in enumerate(t.shards)],
-            }
-            for i, t in enumerate(tensors)
-        ]
+                "shards": [self._shard(s, "tensors", i, "shards", j) for j, s in enumerate(shards)],
+            })  # fmt: skip
+        return out
 
     def _shard(self, s: Any, *at: str | int) -> dict[str, Any]:
+        agent_name, device_id, addr, shard_offset, shape = _SHARD(s)
         return {
-            "agent_name": json_image(s.agent_name, *at, "agent_name"),
-            "device_id": json_image(s.device_id, *at, "device_id"),
-            "addr": json_image(s.addr, *at, "addr"),
-            "shard_offset": json_image(s.shard_offset, *at, "shard_offset"),
-            "shape": json_image(s.shape, *at, "shape"),
-            "digest": json_image(getattr(s, "digest", None), *at, "digest"),
+            "agent_name": json_image(agent_name, *at, "agent_name"),
+            "device_id": json_image(device_id, *at, "device_id"),
+            "addr": json_image(addr, *at, "addr"),
+            "shard_offset": json_image(shard_offset, *at, "shard_offset"),
+            "shape": json_image(shape, *at, "shape"),
+            "digest": json_image(_optional(s, "digest"), *at, "digest"),
             **self._read_back(s, "tensors.shards", *at),
         }
 

@@ -26,29 +26,45 @@ class Malformed(Exception):
     """The decoded form is not one (not upstream's fault); the message names the place."""
 
 
-def published_tensors(rendezvous: Any, tensors: object, where: str = "payload.tensors") -> list[Any]:
+def published_tensors(
+    rendezvous: Any,
+    tensors: object,
+    where: str = "payload.tensors",
+    members: tuple[tuple[str, str], ...] = (),
+) -> list[Any]:
     """``rendezvous.PublishedTensor`` objects (holding ``PublishedShard`` objects) for the
     decoded form's ``tensors``; Malformed naming the place (``payload.tensors[0].shards[1]``)
-    when a member the release requires is missing or an object is not one."""
+    when a member the release requires is missing or an object is not one. ``members``: the
+    ``(level, name)`` of members a declared version adds (``"tensors"``, ``"tensors.shards"``),
+    also handed to a class that takes any keyword (``**kwargs``) where the object holds them."""
     if not isinstance(tensors, list):
         raise Malformed(f"{where} must be an array")
+    tensor_members = tuple(name for level, name in members if level == "tensors")
+    shard_members = tuple(name for level, name in members if level == "tensors.shards")
     out = []
     for i, tensor in enumerate(tensors):
         at = f"{where}[{i}]"
         shards = member(tensor, "shards", at)
         if not isinstance(shards, list):
             raise Malformed(f"{at}.shards must be an array")
-        built = [_build(rendezvous.PublishedShard, s, f"{at}.shards[{j}]", {}) for j, s in enumerate(shards)]
-        out.append(_build(rendezvous.PublishedTensor, tensor, at, {"shards": built}))
+        built = [_build(rendezvous.PublishedShard, s, f"{at}.shards[{j}]", {}, shard_members)
+                 for j, s in enumerate(shards)]  # fmt: skip
+        out.append(_build(rendezvous.PublishedTensor, tensor, at, {"shards": built}, tensor_members))
     return out
 
 
-def _build(cls: Any, obj: object, where: str, given: dict[str, Any]) -> Any:
+def _build(cls: Any, obj: object, where: str, given: dict[str, Any], extra: tuple[str, ...] = ()) -> Any:
     """``cls`` from the members of ``obj`` it declares (``given`` ones already built), by keyword:
-    whatever kind of class upstream makes it (a dataclass, a NamedTuple, a plain class), its
-    constructor's parameters are its members, those without a default required."""
+    whatever kind of class upstream makes it (a dataclass, a NamedTuple, a pydantic model, a
+    plain class), its constructor's parameters are its members, those without a default
+    required; one that takes any keyword is also given the ``extra`` members ``obj`` holds."""
     values = dict(given)
-    for name, parameter in inspect.signature(cls).parameters.items():
+    parameters = inspect.signature(cls).parameters
+    if extra and isinstance(obj, dict) and any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        values.update(
+            {name: obj[name] for name in extra if obj.get(name) is not None and name not in parameters}
+        )
+    for name, parameter in parameters.items():
         if name in values or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             continue
         if parameter.default is parameter.empty or (isinstance(obj, dict) and name in obj):

@@ -26,11 +26,11 @@ MODES = [
     "endless-line", "invalid-json", "too-deep", "repeated-seq", "silence", "mute",
     "exit-after-handshake", "stderr-only", "flood",
 ]  # fmt: skip
-# The modes that take longest (a 64 MiB line, a 10 s handshake wait, a flood) run in the slow
+# The modes that take longest (a line past the reply limit, a 10 s handshake wait, a flood) run in the slow
 # tier; the fixture runs only the modes of the tests selected.
 SLOW_MODES = ("endless-line", "mute", "flood")
 OVERALL_S = 90  # one run; a healthy one takes well under half of it
-# The reply timeout of each run. The endless line must reach the 64 MiB line limit before the
+# The reply timeout of each run. The endless line must reach the reply line limit (reply_limit) before the
 # timeout ends the wait: on a loaded two-core machine, with seven other runs beside it, 1 s
 # can be too short to read that much, and the run then (rightly) says "no reply within 1 s".
 TIMEOUT_S = {"endless-line": 10}
