@@ -21,7 +21,7 @@ from refitwire.compat._plan import Plan, Progress, Started
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._rebuild import Source
 from refitwire.compat._results import REQUIRED, Outcome, Result, broken_cause
-from refitwire.compat._testee import Testee, excerpt_text
+from refitwire.compat._testee import Testee, excerpt_text, reply_limit
 from refitwire.wire import Registry
 
 __all__ = [
@@ -41,6 +41,7 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
             timeout_s=plan.timeout_s,
             start_timeout_s=plan.startup_timeout_s,
             check_messages=plan.check_messages,
+            max_reply=reply_limit(plan.registry),
         )
         try:
             identity = testee.start()
