@@ -3,7 +3,8 @@
 The table of kinds (``_kinds.KINDS``) binds one ``ask_*`` and one ``planned_*`` here to each
 kind; the run (``_run.run``) iterates the table and settles what each yields. A check is one
 :class:`Asked`: the participant it judges, the role its expected failures are listed under, and
-its results. A kit crash while judging is an errored case (``judged``), never a verdict.
+its results. A kit crash while judging is an errored case (``judged``) at the tier the kind's
+record gives the case (``tier``), never a verdict.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import functools
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from refitwire.compat import (
     _built_cases,
@@ -25,8 +26,14 @@ from refitwire.compat import (
     _write_unknown,
 )
 from refitwire.compat._plan import CaseId, Plan, Started
-from refitwire.compat._results import RECOMMENDED, REQUIRED, KitCrash, Outcome, Result, crashed, judged
+from refitwire.compat._results import RECOMMENDED, KitCrash, Outcome, Result, crashed, judged
 from refitwire.wire import Registry
+
+
+class Tiered(Protocol):
+    """What a kind's part of a run reads from the kind's record: the tier rule of its cases."""
+
+    def tier(self, case: Any) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -94,34 +101,38 @@ class Scope:
             self._candidates[version] = Candidate(self.registry, version)
         return self._candidates[version]
 
-    def golden_writes(self, version: str) -> list[_cases.WriteCase]:
-        golden = [c for c in _cases.write_cases() if c.spec_version == version]
-        return golden + list(_write_unknown.unknown_member_cases(version, self.registry))
+
+def golden_writes(version: str, registry: Registry) -> tuple[_cases.WriteCase, ...]:
+    """The golden writes a ``version`` writer is asked: each vector's, and again with members it does not know."""
+    golden = [c for c in _cases.write_cases() if c.spec_version == version]
+    return (*golden, *_write_unknown.unknown_member_cases(version, registry))
 
 
 # -- the kinds asked of one reader ------------------------------------------------------------
 
 
-def ask_read(s: Scope) -> Iterator[Asked]:
+def ask_read(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for r in filter(s.alone, s.readers):
         for case in _cases.read_cases():
             if s.asked_for(case.id):
                 read = functools.partial(_checks.read_vector, r, case, s.registry)
-                yield Asked(r, "reader", judged(read, case.id, case.tier, reader=r.label))
+                yield Asked(r, "reader", judged(read, case.id, kind.tier(case), reader=r.label))
 
 
 def planned_read(s: Scope) -> int:
     return sum(s.counted(_cases.read_cases()) for _ in filter(s.alone, s.readers))
 
 
-def ask_count(s: Scope) -> Iterator[Asked]:
+def ask_count(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for r in filter(s.alone, s.readers) if s.wants("count") else ():
-        yield Asked(r, "reader", _offered(r, s, "count", _cases.count_cases(s.registry), _checks.read_vector))
+        yield Asked(
+            r, "reader", _offered(r, s, "count", _cases.count_cases(s.registry), _checks.read_vector, kind)
+        )
 
 
-def ask_merge(s: Scope) -> Iterator[Asked]:
+def ask_merge(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for r in filter(s.alone, s.readers) if s.wants("merge") else ():
-        yield Asked(r, "reader", _offered(r, s, "merge", _merge.merge_cases(), _merge.check_merge))
+        yield Asked(r, "reader", _offered(r, s, "merge", _merge.merge_cases(), _merge.check_merge, kind))
 
 
 def planned_offered(kind: str) -> Callable[[Scope], int]:
@@ -130,14 +141,16 @@ def planned_offered(kind: str) -> Callable[[Scope], int]:
 
 
 def _offered(
-    r: Started, s: Scope, command: str, cases: Sequence[Any], check: Callable[..., Any]
+    r: Started, s: Scope, command: str, cases: Sequence[Any], check: Callable[..., Any], kind: Tiered
 ) -> Iterator[Result]:
     """The cases of an optional command (``count``, ``merge``: IMPLEMENTERS.md) for reader ``r``.
     A testee without the command answers the first ``skipped`` and gets one skipped case,
     named for the command, instead of one per case."""
     answered = False
     for case in (c for c in cases if s.asked_for(c.id)):
-        results = judged(functools.partial(check, r, case, s.registry), case.id, case.tier, reader=r.label)
+        results = judged(
+            functools.partial(check, r, case, s.registry), case.id, kind.tier(case), reader=r.label
+        )
         if not answered and results and all(x.outcome is Outcome.SKIPPED for x in results):
             yield Result(
                 command, RECOMMENDED, Outcome.SKIPPED, None, r.label, f"no {command}: {results[0].message}"
@@ -151,7 +164,7 @@ def _sized(s: Scope) -> bool:
     return s.plan.limits and s.wants("size") and any(map(s.alone, s.readers))
 
 
-def ask_size(s: Scope) -> Iterator[Asked]:
+def ask_size(s: Scope, kind: Tiered) -> Iterator[Asked]:
     """size:growth is judged on the read at the limit, and allows each case its time."""
     only = s.only.bare if s.only is not None else None
     for r in filter(s.alone, s.readers) if _sized(s) else ():
@@ -165,7 +178,7 @@ def planned_size(s: Scope) -> int:
 # -- the kinds asked of every participant (neither role's) -------------------------------------
 
 
-def ask_protocol(s: Scope) -> Iterator[Asked]:
+def ask_protocol(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for who in filter(s.alone, s.started) if s.wants("protocol") else ():
         yield Asked(who, "protocol", _probes.probe(who))
 
@@ -174,12 +187,12 @@ def planned_protocol(s: Scope) -> int:
     return sum(1 for _ in filter(s.alone, s.started)) if s.wants("protocol") else 0
 
 
-def ask_digest(s: Scope) -> Iterator[Asked]:
+def ask_digest(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for who in filter(s.alone, s.started):
         for case in _digest.digest_cases():
             if s.asked_for(case.id):
                 digest = functools.partial(_digest.check_digest, who, case)
-                yield Asked(who, "digest", judged(digest, case.id, case.tier, reader=who.label))
+                yield Asked(who, "digest", judged(digest, case.id, kind.tier(case), reader=who.label))
 
 
 def planned_digest(s: Scope) -> int:
@@ -189,26 +202,26 @@ def planned_digest(s: Scope) -> int:
 # -- the kinds asked of one writer --------------------------------------------------------------
 
 
-def ask_write(s: Scope) -> Iterator[Asked]:
+def ask_write(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for w in filter(s.alone, s.writers):
-        for case in s.golden_writes(w.version):
+        for case in golden_writes(w.version, s.registry):
             if s.asked_for(case.id):
                 write = functools.partial(_checks.write_vector, w, case, s.registry)
-                yield Asked(w, "writer", judged(write, case.id, case.tier, writer=w.label))
+                yield Asked(w, "writer", judged(write, case.id, kind.tier(case), writer=w.label))
 
 
 def planned_write(s: Scope) -> int:
-    return sum(s.counted(s.golden_writes(w.version)) for w in filter(s.alone, s.writers))
+    return sum(s.counted(golden_writes(w.version, s.registry)) for w in filter(s.alone, s.writers))
 
 
-def ask_refuse(s: Scope) -> Iterator[Asked]:
+def ask_refuse(s: Scope, kind: Tiered) -> Iterator[Asked]:
     for w in filter(s.alone, s.writers):
         candidate = s.candidate(w.version)
         for refusal in _built_cases.refusal_cases(w.version, s.registry):
             if s.asked_for(refusal.id):
                 # a candidate may allow what a release refuses: it is asked only what it refuses
                 check = functools.partial(_refusal, w, refusal, candidate, s.registry)
-                yield Asked(w, "writer", judged(check, refusal.id, RECOMMENDED, writer=w.label))
+                yield Asked(w, "writer", judged(check, refusal.id, kind.tier(refusal), writer=w.label))
 
 
 def planned_refuse(s: Scope) -> int:
@@ -226,7 +239,7 @@ def _refusal(w: Started, refusal: Any, candidate: Any, registry: Registry) -> It
 # -- the generated cases: every writer writes each payload once, every paired reader reads it ---
 
 
-def ask_generated(s: Scope) -> Iterator[Asked]:
+def ask_generated(s: Scope, kind: Tiered) -> Iterator[Asked]:
     if not s.payloads:
         return
     blobs: dict[str, dict[str, bytes]] = {}
@@ -249,7 +262,7 @@ def ask_generated(s: Scope) -> Iterator[Asked]:
                     raise KitCrash(payload)
                 results, blob = _checks.write_generated(w, cid, payload, s.registry)
             except Exception as exc:
-                results, blob = [crashed(exc, cid, REQUIRED, writer=w.label)], None
+                results, blob = [crashed(exc, cid, kind.tier(cid), writer=w.label)], None
             # A writer outside the focus only serves the testee: its passes are not the run's news.
             yield Asked(w, "writer", [r for r in results if s.alone(w) or r.outcome.bad])
             if blob is not None:
@@ -266,7 +279,7 @@ def ask_generated(s: Scope) -> Iterator[Asked]:
                     if cid not in expect and not isinstance(prepared, str):
                         expect[cid] = _cases.expected_read(prepared, w.version, r.version, s.registry)
                     cross = functools.partial(_checks.cross, w, r, cid, expect[cid], blob)
-                    yield Asked(r, "reader", judged(cross, cid, REQUIRED, w.label, r.label))
+                    yield Asked(r, "reader", judged(cross, cid, kind.tier(cid), w.label, r.label))
 
 
 def planned_generated(s: Scope) -> int:

@@ -50,7 +50,9 @@ class Kind:
     tier: Callable[[Any], str]
     #: Its cases as a plan makes them for a participant of a spec version (``registry``'s).
     cases: Callable[[Registry, str], Sequence[Any]]
-    ask: Callable[[Scope], Iterator[Asked]]  # its part of a run, check by check
+    ask: Callable[
+        [Scope, Kind], Iterator[Asked]
+    ]  # its part of a run, check by check (its crashes at ``tier``)
     planned: Callable[[Scope], int]  # how many checks that part makes (progress)
     inputs: Callable[[str, Source], Inputs | None]  # a case's inputs, found again from its bare ID
     show: Callable[[Plan, list[Started], str, Inputs], Iterator[str]]  # ``--case``: the answers
@@ -95,7 +97,7 @@ def _planned_none(scope: Scope) -> int:
     return 0
 
 
-def _asks_none(scope: Scope) -> Iterator[Asked]:
+def _asks_none(scope: Scope, kind: Kind) -> Iterator[Asked]:
     return iter(())
 
 
@@ -133,10 +135,7 @@ def _digest_cases(registry: Registry, version: str) -> Sequence[Any]:
 
 
 def _write_cases(registry: Registry, version: str) -> Sequence[Any]:
-    from refitwire.compat import _write_unknown
-
-    golden = [c for c in _cases.write_cases() if c.spec_version == version]
-    return (*golden, *_write_unknown.unknown_member_cases(version, registry))
+    return _asking.golden_writes(version, registry)
 
 
 def _refusal_cases(registry: Registry, version: str) -> Sequence[Any]:
@@ -197,11 +196,6 @@ def bare(case_id: str) -> str:
     """The case a result belongs to: ``read:v-X#rule`` -> ``read:v-X``, ``gen-X:bytes`` -> ``gen-X``."""
     parsed = parse(case_id)
     return parsed.bare if parsed is not None else case_id
-
-
-def tier(case_id: CaseId, case: Any) -> str:
-    """The tier of ``case`` (of the ID's kind), or of the result the ID derives from it."""
-    return RECOMMENDED if case_id.derived else kind(case_id).tier(case)
 
 
 def rerun_flags(case_id: str) -> tuple[str, ...]:

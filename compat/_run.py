@@ -134,7 +134,7 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
 
     tally.total = sum(k.planned(scope) for k in _kinds.KINDS)  # one per check, as settle() counts them
     for k in _kinds.KINDS:
-        for asked in k.ask(scope):
+        for asked in k.ask(scope, k):
             yield from settle(asked)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _asking, _cases, _checks, _run
+from refitwire.compat import _asking, _cases, _checks, _kinds, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
 from refitwire.engine import spec_rules
@@ -63,7 +63,8 @@ class _Reader:
 def _results(reader: _Reader) -> list[Result]:
     scope = _asking.Scope(_run.Plan(registry=wire.default_registry(), participants=[]), [], None)
     cases = _cases.count_cases(wire.default_registry())
-    return list(_asking._offered(reader, scope, "count", cases, _checks.read_vector))  # type: ignore[arg-type]
+    count = _kinds.kind("count")
+    return list(_asking._offered(reader, scope, "count", cases, _checks.read_vector, count))  # type: ignore[arg-type]
 
 
 def test_the_reference_passes_every_count_case() -> None:

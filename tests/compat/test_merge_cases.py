@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 from refitwire import wire
-from refitwire.compat import _asking, _merge, _run
+from refitwire.compat import _asking, _kinds, _merge, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
 
@@ -76,7 +76,8 @@ class _Merger:
 
 def _results(merger: _Merger) -> list[Result]:
     scope = _asking.Scope(_run.Plan(registry=wire.default_registry(), participants=[]), [], None)
-    return list(_asking._offered(merger, scope, "merge", _merge.merge_cases(), _merge.check_merge))  # type: ignore[arg-type]
+    merge = _kinds.kind("merge")
+    return list(_asking._offered(merger, scope, "merge", _merge.merge_cases(), _merge.check_merge, merge))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("merger", [None, _merge_as], ids=["reference", "written-here"])
