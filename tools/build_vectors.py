@@ -44,6 +44,7 @@ from _vector_order import index_order_vectors, order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
 from refitwire.compat._cases import name_id
+from refitwire.compat._magnitudes import METADATA_BYTES, agent_metadata
 
 # -- the vectors ---------------------------------------------------------------------------
 
@@ -136,6 +137,23 @@ def writer_outputs() -> list[dict[str, Any]]:
             "empty agent metadata and endpoint",
             blob_doc(meta=b"", endpoint=""),
             ["empty-strings"],
+        ),
+        writer_vector(
+            "agent metadata just past 4 KiB (a NIXL agent's, binary) is carried as given, not re-encoded",
+            blob_doc(meta=agent_metadata(METADATA_BYTES["meta-4-kib"])),
+            ["large-metadata"],
+        ),
+        writer_vector(
+            "one tensor name in two entries (no rule forbids it): each entry and its shards are written, in order",
+            blob_doc(
+                [
+                    tensor("experts.w13", shards=[shard(4096, (0, 0), (4, 4))]),
+                    tensor("norm", full_shape=(4,), shards=[shard(0, (0,), (4,))]),
+                    tensor("experts.w13", shards=[shard(8192, (4, 0), (4, 4), agent="agent-r1", device=1)]),
+                ],
+                step=9,
+            ),
+            ["repeated-tensor-names"],
         ),
     ]
 
