@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 from refitwire import to_decoded, unwrap_rendezvous_blob, wire
-from refitwire.compat import _testee
+from refitwire.compat import Plan, _testee, reference
+from refitwire.compat._run import start_all, stop_all
 from refitwire.compat._testee import _reply_limit, reply_limit
 from refitwire.engine import blob_limit
 
@@ -94,3 +95,14 @@ def test_a_testee_given_no_limit_reads_with_the_packages_own() -> None:
     with pytest.raises(_testee.proto.ProtocolError):  # ``true`` answers no handshake
         testee.start()  # (the limit is set before it is asked)
     assert testee.max_reply == reply_limit(wire.default_registry())
+
+
+def test_a_run_starts_its_testees_with_the_limit_of_its_registry(tmp_path: Path) -> None:
+    registry = _candidate(tmp_path)
+    plan = Plan(participants=reference(registry)[:1], registry=registry)
+    started, failed = start_all(plan)
+    try:
+        assert started and not failed, failed
+        assert [s.testee.max_reply for s in started] == [reply_limit(registry)]
+    finally:
+        stop_all(started)
