@@ -42,12 +42,12 @@ from refitwire.compat import (
     render_report,
     render_summary,
     report_ok,
+    run_report,
     third_party,
     upstream,
     upstream_source,
     without_base_failures,
 )
-from refitwire.compat import run_matrix as execute
 from refitwire.wire import Registry
 
 
@@ -234,9 +234,8 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     def describe(started: list[Any]) -> None:
         described.extend(describe_case(plan, started, args.case))
 
-    with _open(args.output) as out:
-        lines = execute(plan, out, then=describe if args.case else None)
-    report = read_report(_json_lines(lines))
+    with _open(args.output) as out:  # each line written once; the typed report is never read back
+        report = run_report(plan, out, then=describe if args.case else None)
     print(f"refitwire: {where_written(args.output)}", file=sys.stderr)
     delta = None
     if args.baseline_report:  # judged against the base (its own failures are counted, not relisted, there)
@@ -302,12 +301,6 @@ def _open(path: str | None) -> Any:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         yield out
-
-
-def _json_lines(lines: list[dict[str, Any]]) -> list[str]:
-    import json
-
-    return [json.dumps(line) for line in lines]
 
 
 __all__ = [

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from refitwire.compat._junit import Suite as JUnitSuite
     from refitwire.compat._junit import render as render_junit
     from refitwire.compat._kinds import HANDSHAKE as HANDSHAKE_CASE
+    from refitwire.compat._kinds import kind_of as case_kind
     from refitwire.compat._participants import upstream_source
     from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from refitwire.compat._run import Plan, start_all, stop_all
     from refitwire.compat._run import needs_peers as case_needs_peers
     from refitwire.compat._session import execute as run_matrix
+    from refitwire.compat._session import run_report
     from refitwire.compat._sizes import count_tensors, size_cases
 
 

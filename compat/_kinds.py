@@ -31,7 +31,9 @@ from refitwire.compat._results import RECOMMENDED, REQUIRED
 from refitwire.engine import blob_limit
 from refitwire.wire import Registry
 
-__all__ = ["HANDSHAKE", "KINDS", "Asked", "CaseId", "Inputs", "Kind", "kind", "known_cases", "parse"]
+__all__ = [
+    "HANDSHAKE", "KINDS", "Asked", "CaseId", "Inputs", "Kind", "kind", "kind_of", "known_cases", "parse",
+]  # fmt: skip
 
 RULE, BYTES = "#rule", ":bytes"  # the results derived from a case: the reason it gave, the bytes it wrote
 
@@ -190,6 +192,12 @@ def parse(case_id: str) -> CaseId | None:
         if k.owns(bare):
             return CaseId(k.name, bare.removeprefix(k.prefix) if bare != k.name else "", bare, suffix)
     return None
+
+
+def kind_of(case_id: str) -> str | None:
+    """The name of the kind ``case_id`` belongs to (``read``, ``refuse``, ``handshake`` ...); None for none."""
+    parsed = parse(case_id)
+    return parsed.kind if parsed is not None else None
 
 
 def bare(case_id: str) -> str:

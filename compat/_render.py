@@ -25,8 +25,8 @@ EXAMPLES = 3  # example case IDs shown per failure group
 
 def render(report: Report, fmt: str, *, enforce_recommended: bool = False) -> str:
     if fmt == "json":
-        lines = [report.header.raw, *(r.as_json() for r in report.results)]
-        return "\n".join(json.dumps(line) for line in lines + ([report.footer.raw] if report.footer else []))
+        foot = [json.dumps(report.footer.raw)] if report.footer else []
+        return "\n".join([json.dumps(report.header.raw), *(r.line for r in report.results), *foot])
     if fmt == "junit":
         return junit(report, enforce_recommended=enforce_recommended)
     grid = compact(report) if fmt == "text" else table(report.results, markdown=fmt == "markdown")

@@ -140,17 +140,40 @@ def errored_run(foot: dict[str, Any] | Footer | None) -> int:
 
 
 class Writer:
-    """Writes report lines to ``stream`` (if any), one flushed line each, and keeps the records."""
+    """Writes report lines to ``stream`` (if any), one flushed line each, and keeps the records:
+    each serialised once, and the typed report built from them without reading them back."""
 
     def __init__(self, stream: IO[str] | None) -> None:
         self.stream = stream
-        self.lines: list[dict[str, Any]] = []
+        self.lines: list[dict[str, Any]] = []  # the records, as written
+        self.results: list[Result] = []
+        self.head: dict[str, Any] | None = None
+        self.foot: dict[str, Any] | None = None
 
     def put(self, line: dict[str, Any]) -> None:
-        self.lines.append(line)
+        """A header or footer record."""
+        if line.get("type") == "header":
+            self.head = line
+        elif line.get("type") == "footer":
+            self.foot = line
+        self._write(line, json.dumps(line))
+
+    def put_result(self, result: Result) -> None:
+        self.results.append(result)
+        self._write(result.record, result.line)
+
+    def _write(self, record: dict[str, Any], text: str) -> None:
+        self.lines.append(record)
         if self.stream is not None:
-            self.stream.write(json.dumps(line) + "\n")
+            self.stream.write(text + "\n")
             self.stream.flush()
+
+    def report(self) -> Report:
+        """The report written so far, as :func:`read_report` would read it back."""
+        if self.head is None:
+            raise ReportError("no header line: not a refitwire report")
+        foot = None if self.foot is None else footer_of(self.foot)
+        return Report(header_of(self.head), tuple(self.results), foot)
 
 
 def ok(foot: dict[str, Any] | Footer | None, *, enforce_recommended: bool = False) -> bool:
@@ -185,25 +208,11 @@ def read_report(source: str | Path | Iterable[str]) -> Report:
             record = json.loads(text)
             kind = record["type"]
             if kind == "header":
-                head = Header(
-                    record["seed"],
-                    record["examples"],
-                    tuple(record["participants"]),
-                    tuple(record.get("unavailable", ())),
-                    record.get("upstream", "not asked"),
-                    record,
-                )
+                head = header_of(record)
             elif kind == "result":
                 results.append(_result(record))
             elif kind == "footer":
-                foot = Footer(
-                    record["seconds"],
-                    dict(record["counts"]),
-                    record["required_failed"],
-                    record["recommended_failed"],
-                    record["xpassed"],
-                    record,
-                )
+                foot = footer_of(record)
             else:
                 raise ReportError(f"line {number}: unknown record type {json.dumps(kind)}")
         except (ValueError, KeyError, TypeError) as exc:
@@ -213,6 +222,28 @@ def read_report(source: str | Path | Iterable[str]) -> Report:
     if head is None:
         raise ReportError("no header line: not a refitwire report")
     return Report(head, tuple(results), foot)
+
+
+def header_of(record: dict[str, Any]) -> Header:
+    return Header(
+        record["seed"],
+        record["examples"],
+        tuple(record["participants"]),
+        tuple(record.get("unavailable", ())),
+        record.get("upstream", "not asked"),
+        record,
+    )
+
+
+def footer_of(record: dict[str, Any]) -> Footer:
+    return Footer(
+        record["seconds"],
+        dict(record["counts"]),
+        record["required_failed"],
+        record["recommended_failed"],
+        record["xpassed"],
+        record,
+    )
 
 
 def _result(record: dict[str, Any]) -> Result:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import functools
 import json
 import traceback
 from collections.abc import Callable, Iterable
@@ -76,6 +77,12 @@ class Result:
     input: Any = field(default=None, compare=False)  # a JSON object, or None (Any: built from **base dicts)
 
     def as_json(self) -> dict[str, Any]:
+        """The report's record of this result (``schema/report/1.json``), a copy of :attr:`record`."""
+        return dict(self.record)
+
+    @functools.cached_property
+    def record(self) -> dict[str, Any]:
+        """The report's record of this result, made once (do not change it: :attr:`line` is its text)."""
         record: dict[str, Any] = {"type": "result", "case": self.case, "tier": self.tier}
         record["outcome"] = self.outcome.value
         for key in ("writer", "reader", "message", "symptom", "fault", "expected_failure", "input"):
@@ -83,6 +90,11 @@ class Result:
             if value not in (None, ""):
                 record[key] = value
         return record
+
+    @functools.cached_property
+    def line(self) -> str:
+        """The report's line of this result: :attr:`record` as JSON, serialised once."""
+        return json.dumps(self.record)
 
 
 # -- replies ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from refitwire.compat import _report
-from refitwire.compat._run import Plan, Progress, Result, Started, run, start_all, stop_all
+from refitwire.compat._run import Plan, Progress, Started, run, start_all, stop_all
 
 PROGRESS_EVERY = 2000  # results between two progress lines on stderr
 
@@ -28,28 +28,40 @@ def progress_line(progress: Progress, seconds: float) -> str:
 def execute(
     plan: Plan, stream: IO[str] | None = None, *, then: Callable[[list[Started]], None] | None = None
 ) -> list[dict[str, Any]]:
-    """Run ``plan``; return the report lines, writing each to ``stream`` as it is produced.
+    """Run ``plan``; return the report's records, writing each line to ``stream`` as it is produced.
 
     ``then(started)``, if given, runs once every case has run, while the participants still
     do (``--case`` asks them its case again instead of starting every one of them twice).
     """
+    return _execute(plan, stream, then).lines
+
+
+def run_report(
+    plan: Plan, stream: IO[str] | None = None, *, then: Callable[[list[Started]], None] | None = None
+) -> _report.Report:
+    """As :func:`execute`, returning the typed report (each result serialised once, for ``stream``,
+    and never read back)."""
+    return _execute(plan, stream, then).report()
+
+
+def _execute(
+    plan: Plan, stream: IO[str] | None, then: Callable[[list[Started]], None] | None
+) -> _report.Writer:
     t0 = time.perf_counter()
     started, failed_starts = start_all(plan)
     out = _report.Writer(stream)
     out.put(_report.header(started, plan))
-    results: list[Result] = []
     progress = Progress()
     t1, shown = time.perf_counter(), 0
     try:
         for result in itertools.chain(failed_starts, run(plan, started, progress)):
-            results.append(result)
-            out.put(result.as_json())
-            if len(results) >= shown + PROGRESS_EVERY:
-                shown = len(results)
+            out.put_result(result)
+            if len(out.results) >= shown + PROGRESS_EVERY:
+                shown = len(out.results)
                 print(f"refitwire: {progress_line(progress, time.perf_counter() - t1)}", file=sys.stderr)
         if then is not None:
             then(started)
     finally:
         stop_all(started)
-    out.put(_report.footer(results, started, time.perf_counter() - t0))
-    return out.lines
+    out.put(_report.footer(out.results, started, time.perf_counter() - t0))
+    return out

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.compat import (
+    HANDSHAKE_CASE,
     REQUIRED,
     BaseGroup,
     BaseMismatch,
@@ -149,7 +150,7 @@ def base_report(
 
 
 def _started_badly(report: Report) -> bool:
-    return any(r.case == "handshake" for r in report.results)
+    return any(r.case == HANDSHAKE_CASE for r in report.results)
 
 
 def _materialise(base: Base, into: Path) -> None:

@@ -184,7 +184,9 @@ def _judged(r: Any, released: frozenset[str], tested: frozenset[str]) -> bool:
     """Whether a failure counts at any tier: a writer -> reader cell joining one participant under
     test and one released (the candidate's blobs a released reader rejects, or the other way), or
     a writer under test that wrote what it had to refuse (``refuse:RULE``, a blob breaking RULE)."""
-    if r.writer in tested and r.reader is None and r.case.startswith("refuse:"):
+    from refitwire.compat import case_kind  # the case kinds' table (the runner's: not at the gate's import)
+
+    if r.writer in tested and r.reader is None and case_kind(r.case) == "refuse":
         return True  # it wrote a blob breaking a rule every released reader checks (READ_VALIDATE)
     if r.writer is None or r.reader is None:
         return False
