@@ -60,7 +60,10 @@ def check_read(testee: ProtocolClient, vector: dict[str, Any], version: str) -> 
         assert named == (expected["rule"], expected["pointer"]), answer
 
 
-WRITES = [(v, w) for v in VECTORS for w in v.get("written_by", [])]
+# the writes of the versions a generation is frozen for: a candidate (a schema file not yet
+# released) has none until its release freezes one; the reference writes its cases
+# (tests/test_vectors.py)
+WRITES = [(v, w) for v in VECTORS for w in v.get("written_by", []) if w["spec_version"] in VERSIONS]
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])

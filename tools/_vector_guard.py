@@ -21,7 +21,7 @@ from typing import Any
 import _clone
 import jsonschema
 import jsonschema.validators
-from _vector_kit import ecma_search
+from _vector_kit import at_one_value, ecma_search
 from refitwire import wire
 from refitwire.engine import spec_rules
 
@@ -62,6 +62,45 @@ def _place(doc: Any, path: tuple[Any, ...]) -> tuple[int, ...]:
         key.append(step if isinstance(doc, list) else list(doc).index(step))
         doc = doc[step]
     return tuple(key)
+
+
+def lacking(doc: Any, version: str, document: str) -> str | None:
+    """The pointer of the first object (in document order) of ``doc`` that lacks a member
+    ``version`` requires; None when there is none (or ``doc`` is not an object)."""
+    model = _clone.registry().wire_model(document, version)
+
+    def walk(obj: Any, level: tuple[str, ...], at: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        if not isinstance(obj, dict):
+            return
+        if set(model.levels[level].required) - set(obj):
+            yield at
+        for name in obj:  # in the order written
+            member = next((m for m in model.levels[level].members if m.name == name), None)
+            if member is not None and member.child is not None and isinstance(obj[name], list):
+                for n, item in enumerate(obj[name]):
+                    yield from walk(item, member.child, (*at, name, n))
+
+    return next((wire.pointer(*at) for at in walk(doc, (), ())), None)
+
+
+def first_schema_error(doc: Any, version: str, document: str) -> tuple[str, str]:
+    """The (rule, pointer) section 2.7 reports first among the schema's errors (step 3), read by
+    the second validator: the first place in document order, then ``REQUIRED``, ``TYPE``, the
+    rest by rule ID. For a blob that lacks a member its version requires, which has one."""
+    check, model = _checker(document, version)
+    found = []
+    for e in check.iter_errors(doc):
+        rule = model.rule_at(str(e.validator), list(e.absolute_path), e.instance)
+        found.append(
+            (_place(doc, tuple(e.absolute_path)), at_one_value(rule), wire.pointer(*e.absolute_path))
+        )
+    _, (_, rule), at = min(found)
+    return rule, at
+
+
+def before_structure(rule: str) -> bool:
+    """Whether ``rule`` is reported before the schema's (section 2.7 steps 1 and 2)."""
+    return rule in _before_structure()
 
 
 def agrees(vector: dict[str, Any]) -> bool:

@@ -138,6 +138,27 @@ def decoded(doc: dict[str, Any], version: str, document: str) -> dict[str, Any]:
 # -- vector assembly -----------------------------------------------------------------------
 
 
+def required_first(
+    blob: bytes, parsed: Any, version: str, document: str, bad: tuple[str, str] | None
+) -> tuple[str, str] | None:
+    """What a reader of ``version`` reports for a blob written as if ``bad`` (None: valid) were
+    its only break, when ``version`` requires a member the blob lacks (a member made required in
+    a new version; every blob written for the versions before lacks it): the missing member is a
+    break of the schema (section 2.7 step 3), so it goes before a rule of step 4, after those of
+    steps 1 and 2, and in document order among the schema's. Otherwise ``bad`` as it is."""
+    import _vector_guard
+
+    if bad is not None and _vector_guard.before_structure(bad[0]):
+        return bad
+    try:
+        doc = parsed if parsed is not None else json.loads(blob)
+    except (ValueError, RecursionError):
+        return bad
+    if _vector_guard.lacking(doc, version, document) is None:
+        return bad
+    return _vector_guard.first_schema_error(doc, version, document)
+
+
 def content_key(v: dict[str, Any]) -> str:
     """What two vectors with the same bytes share (the builders keep the first of them), in the
     form vector IDs had before they named their vector: ``v-`` and 12 hex digits of
@@ -164,7 +185,7 @@ def vector(
     invalid = invalid or {}
     expect = {}
     for v in VERSIONS:
-        bad = invalid.get(v) or invalid.get("*")
+        bad = required_first(blob, parsed, v, document, invalid.get(v) or invalid.get("*"))
         if bad:
             expect[v] = {"valid": False, "rule": bad[0], "pointer": bad[1]}
         else:

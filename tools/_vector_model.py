@@ -34,10 +34,12 @@ def model() -> wire.WireModel:
     return _clone.registry().newest_model(DOCUMENT)
 
 
-def base() -> dict[str, Any]:
-    """A valid blob with every member of the newest version present (the one all dimensions vary)."""
+def base(version: str | None = None) -> dict[str, Any]:
+    """A valid blob with every member of the newest version (or of ``version``) present (the one
+    all dimensions vary)."""
     doc = blob_doc([tensor(shards=[shard(digest=D1)])], step=7, meta=b"\xfbmeta\x00\xff")
-    for path, level in model().levels.items():
+    shape = model() if version is None else _clone.registry().wire_model(DOCUMENT, version)
+    for path, level in shape.levels.items():
         for obj in _objects(doc, path):
             for member in level.members:
                 if member.name not in obj:  # a member the hand-made payload lacks (a constant: its value)

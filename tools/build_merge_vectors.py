@@ -56,7 +56,12 @@ def _base() -> dict[str, Any]:
     declares given a value (a replica then differs from its first in each)."""
     vectors = json.loads((ROOT / "schema" / "vectors" / "writer-output.json").read_text())["vectors"]
     for v in vectors:
-        decoded = v["expect"][max(v["expect"], key=version_key)]["decoded"]
+        # as the newest version that reads it decodes it (a member required later makes the
+        # blob, written without it, invalid at that version)
+        reading = [version for version, expect in v["expect"].items() if expect["valid"]]
+        if not reading:
+            continue
+        decoded = v["expect"][max(reading, key=version_key)]["decoded"]
         for t in decoded[TENSOR[-1]]:
             if len(t[SHARD[-1]]) >= 2:
                 table = [t]

@@ -84,6 +84,27 @@ def rules_without_rows() -> list[str]:
     return missing
 
 
+def members_without_version() -> list[str]:
+    """``file: member`` for each member of a schema file that names no ``x-added-in``: every
+    member says the version that added it (SPEC.md section 3), which the gate checks too
+    (``ADDED_IN_MISSING``). The boolean schema ``true`` (any JSON value) has no room for it;
+    ``{"x-added-in": VERSION}`` allows the same values and says when."""
+    from refitwire.wire import Registry
+
+    registry = Registry.from_folder(_clone.ROOT / "schema")
+    missing = []
+    for document in registry.documents:
+        for version in registry.known_versions(document):
+            for member in registry.wire_model(document, version).members():
+                if "x-added-in" in member.schema:
+                    continue
+                line = f"schema/{document}/{version}.json {member.place}: no x-added-in"
+                if not member.schema:  # true or {}: any JSON value
+                    line += f' (for any JSON value write {{"x-added-in": "{version}"}}, not true or {{}})'
+                missing.append(line)
+    return missing
+
+
 def _rules(node: Any, at: str) -> Iterator[tuple[str, str]]:
     from refitwire.wire import join
 
@@ -100,6 +121,14 @@ def _rules(node: Any, at: str) -> Iterator[tuple[str, str]]:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    unstamped = members_without_version()
+    for line in unstamped:
+        print(line, file=sys.stderr)
+    if unstamped:
+        print(
+            "every member names the version that added it (x-added-in), then run this again", file=sys.stderr
+        )
+        return 1
     missing = rules_without_rows()
     for line in missing:
         print(line, file=sys.stderr)
