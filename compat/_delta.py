@@ -135,20 +135,28 @@ def cause(result: Result) -> str:
 
 def grouped(delta: Delta) -> list[Group]:
     """The delta's failures grouped by kind, tier and cause, Required first, largest first."""
-    found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
+    found: dict[tuple[str, str, str], list[Result]] = collections.defaultdict(list)
+    before: dict[tuple[str, str, str], dict[str, None]] = collections.defaultdict(dict)
     for r in (*delta.new_required, *delta.new_recommended):
-        found[("new", r.tier, cause(r), "")].append(r)
-    for was, now in delta.changed:
-        found[("changed", now.tier, cause(now), cause(was))].append(now)
+        found[("new", r.tier, cause(r))].append(r)
+    for was, now in delta.changed:  # one group per cause now, whatever each case failed of before
+        found[("changed", now.tier, cause(now))].append(now)
+        before[("changed", now.tier, cause(now))][cause(was)] = None
     for r in delta.fixed:
-        found[("fixed", r.tier, cause(r), "")].append(r)
+        found[("fixed", r.tier, cause(r))].append(r)
     order = {"new": 0, "changed": 1, "fixed": 2}
     groups = [
         Group(kind, tier, why, tuple(dict.fromkeys((r.writer or "", r.reader or "") for r in members)),
-              tuple(r.case for r in members), was)
-        for (kind, tier, why, was), members in found.items()
+              tuple(r.case for r in members), _was(list(before[(kind, tier, why)])))
+        for (kind, tier, why), members in found.items()
     ]  # fmt: skip
     return sorted(groups, key=lambda g: (order[g.kind], g.tier != REQUIRED, -g.count, g.cause))
+
+
+def _was(causes: list[str]) -> str:
+    if len(causes) <= 1:
+        return "".join(causes)
+    return f"{causes[0]}, and {len(causes) - 1} other cause(s)"
 
 
 def cell_text(cell: tuple[str, str]) -> str:

@@ -44,3 +44,15 @@ def test_a_case_failing_for_another_reason_is_its_own_line_not_fixed_plus_new() 
     assert "for the same reason (not counted, not listed again): 2 recommended" in text
     assert "bytes differ" not in text
     assert [r.case for r in without_known(head, delta).results] == ["gen-3"]
+
+
+def test_cases_failing_now_for_one_cause_are_one_line_with_their_count() -> None:
+    old, new = "modelexpress@0.8.0.dev0+gold", "modelexpress@0.8.0.dev0+gnew"
+    base = _report(old, [_failed(f"gen-{i}", f"value differs at /tensors/{i}", old) for i in range(20)])
+    head = _report(new, [_failed(f"gen-{i}", "wrote an invalid blob (TYPE)", new) for i in range(20)])
+    text = render(compare(head, base), "base.jsonl")
+    listed = [line for line in text if "wrote an invalid blob (TYPE)" in line]
+    assert listed == [
+        "    recommended x20: wrote an invalid blob (TYPE) (in the base: value differs at /tensors/0, and 19 "
+        "other cause(s)) in modelexpress@0.8.0.dev0+gnew -> reference@1.2.0; e.g. case gen-0"
+    ], text

@@ -4,6 +4,7 @@ against its base branch."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,11 +19,7 @@ from test_upstream_source import PATCHES, released_tree  # noqa: F401  (the cach
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs/upstream-ci/modelexpress-wire.yml"
-STEPS_RUN_HERE = (
-    "Check out the base branch beside the pull request",
-    "The base branch's report",
-    "The pull request against the base",
-)
+STEPS_RUN_HERE = ("The pull request against its base",)
 
 
 def _steps() -> list[dict[str, Any]]:
@@ -38,8 +35,17 @@ def test_the_workflow_passes_the_workflow_schema() -> None:
 
 def test_it_fails_only_on_what_the_pull_request_adds() -> None:
     text = "\n".join(str(s.get("run", "")) for s in _steps())
-    assert "--upstream-src .wire-base" in text and "--baseline-report reports/base.jsonl" in text
+    # the gate against the merge base: it makes (and caches) the base's report itself
+    assert '"$KIT/bin/refitwire" gate --upstream-src . --against "$base"' in text
+    assert 'base=$(git merge-base HEAD "origin/$BASE_REF")' in text
+    assert "--baseline-report" not in text and "worktree" not in text
     assert '"$KIT/bin/python" -m refitwire.compat.upstream.envs' in text
+    cached = [
+        str(s.get("with", {}).get("path"))
+        for s in _steps()
+        if str(s.get("uses", "")).startswith("actions/cache")
+    ]
+    assert "~/.cache/refitwire/gate-bases" in cached
     [verdict] = [s for s in _steps() if s.get("name") == "Verdict"]
     assert verdict["if"] == "always()"
 
@@ -70,7 +76,11 @@ def test_its_steps_judge_a_pull_request_here(released_tree: Path, tmp_path: Path
         done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True,
                               text=True, timeout=900)  # fmt: skip
         assert done.returncode == 0, (step["name"], done.stdout[-3000:], done.stderr[-3000:])
-    assert outputs.read_text().strip() == "code=1"
-    said = (repo / "reports/pull-request.txt").read_text()
-    assert "AGAINST BASE FAILED" in said and "wrote a blob breaking WRITE_OMIT_ABSENT" in said
+    said = (repo / "reports/gate.txt").read_text()
+    assert outputs.read_text().strip() == "code=100", said
+    assert "BREAKING MATRIX_DISAGREES" in said and "wrote a blob breaking WRITE_OMIT_ABSENT" in said
     assert "modelexpress@0.7.0+g" in said  # labelled by the pull request's commit
+    assert '"type": "footer"' in (repo / "reports/gate.jsonl").read_text().splitlines()[-1]
+    assert (
+        json.loads((repo / "reports/gate.sarif").read_text())["runs"][0]["invocations"][0]["exitCode"] == 100
+    )
