@@ -105,6 +105,10 @@ def test_what_the_script_writes_passes_the_check_and_keeps_the_rest(figures: Any
         "caches": {"sizes": {"size-cases": 3 * 2**28, "compat-envs": 2**31}, "total": 3 * 2**28 + 2**31,
                    "envs": {"modelexpress-0.6.0": 2**30, "modelexpress-0.7.0": 2**30}, **load},
         "env-build": {"version": "0.7.0", "wall": 57.0, "bytes": 2**30, **load},
+        "faulty-run": {"stdout": "cells\nseed 5, 50 generated payloads, 1235 cases in 14.755 s\nCONFORMANCE FAILED\n",
+                       "exit": 1, "wall": 20.4, **load},
+        "faulty-case": {"stdout": "case read:v-1\nseed 5, 50 generated payloads, 1 cases in 8.115 s\n", "exit": 1,
+                        "wall": 9.0, **load},
     }  # fmt: skip
     written = figures.texts(measured)
     assert sorted(written) == sorted(figures.PLACES)
@@ -115,6 +119,16 @@ def test_what_the_script_writes_passes_the_check_and_keeps_the_rest(figures: Any
     )
     assert written["matrix-counted"].startswith("236 rejections that gave no rule, 171 digest cases")
     assert "load average 5.1-6.3; 2026-12-07" in written["codec-start"]
+    command = 'refitwire conformance --testee "python tests/compat/faulty_testee.py rounds-large-addresses" --seed 5'
+    assert written["faulty-run"].startswith(f"\n```\n$ {command}")
+    assert (
+        "--no-size-limit\n...\nseed 5, 50 generated payloads, 1235 cases in 14.755 s\nCONFORMANCE FAILED\n```\n"
+        in (written["faulty-run"])
+    )  # the matrix of cells before the run's summary is shown as ...
+    assert "--case read:v-9179267ad442\ncase read:v-1\nseed 5" in written["faulty-case"]
+    assert written["faulty-case"].endswith(f"```\n(exit 1, 9 s of wall clock) {STAMP}\n")
+    with pytest.raises(SystemExit, match="no line starts with 'seed '"):
+        figures.texts({"faulty-run": {**measured["faulty-run"], "stdout": "the testee did not start\n"}})
     files = _with_every_figure(figures)
     filled = {path: figures.fill(text, written) for path, text in files.items()}
     assert figures.check(filled) == []

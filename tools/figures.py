@@ -9,7 +9,8 @@ written by this script from a run, never typed. What each NAME runs (:data:`FIGU
 matrix (``refitwire matrix --seed 5 --examples 200``: its cases, seconds, failures, expected
 failures and counted cases, and its throughput), the page ``refitwire report --html`` writes
 from that matrix's report (its size), a conformance run of the reference and of the JavaScript
-example testee (``--seed 5``, size cases and released versions included), the start of the
+example testee (``--seed 5``, size cases and released versions included), the transcripts of
+two runs against a broken testee (:mod:`_figure_transcripts`), the start of the
 codec verbs (``validate``, ``decode``, ``digest``, ``schema list``; median of five starts
 each), the size of every cache the kit writes (``refitwire cache --json``; the upstream
 environments one by one), and, only with ``--build-env`` (it downloads and installs
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import _clone  # noqa: F401  (this checkout's packages first)
+from _figure_transcripts import TRANSCRIPTS, measure_transcript, transcript_text
 from refitwire.cli.cache import human as size  # one way to write a size, the cache verb's
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +72,8 @@ PLACES = {
     "size-cases": ["compat/IMPLEMENTERS.md"],
     "conformance-js": ["compat/IMPLEMENTERS.md"],
     "conformance-reference": ["compat/IMPLEMENTERS.md"],
+    "faulty-run": ["compat/IMPLEMENTERS.md"],
+    "faulty-case": ["compat/IMPLEMENTERS.md"],
 }
 SEED = 5
 EXAMPLES = 200
@@ -414,6 +418,9 @@ def texts(measured: dict[str, dict[str, Any]]) -> dict[str, str]:
     for name in ("conformance-js", "conformance-reference"):
         if name in measured:
             out[name] = _conformance(measured[name])
+    for name in TRANSCRIPTS:
+        if name in measured:
+            out[name] = transcript_text(name, measured[name], _stamp(measured[name]))
     return out
 
 
@@ -432,6 +439,7 @@ def measure(names: list[str], work: Path) -> Iterator[tuple[str, dict[str, Any]]
             work, f"node {JS_TESTEE}", "node compat/testees/js/testee.js"
         ),
         "env-build": lambda: measure_env_build(work),
+        **{name: (lambda name=name: measure_transcript(name, _refitwire(), ROOT)) for name in TRANSCRIPTS},
     }
     for name in names:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
@@ -442,7 +450,7 @@ def measure(names: list[str], work: Path) -> Iterator[tuple[str, dict[str, Any]]
 SOURCE = {"matrix": "matrix", "matrix-expected": "matrix", "matrix-counted": "matrix", "matrix-throughput": "matrix",
           "page": "page", "codec-start": "codec-start", "caches": "caches", "env-size": "caches",
           "size-cases": "caches", "env-build": "env-build", "conformance-js": "conformance-js",
-          "conformance-reference": "conformance-reference"}  # fmt: skip
+          "conformance-reference": "conformance-reference", **{name: name for name in TRANSCRIPTS}}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
