@@ -157,15 +157,19 @@ def _extra_for(verb: str, exc: ImportError) -> str:
 
 
 def installed_from() -> dict[str, Any]:
-    """Where this refitwire was installed from: its ``direct_url.json`` (PEP 610), or ``{}``."""
+    """Where this refitwire was installed from: its ``direct_url.json`` (PEP 610), or ``{}``.
+
+    The record beside the running package (an installed ``refitwire/cli/`` sits in
+    site-packages), not the first ``refitwire`` metadata on the path: a checkout's own
+    ``refitwire.egg-info`` in the current folder would shadow it."""
     import importlib.metadata  # here: a verb that runs imports none of it
 
-    try:
-        record = importlib.metadata.distribution("refitwire").read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:  # run from a source folder on the path
-        record = None
-    found: dict[str, Any] = json.loads(record) if record else {}
-    return found
+    site = Path(__file__).resolve().parents[2]
+    for dist in importlib.metadata.distributions(name="refitwire", path=[str(site)]):
+        record = dist.read_text("direct_url.json")
+        found: dict[str, Any] = json.loads(record) if record else {}
+        return found
+    return {}  # run from a checkout (an editable install): no record beside it
 
 
 def install_hint(extra: str, origin: dict[str, Any]) -> str:
