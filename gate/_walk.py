@@ -247,7 +247,7 @@ def _no_stamp(name: str, schema: Any, version: str | None) -> str:
     instead: ``true`` allows any JSON value as ``{}`` does, but has no room for the version
     that added it, which every member names (released readers and writers are judged by it)."""
     if isinstance(schema, bool):
-        same = {} if schema else {"not": {}}
+        same: dict[str, Any] = {} if schema else {"not": {}}
         stamp = json.dumps({**same, "x-added-in": version or "MAJOR.MINOR.PATCH"})
         return (
             f"new property {name!r} is the boolean schema {json.dumps(schema)}, which cannot carry "
