@@ -1,42 +1,36 @@
-"""The size cases of one reader: its growth judged on the reads they need anyway, what each is
-allowed, and each reply judged (``judge_size``).
+"""The size cases of one reader: its growth judged beside the reference reader, what each
+case is allowed, and each reply judged (``judge_size``).
 
 A wall-clock multiple of whatever the machine does at the moment grows with its load, so it
-neither stays cheap nor catches a slow reader in time. Each reader is its own yardstick
-instead (SPEC.md section 5):
+neither stays cheap nor catches a slow reader in time; nor does a reader's own time on a small
+table, read while the load was other than at its read at the limit. So (SPEC.md section 5):
 
-- It first reads the realistic table at a sixteenth of the limit, twice, keeping the faster
-  (a load spike on that read would make any growth look linear), each within ``--timeout``
-  (a read out of time is asked once more with ``GROWTH_TOLERANCE`` times that room).
-- **Growth** (case ``size:growth``) is judged on the read of ``size:at-limit``, the same
-  realistic table at the limit: sixteen times the bytes and the tensors. A reader linear in
-  the table needs at most sixteen times as long (fixed costs only make it less); one that
-  needs more than ``GROWTH_TOLERANCE`` times that grows faster than linearly (quadratic in
-  tensors, say) and fails. Over sixteen times the table, a quadratic term of more than a fifth
-  of the small read makes the read at the limit more than four times a linear one's.
-- **Allowance**: a large read is stopped when a linear reader would be done with that room:
-  ``GROWTH_TOLERANCE`` x the reader's time at a sixteenth x how much more the blob holds
-  (bytes or tensors, whichever grows more), never less than ``--timeout``. So a quadratic
-  reader costs four times what a linear one would need, not its quadratic time, and a linear
-  one is stopped only when the machine got ``GROWTH_TOLERANCE`` times slower between its two
-  reads (seen here with a test suite on both cores: at most 2.1 x a linear growth). A read at
-  the limit that grew faster is asked once more when the small table, read again, shows the
-  machine slower now.
-- **Not sent after a slow growth**: a reader that grew faster than linearly (or ran out of its
-  allowance at the limit) is not sent ``size:many-tensors`` (skipped, saying why): it could
-  only wait out its allowance to say what growth said; ``--case`` still sends it.
+- The reader first reads the realistic table at a sixteenth of the limit, within ``--timeout``
+  (a read out of time is asked once more with ``ROOM`` times that room): a reader that skips it
+  has ``size:growth`` skipped, one that cannot read it fails it.
+- **Growth** (case ``size:growth``): the reference reader, a testee of its own, reads that
+  table and the one at the limit beside the reader, in rounds, and the reader fails when it
+  grew more than ``GROWTH_TOLERANCE`` times as much as the reference (``refitwire.compat._growth``).
+  The reader's read at the limit is also ``size:at-limit``'s.
+- **Allowance**: the read at the limit is stopped at ``ROOM`` times what a reader growing as the
+  reference did needs; the other cases at ``ROOM`` x the reader's fastest read of the small
+  table x how much more the blob holds (bytes or tensors, whichever grows more); never less
+  than ``--timeout``. A reader whose small table was not read gets ``--timeout``.
+- **Not sent after a slow growth**: a reader that grew faster than linearly is not sent
+  ``size:many-tensors`` (skipped, saying why): it could only wait out its allowance to say
+  what growth said; ``--case`` still sends it.
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from refitwire.compat import _cases, _checks, _sizes
+from refitwire.compat import _cases, _checks, _growth, _sizes
+from refitwire.compat._growth import ROOM
 from refitwire.compat._results import (
     REQUIRED,
     Broken,
@@ -47,21 +41,17 @@ from refitwire.compat._results import (
     Result,
     Skipped,
     broken_cause,
+    crashed,
     judged,
 )
 from refitwire.engine import blob_limit, no_gc
 from refitwire.wire import Registry
 
-#: A reader may need up to this many times what a linear reader needs (load, memory effects).
-GROWTH_TOLERANCE = 4.0
-#: A reader faster than this at the limit is not judged for growth: noise, and the limit caps the table.
-GROWTH_FLOOR_S = 1.0
 #: The small table is this fraction of the limit.
 SMALL_FRACTION = 16
-#: A second read at the limit when the small table takes this many times longer now than before.
-SLOWER_NOW = 1.25
 GROWTH_CASE = "size:growth"
 SUPERLINEAR = "grows faster than linearly"  # the symptom after which size:many-tensors is not sent
+UNREAD = "did not read the growth tables"
 AT_LIMIT = "size:at-limit"
 
 
@@ -71,14 +61,23 @@ class Allowance:
 
     seconds: float
     timeout_s: float
-    growth_s: float | None = None  # what a linear reader could need, with room; None: not timed
+    growth_s: float | None = None  # ROOM x what a linear reader could need; None: not timed
     scale: float = 1.0  # how much more the blob holds than the small table
+    #: read beside the reference: this reader's time against the reference's at a sixteenth, and
+    #: the reference's time at the limit (what a reader growing as the reference did needs: their product)
+    beside: tuple[float, float] | None = None
 
     def describe(self) -> str:
         parts = [f"--timeout {self.timeout_s:g} s"]
-        if self.growth_s is not None:
+        if self.growth_s is not None and self.beside is not None:
+            ratio, reference_s = self.beside
             parts.append(
-                f"{GROWTH_TOLERANCE:g} x a linear growth from its time at a sixteenth of the limit "
+                f"{ROOM:g} x what a reader growing as the reference reader did needs: {ratio:.2f} x its "
+                f"{reference_s:.2f} s at the limit, read beside it: {self.growth_s:.1f} s"
+            )
+        elif self.growth_s is not None:
+            parts.append(
+                f"{ROOM:g} x a linear growth from its time at a sixteenth of the limit "
                 f"({self.scale:.3g} x the table): {self.growth_s:.1f} s"
             )
         return f"allowed {self.seconds:.1f} s ({'; '.join(parts)})"
@@ -110,25 +109,20 @@ def allowance(case: _sizes.SizeCase, small_s: float | None, timeout_s: float) ->
     if small_s is None:
         return Allowance(timeout_s, timeout_s)
     times = scale(case)
-    growth_s = GROWTH_TOLERANCE * times * small_s
+    growth_s = ROOM * times * small_s
     return Allowance(max(timeout_s, growth_s), timeout_s, growth_s, times)
-
-
-def linear(small_s: float, took: float, times: float) -> bool:
-    """Whether ``took`` at ``times`` the small table is within the tolerance of a linear growth."""
-    return took < GROWTH_FLOOR_S or took <= GROWTH_TOLERANCE * times * small_s
 
 
 def read_sizes(r: Any, timeout_s: float, registry: Registry, only: str | None = None) -> Iterator[Result]:
     """Reader ``r``'s ``size:growth`` and size cases (all, or what ``--case only`` needs), in order,
     at the blob size limit ``registry``'s SPEC.md gives ``r``'s version."""
     limit = blob_limit(registry, r.version)
-    small_s, why = _time_small(r, limit, timeout_s)
+    beside = only in (None, GROWTH_CASE, AT_LIMIT)  # the growth rounds make the read at the limit
+    small_s, why = _time_small(r, limit, timeout_s, reads=1 if beside else 2)
     if why is not None and why.startswith(SKIPPED):  # a reader that skips reads: nothing to time
         yield Result(GROWTH_CASE, REQUIRED, Outcome.SKIPPED, reader=r.label, message=why)
     elif why is not None:  # the small table unread: growth fails, and the rest get --timeout
-        yield Result(GROWTH_CASE, REQUIRED, Outcome.FAILED, reader=r.label, fault="reader",
-                     symptom="did not read the growth tables",
+        yield Result(GROWTH_CASE, REQUIRED, Outcome.FAILED, reader=r.label, fault="reader", symptom=UNREAD,
                      message=f"did not decode the realistic table of {len(small_table(limit))} bytes: {why}")  # fmt: skip
     if why is not None and only == GROWTH_CASE:
         return  # the read at the limit would say nothing more about it
@@ -139,8 +133,15 @@ def read_sizes(r: Any, timeout_s: float, registry: Registry, only: str | None = 
         if slow and case.valid and only is None:
             yield unsent(case, r.label)
             continue
-        check = functools.partial(_read, r, case, small_s, timeout_s, registry)
-        found = judged(check, case.id, case.tier, reader=r.label)
+        if case.id == AT_LIMIT and small_s is not None:
+            try:
+                found, small_s = _beside(r, case, small_s, timeout_s, registry, only)
+            except Exception as exc:  # the kit's crash: errored cases, never a verdict
+                ids = [GROWTH_CASE] + ([] if only == GROWTH_CASE else [case.id])
+                found = [crashed(exc, i, REQUIRED, reader=r.label) for i in ids]
+        else:
+            found = judged(functools.partial(_read, r, case, small_s, timeout_s, registry), case.id, case.tier,
+                           reader=r.label)  # fmt: skip
         slow = slow or any(f.case == GROWTH_CASE and f.symptom == SUPERLINEAR for f in found)
         yield from found
 
@@ -151,26 +152,58 @@ def _read(
     # One collector pause for a read, its judgement and the reply's end: at the limit the reply is
     # ~10^6 acyclic values, and a collector back while they are alive walks them all once.
     with no_gc():
-        if case.id == AT_LIMIT:
-            return _at_limit(r, case, small_s, timeout_s, registry)
         allowed = allowance(case, small_s, timeout_s)
         return list(judge_size(r, case, _checks.ask_read(r, case.blob, allowed.seconds), allowed, registry))
 
 
-def _time_small(r: Any, limit: int, timeout_s: float) -> tuple[float | None, str | None]:
-    """The faster of two reads of the small table of ``limit``, or why there is none. A read
-    out of ``--timeout`` is asked once more with ``GROWTH_TOLERANCE`` times the room: on a
-    machine busy with other work (seen in CI: 8 processes on 2 cores) a released reader took
-    over 10 s for what it reads in 1 s, and the yardstick is not a case of its own."""
+def _beside(
+    r: Any, case: _sizes.SizeCase, warm_s: float, timeout_s: float, registry: Registry, only: str | None
+) -> tuple[list[Result], float]:
+    """``size:growth`` read beside the reference, and ``size:at-limit`` from the reader's read
+    at the limit among them; with the reader's fastest read of the small table."""
+    small = small_table(case.limit)
+    check_messages = getattr(r.testee, "check_messages", True)  # the same kit's work on both sides
+    with no_gc():
+        try:
+            with _growth.yardstick(r.version, registry, timeout_s, check_messages) as yard:
+                grown = _growth.read_beside(r, yard, small, case.blob, timeout_s, warm_s)
+        except _growth.YardstickFailed as exc:  # the kit's: growth errored, the limit read as before
+            at_limit = [] if only == GROWTH_CASE else _read(r, case, warm_s, timeout_s, registry)
+            return [crashed(exc, GROWTH_CASE, REQUIRED, reader=r.label), *at_limit], warm_s
+        results = [_verdict(r.label, case, grown)]
+        if only == GROWTH_CASE:
+            return results, grown.small_s
+        if grown.reply is None:  # it stopped reading before the limit
+            return [*results, *_read(r, case, grown.small_s, timeout_s, registry)], grown.small_s
+        allowed = Allowance(grown.allowed_s, timeout_s, grown.room_s, beside=grown.basis)
+        return [*results, *judge_size(r, case, grown.reply, allowed, registry)], grown.small_s
+
+
+def _verdict(label: str, case: _sizes.SizeCase, grown: _growth.Growth) -> Result:
+    """``size:growth`` from the rounds read beside the reference, with every number it rests on."""
+    base = {"case": GROWTH_CASE, "tier": REQUIRED, "reader": label}
+    if grown.unread is not None:
+        return Result(**base, outcome=Outcome.FAILED, fault="reader", symptom=UNREAD, message=grown.unread)
+    small = small_table(case.limit)
+    account = grown.account((small_tensors(case.limit), case.tensors), (len(small), len(case.blob)))
+    if not _growth.grows_faster(grown.rounds):
+        return Result(**base, outcome=Outcome.PASSED, message=account)
+    return Result(**base, outcome=Outcome.FAILED, fault="reader", symptom=SUPERLINEAR,
+                  message=f"{SUPERLINEAR}: {account}")  # fmt: skip
+
+
+def _time_small(r: Any, limit: int, timeout_s: float, reads: int = 2) -> tuple[float | None, str | None]:
+    """The fastest of ``reads`` reads of the small table of ``limit``, or why there is none. A
+    read out of ``--timeout`` is asked once more with ``ROOM`` times the room: on a machine busy
+    with other work (seen in CI: 8 processes on 2 cores) a released reader took over 10 s for
+    what it reads in 1 s, and the first read is no case of its own."""
     best = float("inf")
-    for _ in range(2):
-        for allowed in (timeout_s, GROWTH_TOLERANCE * timeout_s):
-            t0 = time.perf_counter()
-            reply = _checks.ask_read(r, small_table(limit), allowed)
-            took = time.perf_counter() - t0
-            if not _out_of_time(reply):
+    for _ in range(reads):
+        for allowed in (timeout_s, ROOM * timeout_s):
+            reply, took = _growth.timed(r, small_table(limit), allowed)
+            if not _growth.out_of_time(reply):
                 break
-        best = min(best, took)
+        best = min(best, took.wall)
         if not isinstance(reply, Decoded):
             return None, _why(reply)
     return best, None
@@ -183,58 +216,6 @@ def _why(reply: Reply) -> str:
     if isinstance(reply, Skipped):
         return f"{SKIPPED}: {reply.reason}"
     return getattr(reply, "message", None) or getattr(reply, "rule", None) or type(reply).__name__
-
-
-def _out_of_time(reply: Reply) -> bool:
-    return isinstance(reply, Broken) and broken_cause(reply.message) == "no reply in time"
-
-
-def _at_limit(
-    r: Any, case: _sizes.SizeCase, small_s: float | None, timeout_s: float, registry: Registry
-) -> list[Result]:
-    """``size:at-limit`` and, from the same read, ``size:growth`` (when the small table was read)."""
-    times = scale(case)
-    for attempt in range(2):
-        allowed = allowance(case, small_s, timeout_s)
-        t0 = time.perf_counter()
-        reply = _checks.ask_read(r, case.blob, allowed.seconds)
-        took = time.perf_counter() - t0
-        if small_s is None or attempt or (isinstance(reply, Decoded) and linear(small_s, took, times)):
-            break
-        if not (isinstance(reply, Decoded) or _out_of_time(reply)):
-            break  # it answered, and not with a table: growth is not what went wrong
-        # a machine slower now than at the small read is not growth
-        now, _ = _time_small(r, case.limit, timeout_s)
-        if now is None or now <= SLOWER_NOW * small_s:
-            break
-        small_s = now
-    results = list(judge_size(r, case, reply, allowed, registry))
-    if small_s is not None:
-        results.insert(0, _growth(r.label, case, small_s, took, reply, allowed))
-    return results
-
-
-def _growth(
-    label: str, case: _sizes.SizeCase, small_s: float, took: float, reply: Reply, allowed: Allowance
-) -> Result:
-    """``size:growth`` from the reads of the small table and of ``case``, the table at the limit."""
-    base = {"case": GROWTH_CASE, "tier": REQUIRED, "reader": label}
-    if not isinstance(reply, Decoded) and not _out_of_time(reply):
-        return Result(**base, outcome=Outcome.FAILED, fault="reader", symptom="did not read the growth tables",
-                      message=f"did not decode the realistic table of {len(case.blob)} bytes: {_why(reply)}")  # fmt: skip
-    ran_out = not isinstance(reply, Decoded)
-    took, times = allowed.seconds if ran_out else took, allowed.scale
-    tensors = (small_tensors(case.limit), case.tensors)
-    account = (
-        f"read {tensors[0]} tensors in {small_s:.2f} s and {tensors[1]} in "
-        f"{f'more than {took:.2f} s (its allowance)' if ran_out else f'{took:.2f} s'}: "
-        f"{'over ' if ran_out else ''}{took / small_s:.1f} x the time for {times:.3g} x the table "
-        f"(a linear reader: at most {times:.3g}; allowed {GROWTH_TOLERANCE * times:.3g})"
-    )
-    if not ran_out and linear(small_s, took, times):
-        return Result(**base, outcome=Outcome.PASSED, message=account)
-    return Result(**base, outcome=Outcome.FAILED, fault="reader", symptom=SUPERLINEAR,
-                  message=f"{SUPERLINEAR}: {account}")  # fmt: skip
 
 
 def unsent(case: _sizes.SizeCase, reader: str) -> Result:
