@@ -87,7 +87,10 @@ def judge(
         for key, old, new in (("spec_rules", base, work), ("spec_text", base_text, work_text))
         for ch, f in locks(key, old.lock, new.lock, base_index, work_index, relative, index_file)
     ]
-    out += [SpecFinding(ch, v, file=relative) for ch, v in released_text(base_text, work_text, released)]
+    out += [
+        SpecFinding(ch, v, shown, file=relative)
+        for ch, v, shown in released_text(base_text, work_text, released, registry if witnesses else None)
+    ]
     out += [
         SpecFinding(ch, v, file=relative)
         for ch, v in candidate_text(work_text, [v for v, _ in candidates], released)

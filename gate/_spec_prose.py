@@ -23,19 +23,25 @@ read block by block by ``refitwire.engine.spec_text``:
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Sequence
 
 from refitwire.engine import SpecText, TextBlock
 from refitwire.gate._change import Change
-from refitwire.wire import pointer, version_key
+from refitwire.gate._document import Document
+from refitwire.gate._witness import Witness, find_witness
+from refitwire.wire import Registry, pointer, version_key
 
 #: Words of context around a changed span, and how many lines of diff a finding shows.
 _CONTEXT, _SHOWN = 6, 40
 
 
-def released_text(base: SpecText, work: SpecText, released: Sequence[str]) -> list[tuple[Change, str]]:
-    """``(change, version)`` for each section of each released version whose text changed."""
+def released_text(
+    base: SpecText, work: SpecText, released: Sequence[str], registry: Registry | None = None
+) -> list[tuple[Change, str, tuple[Witness, ...]]]:
+    """``(change, version, witnesses)`` for each section of each released version whose text
+    changed; witnesses (:func:`members_witnesses`, with ``registry``) where one can be built."""
     out = []
     for version in released:
         old, new = base.sections(version), work.sections(version)
@@ -54,9 +60,9 @@ def released_text(base: SpecText, work: SpecText, released: Sequence[str]) -> li
                 f"section {key} ({heading}) of released {version} changed: released text never changes "
                 f"(an editorial change passes through a baseline entry)\n{lines}"
             )
-            out.append(
-                (Change("SPEC_TEXT_CHANGED", pointer("text", key), "", detail, removed, added), version)
-            )
+            change = Change("SPEC_TEXT_CHANGED", pointer("text", key), "", detail, removed, added)
+            witnesses = members_witnesses(a, b, version, registry) if registry is not None else ()
+            out.append((change, version, witnesses))
     return out
 
 
@@ -115,3 +121,54 @@ def words(a: str, b: str) -> list[str]:
 
 def _cut(text: str, shown: int = 300) -> str:
     return text if len(text) <= shown else text[:shown] + "..."
+
+
+# -- a witness where the text says what a schema says: the members table ------------------------
+
+#: The members table of section 1 (tools/build_spec_members.py writes it from the schemas).
+MEMBERS_HEADER = "| member | type | presence | since | meaning |"
+
+
+def members_witnesses(old: Sequence[TextBlock], new: Sequence[TextBlock], version: str,
+                      registry: Registry) -> tuple[Witness, ...]:  # fmt: skip
+    """Witnesses of a member's presence changed in the members table of released ``version``:
+    its reader, read as the changed table says (the released schema with the member required,
+    or no longer required), against the released schema's writer, through the gate's own witness
+    search (every witness checked by ``refuted``). None where the table changed nothing else
+    the schema says, or ``version`` has no released rendezvous schema here."""
+    if version not in registry.released_versions():
+        return ()
+    before, after = _presence(old), _presence(new)
+    released = registry.load_schema("rendezvous", version)
+    found = []
+    for name in sorted(set(before) & set(after)):
+        made = (before[name] == "required", after[name] == "required")
+        if made[0] == made[1] or name not in released.get("properties", {}):
+            continue
+        variant = copy.deepcopy(released)
+        required = [m for m in variant.get("required", []) if m != name] + ([name] if made[1] else [])
+        variant["required"] = required
+        rule, direction = ("REQUIRED_ADDED", "BACKWARD") if made[1] else ("REQUIRED_REMOVED", "FORWARD")
+        change = Change(rule, "/required", pointer(name), f"the table says {name!r} is {after[name]}")
+        schema_doc = Document(f"schema/rendezvous/{version}.json", released)
+        table_doc = Document(f"SPEC.md's members table as changed, at {version}", variant)
+        witness = find_witness(change, schema_doc, table_doc, direction, registry)
+        if witness is not None:
+            found.append(witness)
+    return tuple(found)
+
+
+def _presence(blocks: Sequence[TextBlock]) -> dict[str, str]:
+    """Member -> presence, from the rows under the members table's header."""
+    out: dict[str, str] = {}
+    within = False
+    for block in blocks:
+        if block.kind != "row":
+            within = False
+        elif block.text == MEMBERS_HEADER:
+            within = True
+        elif within:
+            cells = [c.strip() for c in block.text.strip("|").split("|")]
+            if len(cells) == 5 and cells[0].startswith("`"):
+                out[cells[0].strip("`")] = cells[2]
+    return out

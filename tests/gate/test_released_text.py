@@ -87,6 +87,10 @@ def test_an_edit_of_released_prose_is_a_finding_with_its_diff(
     assert any(line.lstrip().startswith("- ") and removed in line for line in diff), finding["detail"]
     assert any(line.lstrip().startswith("+ ") and added in line for line in diff), finding["detail"]
     assert f"BREAKING {rule}" in text and removed in text and added in text
+    if pointer == "/text/1":  # where the text says what a schema says, a blob shows it
+        [witness] = finding["witnesses"]
+        assert "publisher_step" not in witness["blob"] and witness["rejection"].startswith("REQUIRED at")
+        assert witness["accepted_by"].startswith("1.2.0 (schema/rendezvous/1.2.0.json)")
 
 
 def test_a_member_made_required_in_the_table_alone_is_a_stale_table(tmp_path: Path) -> None:
