@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from refitwire.engine import SpecText, TextBlock
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
+from refitwire.gate._rules import Direction
 from refitwire.gate._witness import Witness, find_witness
 from refitwire.wire import Registry, pointer, version_key
 
@@ -148,7 +149,8 @@ def members_witnesses(old: Sequence[TextBlock], new: Sequence[TextBlock], versio
         variant = copy.deepcopy(released)
         required = [m for m in variant.get("required", []) if m != name] + ([name] if made[1] else [])
         variant["required"] = required
-        rule, direction = ("REQUIRED_ADDED", "BACKWARD") if made[1] else ("REQUIRED_REMOVED", "FORWARD")
+        rule = "REQUIRED_ADDED" if made[1] else "REQUIRED_REMOVED"
+        direction: Direction = "BACKWARD" if made[1] else "FORWARD"
         change = Change(rule, "/required", pointer(name), f"the table says {name!r} is {after[name]}")
         schema_doc = Document(f"schema/rendezvous/{version}.json", released)
         table_doc = Document(f"SPEC.md's members table as changed, at {version}", variant)
