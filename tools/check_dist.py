@@ -5,6 +5,8 @@
 Run by ``tox -e dist`` (CI), in an environment with ``build`` and ``twine`` and no refitwire.
 Each step prints its seconds; any failure exits 1 naming the step and what it found.
 
+0. No page, workflow or template (:func:`install_documents`) installs refitwire by name from a
+   package index (:func:`index_installs`): no index holds a release of it.
 1. ``python -m build --sdist`` of this checkout, unpacked into a folder that stands for a
    user's checkout (it holds the package's sources and nothing of this one's state).
 2. There, README.md's install block (``<!-- dist-check: install -->``: a fresh virtual
