@@ -300,8 +300,10 @@ def writer_vector(
     (:func:`writers_of`); ``payload``: members that replace the decoded form's in the payload
     given to the writer."""
     versions = writers_of(doc).split()
-    # named by the oldest writer that writes it
-    who = "every writer" if versions == list(VERSIONS) else f"{versions[0]} writer"
+    # named by the oldest writer that writes it, or "every writer" when every released one does
+    # (a candidate's writer is not counted: a member it requires would rename the vector)
+    released = _clone.registry().released_versions()
+    who = "every writer" if set(released) <= set(versions) else f"{versions[0]} writer"
     v = vector(f"{who}: {description}", py_dumps(doc), written_by=versions, tags=["writer-output", *tags])
     for w in v["written_by"]:
         w["payload"].update(payload or {})
