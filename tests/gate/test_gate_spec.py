@@ -193,7 +193,7 @@ def test_the_index_locks_the_rules_of_every_released_version() -> None:
     assert locked == {v: spec_rules(wire.default_registry()).lock(v) for v in locked}, (
         "SPEC.md's rules of a released version changed"
     )
-    # the wording is not locked, every fact is
+    # the facts' lock ignores the wording (the text has a lock of its own, below); every fact is locked
     reworded = parse_spec(
         SPEC.read_text(encoding="utf-8").replace("Sizes are never negative.", "Never negative.")
     )
