@@ -214,7 +214,9 @@ def vector(
     v["tier"] = tier_of(expect, upstream, tags or [])
     for version, outcome in expect.items():  # the tier a reader of that version is held to
         outcome["tier"] = version_tier(version, expect, upstream, tags or [], document, blob)
-    v["spec"] = spec_of(invalid, tags or [], or_reject)
+    # (a blob valid as written, rejected at a version that requires a member it lacks: REQUIRED's)
+    rejected = {k: (e["rule"], e["pointer"]) for k, e in expect.items() if not e["valid"]}
+    v["spec"] = spec_of(invalid or rejected, tags or [], or_reject)
     v["writer_conformant"] = writer_conformant and not invalid
     if written_by:  # the writers of these versions, given the decoded payload, emit exactly `blob`
         doc = json.loads(blob)
