@@ -92,7 +92,7 @@ def judge(
         for ch, v, shown in released_text(base_text, work_text, released, registry if witnesses else None)
     ]
     out += [
-        SpecFinding(ch, v, file=relative)
+        SpecFinding(ch, v, (), ch.directions if ch.breaking else (), file=relative)  # prose: no blob built
         for ch, v in candidate_text(work_text, [v for v, _ in candidates], released)
     ]
     checked_by = sides(registry, base_file[1].decode("utf-8"), data.decode("utf-8"), candidates)

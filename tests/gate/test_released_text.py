@@ -204,3 +204,25 @@ def test_every_finders_witness_is_checked_again_before_it_is_shown() -> None:
     # and the finder's own search, held to the same check, shows a string elsize
     found, missing = evidence(change, old, new, wire.default_registry())
     assert missing == () and isinstance(found[0].blob["tensors"][0]["elsize"], str)
+
+
+def test_text_a_new_version_adds_of_its_own_is_judged_against_the_newest_release(repo: Path) -> None:
+    # stamped for 1.3.0 (a candidate): no released version's text changes
+    note = "(1.3.0) A digest is computed once per refit and kept with the table.\n\n"
+    _candidate(repo, lambda s: None)
+    _edit(repo, "The digest depends on the bytes alone", note + "The digest depends on the bytes alone")
+    code, records, text = _gate(repo)
+    assert code == 0, text
+    added = [(f["rule"], f["against"]) for f in _findings(records) if f["pointer"].startswith("/text/4/")]
+    assert added == [("SPEC_TEXT_ADDED", "1.2.0")]
+    # a normative one (an RFC 2119 keyword) is a new rule for 1.3.0: unproven until shown otherwise
+    _edit(repo, "is computed once per refit", "MUST be computed once per refit")
+    code, records, text = _gate(repo)
+    [rule] = [f for f in _findings(records) if f["pointer"].startswith("/text/4/")]
+    assert (rule["rule"], rule["against"], rule["unproven"]) == ("SPEC_RULE_ADDED", "1.2.0", True)
+    assert code == 100 and not [f for f in _findings(records) if f["rule"] == "SPEC_TEXT_CHANGED"]
+    # unstamped, the same sentence is a change to every released version's text
+    _edit(repo, "(1.3.0) A digest MUST", "A digest MUST")
+    code, records, _ = _gate(repo)
+    changed = [f["against"] for f in _findings(records) if f["rule"] == "SPEC_TEXT_CHANGED"]
+    assert code == 100 and changed == ["1.0.0", "1.1.0", "1.2.0"]
