@@ -5,8 +5,9 @@
 SDIST-TREE is the released modelexpress sdist unpacked (``pip download --no-deps --no-binary
 :all: modelexpress==0.7.0``). The script commits it on ``main`` of a new git repository shaped
 like ModelExpress (``modelexpress_client/python``), then runs ``refitwire gate --upstream-src .``
-as the page describes: on the untouched checkout twice (cold: the base's report is made; warm:
-it is read from the cache), then on a pull request that writes the step as ``null``. What those
+as the page describes: on the untouched checkout twice (cold: the base's report is made; then
+warm, read from the cache, unless the kit changed in between, which the run's first lines say),
+then on a pull request of the same base that writes the step as ``null``. What those
 runs print, their exit codes, their wall-clock times and the load average while they ran are
 written into the page between its ``worked-example`` markers. Nothing of the example is typed.
 """
@@ -50,7 +51,7 @@ def _gate(repo: Path, seed: int, examples: int) -> tuple[list[str], float, int, 
         argv, cwd=repo, capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL
     )
     took, load = time.monotonic() - started, max(load, os.getloadavg()[0])
-    shown = (done.stderr + done.stdout).replace(str(repo), ".")
+    shown = (done.stderr + done.stdout).replace(str(repo), ".").replace(str(Path.home()), "~")
     return shown.splitlines(), took, done.returncode, load
 
 
@@ -61,7 +62,8 @@ def example(tree: Path, seed: int, examples: int) -> str:
         _git(origin, "init", "-q", "-b", "main")
         _git(origin, "add", "-A")
         _git(origin, "commit", "-q", "-m", f"{tree.name} (committed {time.time()})")  # a new base: cold
-        runs = [("untouched, the base not cached yet", origin), ("untouched again, the base cached", origin)]
+        # whether a run made the base's report or read it from the cache, its first lines say
+        runs = [("untouched, a base never run before", origin), ("untouched again, the same base", origin)]
         pull = Path(tmp) / "pull-request"
         subprocess.run(["git", "clone", "-q", str(origin), str(pull)], check=True)
         _git(pull, "checkout", "-q", "-b", "null-step")
@@ -69,7 +71,7 @@ def example(tree: Path, seed: int, examples: int) -> str:
         target = pull / PACKAGE / file
         target.write_text(target.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
         _git(pull, "commit", "-q", "-am", "write a null step")
-        runs.append(("a pull request that writes the step as null", pull))
+        runs.append(("a pull request of the same base that writes the step as null", pull))
         shown = []
         for what, repo in runs:
             lines, took, code, load = _gate(repo, seed, examples)
