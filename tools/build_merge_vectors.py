@@ -48,7 +48,11 @@ MODEL = _clone.registry().newest_model()
 TENSOR, SHARD = MODEL.table_at(), MODEL.table_at(*MODEL.table_at())
 
 
-KEY, AGREED, BOX = merge_terms(MODEL, _clone.registry())
+#: as the newest release states them: its merges are what the released merge_shard_tables is
+#: measured on, and a rule a candidate states anew (a row stamped with its version) leaves them
+KEY, AGREED, BOX = merge_terms(
+    _clone.registry().wire_model("rendezvous", _clone.registry().released_versions()[-1]), _clone.registry()
+)
 
 
 def _base() -> dict[str, Any]:
