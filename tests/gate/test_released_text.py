@@ -168,6 +168,7 @@ def test_a_type_widened_to_a_union_has_a_witness_of_the_new_type(repo: Path) -> 
         assert witness["rejection"].startswith("TYPE at /tensors/"), witness
 
 
+@pytest.mark.slow  # a witness search over hypothesis draws / three gate runs
 def test_a_witness_no_writer_could_write_leaves_the_finding_unproven(repo: Path) -> None:
     # name retyped (so the library cannot read the geometry rules at 1.3.0) and shard_offset's bound
     # raised past full_shape's: every blob it lets through breaks BOX_IN_BOUNDS, which 1.3.0 keeps
@@ -206,6 +207,7 @@ def test_every_finders_witness_is_checked_again_before_it_is_shown() -> None:
     assert missing == () and isinstance(found[0].blob["tensors"][0]["elsize"], str)
 
 
+@pytest.mark.slow  # a witness search over hypothesis draws / three gate runs
 def test_text_a_new_version_adds_of_its_own_is_judged_against_the_newest_release(repo: Path) -> None:
     # stamped for 1.3.0 (a candidate): no released version's text changes
     note = "(1.3.0) A digest is computed once per refit and kept with the table.\n\n"
