@@ -239,11 +239,15 @@ def test_a_reference_that_cannot_read_is_the_kits_crash(monkeypatch: pytest.Monk
 # -- real testees, a saturated machine -----------------------------------------------------
 
 
+#: A busy loop that ends once the test's process is gone (a killed run leaves none behind).
+BUSY = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    for _ in range(100_000): pass"
+
+
 class Burners:
     """Busy loops, each wanting a core; ``run(n)`` lets the first ``n`` run and stops the rest."""
 
     def __init__(self, most: int) -> None:
-        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(most)]
+        self.procs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(most)]
 
     def run(self, n: int) -> None:
         for i, proc in enumerate(self.procs):
