@@ -19,9 +19,9 @@ from typing import Any
 
 from refitwire.compat import _badge, _kinds, _render
 from refitwire.compat._report import Report
-from refitwire.compat._results import Outcome, Result
+from refitwire.compat._results import LISTED_PER_GROUP, Outcome, Result, listing
 
-MAX_CASES = 100  # cases listed per group in one cell; the rest are counted
+MAX_INPUTS = 400  # distinct cases whose recorded input the page carries
 
 
 def page(report: Report, *, enforce_recommended: bool = False) -> str:
@@ -154,8 +154,8 @@ def _expected_groups(members: Iterable[Result]) -> list[tuple[tuple[str, str, st
     """Expected failures, apart: by tier and listed reason."""
     found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
     for r in members:
-        if r.outcome == Outcome.XFAILED:
-            key = (r.tier, r.outcome.value, r.symptom or r.expected_failure or "", _render.blamed(r))
+        key = listing(r) if r.outcome == Outcome.XFAILED else None
+        if key is not None:
             found[key].append(r)
     return sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
@@ -165,7 +165,7 @@ def _group(
 ) -> dict[str, Any]:
     tier, outcome, symptom, side = key
     cases = []
-    for r in members[:MAX_CASES]:
+    for r in members[:LISTED_PER_GROUP]:
         shown.setdefault(r.case, None)
         cases.append({
             "case": r.case, "tier": r.tier, "outcome": r.outcome.value, "message": r.message,
@@ -180,8 +180,8 @@ def _inputs_note(report: Report, kit: str | None) -> str:
     if any(r.input is not None for r in report.results):
         return f"Inputs as the run recorded them in the report (refitwire {kit or 'of unknown version'})."
     if any(r.outcome.bad or r.outcome == Outcome.XFAILED for r in report.results):
-        return (f"The report records no inputs (refitwire {kit or 'of unknown version'}, before reports carried "
-                "them): each case's rerun command prints them.")  # fmt: skip
+        return (f"The report records no inputs (made by refitwire {kit or 'of unknown version'}): each case's "
+                "rerun command prints them.")  # fmt: skip
     return "No case failed: no inputs to show."
 
 
@@ -191,7 +191,7 @@ def _inputs(report: Report, shown: dict[str, None]) -> dict[str, Any]:
     for r in report.results:
         if r.input is not None:
             found.setdefault(_kinds.bare(r.case), r.input)
-    listed = dict.fromkeys(_kinds.bare(case) for case in shown)
+    listed = list(dict.fromkeys(_kinds.bare(case) for case in shown))[:MAX_INPUTS]
     return {case: found[case] for case in listed if case in found}
 
 

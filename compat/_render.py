@@ -17,7 +17,8 @@ from typing import Any
 
 from refitwire.compat import _junit, _kinds
 from refitwire.compat._report import Header, Report
-from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
+from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result, listing
+from refitwire.compat._results import blamed as blamed  # the page and the gate ask the report's renderer
 
 VECTORS = "(vectors)"
 EXAMPLES = 3  # example case IDs shown per failure group
@@ -232,18 +233,13 @@ def rerun_command(head: Header, case: str) -> str:
 # -- failures grouped by symptom -------------------------------------------------------------
 
 
-def blamed(r: Result) -> str:
-    """The participant a result counts against: the side at fault, else the writer, else the reader."""
-    side = r.writer if r.fault == "writer" else r.reader if r.fault == "reader" else None
-    return side or r.writer or r.reader or ""
-
-
 def groups(results: Iterable[Result]) -> list[tuple[tuple[str, str, str, str], list[Result]]]:
     """Failures keyed by (tier, outcome, symptom, side at fault), Required first, largest first."""
     found: dict[tuple[str, str, str, str], list[Result]] = collections.defaultdict(list)
     for r in results:
-        if r.outcome.bad:
-            found[(r.tier, r.outcome.value, r.symptom or r.message[:80], blamed(r))].append(r)
+        key = listing(r) if r.outcome.bad else None
+        if key is not None:
+            found[key].append(r)
     return sorted(found.items(), key=lambda kv: (kv[0][0] != REQUIRED, -len(kv[1]), kv[0]))
 
 

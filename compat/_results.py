@@ -45,6 +45,11 @@ COUNTED = {
 }
 
 
+#: Cases a page lists per group of one cell (the rest are counted): a run records the inputs of
+#: these (``_run``), the page shows them (``_html``).
+LISTED_PER_GROUP = 100
+
+
 class Outcome(str, enum.Enum):
     PASSED = "passed"
     FAILED = "failed"
@@ -95,6 +100,23 @@ class Result:
     def line(self) -> str:
         """The report's line of this result: :attr:`record` as JSON, serialised once."""
         return json.dumps(self.record)
+
+
+def blamed(r: Result) -> str:
+    """The participant a result counts against: the side at fault, else the writer, else the reader."""
+    side = r.writer if r.fault == "writer" else r.reader if r.fault == "reader" else None
+    return side or r.writer or r.reader or ""
+
+
+def listing(r: Result) -> tuple[str, str, str, str] | None:
+    """The group a result is listed under in its cell, (tier, outcome, symptom, side at fault): a
+    failure's by its symptom, as the text report groups them, an expected failure's by its listed
+    reason; None for a result no report lists (passed, skipped)."""
+    if r.outcome.bad:
+        return (r.tier, r.outcome.value, r.symptom or r.message[:80], blamed(r))
+    if r.outcome == Outcome.XFAILED:
+        return (r.tier, r.outcome.value, r.symptom or r.expected_failure or "", blamed(r))
+    return None
 
 
 # -- replies ---------------------------------------------------------------------------------

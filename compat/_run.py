@@ -8,11 +8,13 @@ the errored cases, never the run.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 from refitwire.compat import _expected, _kinds
 from refitwire.compat._asking import Scope
@@ -20,7 +22,7 @@ from refitwire.compat._participants import Participant
 from refitwire.compat._plan import Plan, Progress, Started
 from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._rebuild import Source
-from refitwire.compat._results import REQUIRED, Outcome, Result, broken_cause
+from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result, broken_cause, listing
 from refitwire.compat._testee import Testee, excerpt_text, reply_limit
 from refitwire.wire import Registry
 
@@ -105,13 +107,9 @@ def _unknown_version(version: str, registry: Registry) -> str | None:
     )
 
 
-#: Distinct cases whose inputs a report records (beside their first failing or expected-failing result).
-MAX_INPUTS = 400
-
-
 def run(plan: Plan, started: list[Started], progress: Progress | None = None) -> Iterator[Result]:
     """Every kind of the table in turn asks its cases (``_kinds.KINDS``); each check is settled
-    against the expected failures, and the first failing result of a case records its inputs."""
+    against the expected failures, and a case a page lists records its inputs (:func:`_with_inputs`)."""
     tally = progress if progress is not None else Progress()
     xfails = _expected.load()
     only = _kinds.parse(plan.only) if plan.only is not None else None
@@ -120,6 +118,8 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
     scope = Scope(plan, started, only)
     source = Source(plan.registry, lambda: scope.drawn)
     recorded: set[str] = set()
+    # the results a page lists so far, by cell and group: each records its case's inputs once
+    per_group: collections.Counter[tuple[Any, ...]] = collections.Counter()
 
     def settle(asked: _kinds.Asked) -> Iterator[Result]:
         tally.done += 1
@@ -130,7 +130,7 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
                 settled = expected(
                     result, found or listed_failure(xfails, asked.who, asked.role, result.case)
                 )
-                yield _with_inputs(settled, source, recorded)
+                yield _with_inputs(settled, source, recorded, per_group)
 
     tally.total = sum(k.planned(scope) for k in _kinds.KINDS)  # one per check, as settle() counts them
     for k in _kinds.KINDS:
@@ -138,13 +138,18 @@ def run(plan: Plan, started: list[Started], progress: Progress | None = None) ->
             yield from settle(asked)
 
 
-def _with_inputs(result: Result, source: Source, recorded: set[str]) -> Result:
-    """``result`` with its case's inputs when it is the first failing (or expected-failing) result
-    of its case the report holds: what the page shows, never rebuilt from the seed."""
-    if not (result.outcome.bad or result.outcome == Outcome.XFAILED) or len(recorded) >= MAX_INPUTS:
+def _with_inputs(
+    result: Result, source: Source, recorded: set[str], per_group: collections.Counter[tuple[Any, ...]]
+) -> Result:
+    """``result`` with its case's inputs when a page lists it (one of the first ``LISTED_PER_GROUP``
+    of its group in its cell) and no earlier result of its case carries them: what the page shows,
+    never found again from the seed."""
+    key = listing(result)
+    if key is None:
         return result
+    per_group[(result.writer, result.reader, key)] += 1
     case = _kinds.bare(result.case)
-    if case in recorded:
+    if per_group[(result.writer, result.reader, key)] > LISTED_PER_GROUP or case in recorded:
         return result
     recorded.add(case)
     try:

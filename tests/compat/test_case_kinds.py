@@ -3,13 +3,14 @@ and its kind finds the case's inputs again; the page shows the inputs the report
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _cases, _html, _kinds, _report
+from refitwire.compat import _cases, _html, _kinds, _report, _run
 from refitwire.compat._rebuild import Source
-from refitwire.compat._results import REQUIRED, Outcome, Result
+from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result
 
 
 def _every_id() -> list[str]:
@@ -64,3 +65,22 @@ def test_the_page_shows_the_inputs_the_report_recorded_without_drawing_again(
     cases = [c for cell in data["cells"] for g in cell["groups"] for c in g["cases"]]
     assert {c["input"] for c in cases} == {"gen-1"}
     assert "recorded" in data["inputs_note"]
+
+
+def test_a_run_records_the_inputs_of_the_cases_a_page_lists_once_each() -> None:
+    """As many cases per group of a cell as the page lists, each case's inputs once, nothing for a pass."""
+    registry = wire.default_registry()
+    source = Source(registry, dict)
+    recorded: set[str] = set()
+    per_group: collections.Counter[tuple[Any, ...]] = collections.Counter()
+    reads = _cases.read_cases()[: LISTED_PER_GROUP + 2]
+    failed = [Result(c.id, REQUIRED, Outcome.FAILED, None, "r", "m", "one symptom", "reader") for c in reads]
+    out = [_run._with_inputs(r, source, recorded, per_group) for r in failed]
+    assert [r.input is not None for r in out] == [True] * LISTED_PER_GROUP + [False, False]
+    assert out[0].input == _kinds.inputs(reads[0].id, source).recorded()  # type: ignore[union-attr]
+    other = Result(
+        f"{reads[0].id}#rule", REQUIRED, Outcome.FAILED, None, "r", "m", "another symptom", "reader"
+    )
+    assert _run._with_inputs(other, source, recorded, per_group).input is None  # its case's inputs are there
+    passed = Result(reads[-1].id, REQUIRED, Outcome.PASSED, None, "r2")
+    assert _run._with_inputs(passed, source, recorded, per_group).input is None
