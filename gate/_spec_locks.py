@@ -1,8 +1,11 @@
 """The locks of SPEC.md in ``schema/index.json``, and the readers each side of a SPEC.md change has.
 
 ``spec_rules`` locks the facts of each released version's tables, ``spec_text`` its text block
-by block (``refitwire.engine.spec_text``): a released version's entry never changes, the ref's
-SPEC.md must agree with it, and a new entry (a release) must be the working tree's lock.
+by block (``refitwire.engine.spec_text``): the ref's SPEC.md must agree with them, and a new entry
+(a release) must be the working tree's lock. A released version's facts lock never changes. Its
+text lock changes only with its text, in the change that edits it: that edit is
+SPEC_TEXT_CHANGED, which fails until the baseline acknowledges it, and a text edited without its
+lock is named with the lock to write, or the next change's ref would disagree with its own lock.
 """
 
 from __future__ import annotations
@@ -40,8 +43,18 @@ def locks(key: str, base: Callable[[str], str], work: Callable[[str], str], base
     what = _LOCKED[key]
     old, new = lock_entries(base_index, key), lock_entries(work_index, key)
     for i, (version, digest) in enumerate(old.items()):
-        if new.get(version) != digest:
-            detail = f"the {key} lock of released {version} changed ({digest[:12]} -> {new.get(version)})"
+        now = new.get(version)
+        if key == "spec_text" and now != digest and now == work(version) != base(version):
+            continue  # the lock follows the text: the text's own SPEC_TEXT_CHANGED fails until acknowledged
+        if key == "spec_text" and now == digest != work(version):
+            detail = (
+                f"SPEC.md's text of released {version} changed but its lock did not: an acknowledged "
+                f"editorial change writes the new lock into {index_file} (spec_text {version}: {work(version)})"
+            )
+            out.append((Change("RELEASE_ENTRY_MISMATCH", pointer(key, i), "", detail, digest, work(version)),
+                        index_file))  # fmt: skip
+        if now != digest:
+            detail = f"the {key} lock of released {version} changed ({digest[:12]} -> {now})"
             change = Change("RELEASED_FILE_MODIFIED", pointer(key, i), "", detail, digest, new.get(version))
             out.append((change, index_file))
         if base(version) != digest:  # the ref's own SPEC.md already disagrees with its lock
