@@ -48,6 +48,19 @@ def make_repo(tmp: Path) -> Path:
     return repo
 
 
+def write_text_locks(repo: Path) -> None:
+    """Write each released version's spec_text lock from the repository's SPEC.md, as the gate's
+    RELEASE_ENTRY_MISMATCH tells whoever edits released text to (docs/gate.md)."""
+    from refitwire.engine import spec_text
+
+    index_path = repo / "schema" / "index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    text = spec_text((repo / "schema" / "SPEC.md").read_text(encoding="utf-8"), "1.0.0")
+    for lock in index["spec_text"]:
+        lock["sha256"] = text.lock(lock["version"])
+    index_path.write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+
+
 def write(path: Path, schema: dict[str, Any]) -> None:
     path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
 
