@@ -39,10 +39,11 @@ _CONTEXT, _SHOWN = 6, 40
 
 
 def released_text(
-    base: SpecText, work: SpecText, released: Sequence[str], registry: Registry | None = None
+    base: SpecText, work: SpecText, released: Sequence[str], witnesses_from: Registry | None
 ) -> list[tuple[Change, str, tuple[Witness, ...]]]:
     """``(change, version, witnesses)`` for each section of each released version whose text
-    changed; witnesses (:func:`members_witnesses`, with ``registry``) where one can be built."""
+    changed; witnesses (:func:`members_witnesses`) built from ``witnesses_from`` where one can be
+    (None: no search)."""
     out = []
     for version in released:
         old, new = base.sections(version), work.sections(version)
@@ -62,7 +63,7 @@ def released_text(
                 f"(an editorial change passes through a baseline entry)\n{lines}"
             )
             change = Change("SPEC_TEXT_CHANGED", pointer("text", key), "", detail, removed, added)
-            witnesses = members_witnesses(a, b, version, registry) if registry is not None else ()
+            witnesses = members_witnesses(a, b, version, witnesses_from) if witnesses_from is not None else ()
             out.append((change, version, witnesses))
     return out
 
