@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from refitwire.compat._html import gate_page as html_gate_page
     from refitwire.compat._html import page as html_page
     from refitwire.compat._hypothesis import deterministic as hypothesis_settings
+    from refitwire.compat._hypothesis import kit_draws as hypothesis_draws
     from refitwire.compat._junit import Case as JUnitCase
     from refitwire.compat._junit import Status as JUnitStatus
     from refitwire.compat._junit import Suite as JUnitSuite

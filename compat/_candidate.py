@@ -25,7 +25,7 @@ from typing import Any
 import jsonschema_rs
 from refitwire import from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._forms import objects_at
-from refitwire.compat._hypothesis import deterministic
+from refitwire.compat._hypothesis import deterministic, kit_draws
 from refitwire.engine import InvalidBlob, Violation, check, violations, writer_violations
 from refitwire.wire import Registry, parse_version, version_key
 
@@ -164,10 +164,11 @@ def _only_in(new_json: str, old_json: str) -> Any:
 
     old = jsonschema_rs.validator_for(json.loads(old_json))
     try:
-        return find(
-            from_schema(json.loads(new_json)),
-            lambda v: v is not None and not old.is_valid(v),
-            settings=deterministic(),
-        )
+        with kit_draws():
+            return find(
+                from_schema(json.loads(new_json)),
+                lambda v: v is not None and not old.is_valid(v),
+                settings=deterministic(),
+            )
     except (errors.NoSuchExample, errors.Unsatisfiable, errors.InvalidArgument):
         return _NOTHING

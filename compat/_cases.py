@@ -16,7 +16,7 @@ from refitwire.compat._hypothesis import (
     deterministic,
     given,
     hypothesis_seed,
-    outside_cwd,
+    kit_draws,
     st,
 )
 from refitwire.compat._json_text import first_repeated_name
@@ -363,7 +363,7 @@ def generated_payloads(seed: int, count: int, registry: Registry) -> dict[str, d
         drawn.append(payload)
 
     if count > 0:
-        with outside_cwd():
+        with kit_draws():
             collect()
     named: dict[str, dict[str, Any]] = {}
     for payload in drawn:  # the n-th distinct draw of the seed is gen-n, whatever it holds

@@ -42,6 +42,7 @@ __all__ = [
     "deterministic",
     "given",
     "hypothesis_seed",
+    "kit_draws",
     "outside_cwd",
     "settings",
     "st",
@@ -64,3 +65,36 @@ def deterministic(max_examples: int = 300, *, shrink: bool = True, seeded: bool 
         derandomize=not seeded,
         phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate),
     )
+
+
+@contextlib.contextmanager
+def kit_draws() -> Iterator[None]:
+    """Every draw of the kit (generated payloads, sample values, witness searches) inside: what
+    it draws depends on its seed and settings alone.
+
+    Hypothesis (6.131 on) sometimes draws a constant found in the source of the *local* modules
+    imported so far (any not in site-packages or the standard library). So a payload drawn from
+    one seed differed with what the process had imported: a conformance run's ``gen-3`` was
+    another payload for ``--case gen-3`` in a new process, for an editable install or under
+    pytest. No setting turns that off; for the draw, the provider's lookup of local constants
+    answers none, and the cache of the constants allowed per choice (built from them) is
+    emptied before and after. Hypothesis's own constants (edge values it always knows) stay.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the module draws no local constants
+        providers = None  # type: ignore[assignment]
+    lookup = getattr(providers, "_get_local_constants", None)
+    if lookup is None:  # before Hypothesis drew local constants (the floor, 6.100)
+        with outside_cwd():
+            yield
+        return
+    none = type(providers.GLOBAL_CONSTANTS)()
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: none  # no public switch exists (see above)
+    try:
+        with outside_cwd():
+            yield
+    finally:
+        providers._get_local_constants = lookup
+        providers.CONSTANTS_CACHE.cache.clear()

@@ -130,7 +130,7 @@ def simplest_match(pattern: str) -> str:
     import hypothesis
     from hypothesis import Phase, find, settings, strategies
     from refitwire.compat import _hypothesis
-    from refitwire.compat._hypothesis import deterministic, outside_cwd
+    from refitwire.compat._hypothesis import deterministic, kit_draws
 
     key = content_key(hypothesis.__version__, pattern, code=[Path(__file__), _hypothesis])
     kept = cache_home() / "patterns" / f"{key}.json"
@@ -147,7 +147,7 @@ def simplest_match(pattern: str) -> str:
     except re.error:  # ECMA-262 that Python's re does not read (\p{L}): short strings, tried in turn
         found = _search(check)
     else:
-        with outside_cwd():
+        with kit_draws():
             found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
     write_whole(kept, json.dumps(found).encode())
     return found

@@ -81,15 +81,16 @@ def _pattern_example(pattern: str, other: str | None) -> tuple[str, ...]:
     # and a missing kit must reach the CLI instead of reading as "no example"
     import hypothesis
     import hypothesis.strategies as st
-    from refitwire.compat import hypothesis_settings
+    from refitwire.compat import hypothesis_draws, hypothesis_settings
 
     try:
         compiled_other = re.compile(other) if other is not None else None
-        found = hypothesis.find(
-            st.from_regex(pattern, fullmatch=True),
-            lambda s: compiled_other is None or not compiled_other.search(s),
-            settings=hypothesis_settings(80, shrink=False),
-        )
+        with hypothesis_draws():
+            found = hypothesis.find(
+                st.from_regex(pattern, fullmatch=True),
+                lambda s: compiled_other is None or not compiled_other.search(s),
+                settings=hypothesis_settings(80, shrink=False),
+            )
     except Exception:  # NoSuchExample, Unsatisfiable, a bad regex: no example
         return ()
     return (found,)

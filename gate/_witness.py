@@ -373,18 +373,19 @@ def _search(change: Change, writer: Document, witness: Any) -> Witness | None:
     an unmodelled change) until one separates the versions under the full readers."""
     import hypothesis  # the kit: a missing one is the CLI's to name, never "no witness found"
     from hypothesis_jsonschema import from_schema
-    from refitwire.compat import hypothesis_settings
+    from refitwire.compat import hypothesis_draws, hypothesis_settings
 
     try:
         steps = _steps(change)
         base = next(_bases(writer))
         sub = _sub(writer, steps) if steps else writer.schema
         strategy = from_schema(close(writer.references.inline(sub)))
-        found = hypothesis.find(
-            strategy,
-            lambda value: witness(_with(base, steps, writer, None, value)) is not None,
-            settings=hypothesis_settings(60, shrink=False),
-        )
+        with hypothesis_draws():
+            found = hypothesis.find(
+                strategy,
+                lambda value: witness(_with(base, steps, writer, None, value)) is not None,
+                settings=hypothesis_settings(60, shrink=False),
+            )
     except ReaderCrash:  # a reader that raised is a bug in the kit, never "no witness found"
         raise
     except Exception:  # any failure to search (nothing found, unsatisfiable) is "no witness found"

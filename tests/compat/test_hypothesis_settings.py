@@ -38,3 +38,33 @@ def test_a_loaded_test_profile_does_not_change_the_values_the_kit_draws() -> Non
         assert (_values(), _cases.generated_payloads(3, 4, wire.default_registry())) == before
     finally:
         _profiles.load()  # the suite's own profile (get_current_profile_name is newer than the floor)
+
+
+_DRAW = (
+    "import hashlib, json, sys; from refitwire import wire; from refitwire.compat._cases import generated_payloads; "
+    "p = generated_payloads(int(sys.argv[1]), 6, wire.default_registry()); "
+    "print(hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest())"
+)
+
+
+def _drawn_elsewhere(seed: int) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _DRAW, str(seed)], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_seed_draws_the_same_payloads_in_every_process() -> None:
+    """``--case gen-N`` rebuilds its payload in a new process from the run's seed: it must be the
+    one the run drew, whatever else that process drew first."""
+    import hashlib
+
+    _cases.generated_payloads(5, 6, wire.default_registry())  # this process has drawn other things
+    here = hashlib.sha256(
+        json.dumps(_cases.generated_payloads(3, 6, wire.default_registry()), sort_keys=True).encode()
+    ).hexdigest()
+    assert _drawn_elsewhere(3) == here == _drawn_elsewhere(3)
+    assert _drawn_elsewhere(4) != here  # the check can fail: another seed draws other payloads
