@@ -161,6 +161,8 @@ def _materialise(base: Base, into: Path) -> None:
         why = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GateError(base.label, why[-1] if why else "git archive failed")
     into.mkdir(parents=True)
+    if not done.stdout.strip(b"\0"):  # a commit of no files: git writes no archive, or only padding
+        return
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
         tar.extractall(into, filter="data")
 

@@ -93,10 +93,20 @@ def test_the_gate_runs_from_an_implementations_repository(tmp_path: Path) -> Non
     hint that keeps --testee."""
     repo = tmp_path / "implementation"
     repo.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                                                 "--allow-empty", "-m", "base"]):  # fmt: skip
+    # the implementation's own testee, correct at the base; the pull request makes it write a null step
+    faulty = Path(__file__).with_name("faulty_testee.py")
+    (repo / "testee.py").write_text(
+        "import pathlib, runpy, sys\n"
+        f"sys.path.insert(0, {str(faulty.parent)!r})\n"
+        f"sys.argv = [{str(faulty)!r}, pathlib.Path(__file__).with_name('mode.txt').read_text().strip()]\n"
+        f"runpy.run_path({str(faulty)!r}, run_name='__main__')\n"
+    )
+    (repo / "mode.txt").write_text("none\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]):  # fmt: skip
         subprocess.run(["git", *args], cwd=repo, check=True)
-    broken = f"{sys.executable} {Path(__file__).with_name('faulty_testee.py')} writes-null-step"
+    (repo / "mode.txt").write_text("writes-null-step\n")
+    broken = f"{sys.executable} testee.py"
     done = _refitwire("gate", "--format", "json", "--testee", broken, "--examples", "3", "--seed", "2",
                       "--no-witness", "--allow-missing-readers", cwd=repo)  # fmt: skip
     assert "no schema index" not in done.stderr, done.stderr
@@ -105,4 +115,4 @@ def test_the_gate_runs_from_an_implementations_repository(tmp_path: Path) -> Non
     assert "MATRIX_DISAGREES" in text and "the schemas did not change" in text, text[-3000:]
     assert "schema/index.json" not in text, text[-3000:]
     assert f"--testee {broken}" in text  # filed against the implementation
-    assert "--schema-dir schema --testee" in text  # the rerun hint keeps --testee
+    assert "--only-under-test" in text and f"--testee {broken}" in text  # the rerun hint keeps --testee

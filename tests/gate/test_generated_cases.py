@@ -45,7 +45,7 @@ MEMBERS: dict[str, dict[str, Any]] = {
                           "x-added-in": "1.3.0"},
                "scales": {"description": "Block scales.", "type": "array", "minItems": 1, "maxItems": 3,
                           "x-added-in": "1.3.0", "items": {"type": "object", "required": ["block"], "properties": {
-                              "block": {"type": "integer", "minimum": 1, "maximum": 4096}}}}},
+                              "block": {"type": "integer", "minimum": 1, "maximum": 4096, "x-added-in": "1.3.0"}}}}},
     "shard": {"lanes": {"description": "Lanes.", "type": "array", "maxItems": 4, "x-added-in": "1.3.0",
                         "items": {"type": "integer", "minimum": 0, "maximum": 255}}},
 }  # fmt: skip
