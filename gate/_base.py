@@ -329,5 +329,9 @@ def run_against_base(
     log(f"the change's run took {time.monotonic() - started:.0f} s")
     if isinstance(head, MatrixOutcome):
         return head, notes
+    if _started_badly(head):  # not started in either: nothing was judged, so nothing is compatible
+        failed = next(r for r in head.results if r.case == HANDSHAKE_CASE)
+        who = failed.writer or failed.reader or "the implementation under test"
+        return MatrixOutcome("errored", f"{who} did not start in the change: {failed.message[:2000]}"), notes
     against_text = f"{base.label} ({base.commit[:12]})"
     return judge_change(head, found, against_text, rerun, released, allow_missing), notes

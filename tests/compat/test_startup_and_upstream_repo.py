@@ -116,3 +116,20 @@ def test_the_gate_runs_from_an_implementations_repository(tmp_path: Path) -> Non
     assert "schema/index.json" not in text, text[-3000:]
     assert f"--testee {broken}" in text  # filed against the implementation
     assert "--only-under-test" in text and f"--testee {broken}" in text  # the rerun hint keeps --testee
+
+
+@pytest.mark.upstream
+@pytest.mark.slow
+def test_a_testee_that_starts_neither_at_the_base_nor_in_the_change_is_an_error(tmp_path: Path) -> None:
+    """Nothing was judged on either side: the gate errs (exit 1) instead of calling the change
+    compatible because the base failed the same way."""
+    repo = tmp_path / "implementation"
+    repo.mkdir()
+    (repo / "testee.py").write_text("import sys\nsys.exit(3)\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]):  # fmt: skip
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    done = _refitwire("gate", "--testee", f"{sys.executable} testee.py", "--examples", "2", "--seed", "2",
+                      "--no-witness", "--allow-missing-readers", cwd=repo)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "did not start in the change" in done.stdout, done.stdout[-3000:]
