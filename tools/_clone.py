@@ -88,6 +88,13 @@ def refresh(path: Path, rebuild: Callable[[str], str], what: str, check: bool) -
     return 0
 
 
+def table_lines(lines: list[str], header: str) -> tuple[int, int]:
+    """Where the Markdown table opened by the line ``header`` lies in ``lines``: its first line
+    and the blank line after it (the generated tables end there)."""
+    start = lines.index(header)
+    return start, lines.index("", start)
+
+
 def writable() -> None:
     """Stop unless what the tools computed is this checkout's: its schemas, read by its own code
     (they are about to write into it)."""

@@ -29,8 +29,7 @@ def table() -> list[str]:
 def rebuilt(text: str) -> str:
     """``text`` with the table after HEADER (up to the next blank line) generated anew."""
     lines = text.split("\n")
-    start = lines.index(HEADER)
-    end = lines.index("", start)
+    start, end = _clone.table_lines(lines, HEADER)
     return "\n".join([*lines[:start], *table(), *lines[end:]])
 
 

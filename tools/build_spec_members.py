@@ -54,8 +54,7 @@ def rows(meanings: dict[str, str]) -> list[str]:
 def rebuilt(text: str) -> str:
     """``text`` with the members table (from HEADER to the next blank line) generated anew."""
     lines = text.split("\n")
-    start = lines.index(HEADER)
-    end = lines.index("", start)
+    start, end = _clone.table_lines(lines, HEADER)
     meanings = {}
     for row in lines[start + 2 : end]:
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
