@@ -24,13 +24,13 @@ if TYPE_CHECKING:
     )
     from refitwire._decoded import from_decoded, to_decoded
     from refitwire._digest import tensor_digest
-    from refitwire._errors import InvalidBlob, Violation
+    from refitwire._errors import FrozenModel, InvalidBlob, Violation
     from refitwire._lazy_table import LazyTable
     from refitwire._models import PublishedShard, PublishedTensor, RendezvousPayload
     from refitwire._registry import schema as schema_document
     from refitwire._spec import latest, wire_schema_id
     from refitwire._validate import violations
-    from refitwire.wire import released_versions
+    from refitwire._wire import released_versions
 
 _WHERE = lazy_names(__file__)
 __all__ = sorted(_WHERE)

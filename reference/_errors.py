@@ -6,9 +6,12 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from refitwire.wire import show_pointer
+from refitwire._wire import show_pointer
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,19 @@ class InvalidBlob(ValueError):
         return type(self), (self.violations,)
 
     @classmethod
-    def single(cls, rule: str, pointer: str, value: Any, detail: str) -> InvalidBlob:
+    def single(cls, rule: str, pointer: str, value: Any, detail: str) -> Self:
         return cls([Violation(rule, pointer, value, detail)])
+
+
+class FrozenModel(InvalidBlob):
+    """An assignment to a field of one of the library's immutable models (``PublishedShard``,
+    ``PublishedTensor``), or its deletion.
+
+    No blob is at fault, so the rule, ``FROZEN``, is the library's own, not one of SPEC.md; the
+    pointer names the field (``/addr``) and the value is the one that was being assigned. A
+    model is changed by building another: ``model_copy(update=...)``, checked as the
+    constructor checks (an ``InvalidBlob`` naming the rule a new value breaks).
+    """
 
 
 def as_json_value(value: Any) -> Any:

@@ -19,6 +19,7 @@ filled without either (``refitwire._table``), so this costs the read nothing.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from collections.abc import Container, Mapping, Sequence
@@ -35,9 +36,9 @@ from pydantic import (
     ValidationError,
     create_model,
 )
-from refitwire import wire
-from refitwire._errors import InvalidBlob, Violation
-from refitwire.wire import Member, Registry, SchemaFolderError, WireModel
+from refitwire import _wire
+from refitwire._errors import FrozenModel, InvalidBlob, Violation
+from refitwire._wire import Member, Registry, SchemaFolderError, WireModel
 
 __all__ = [
     "PublishedShard", "PublishedTensor", "RendezvousPayload", "TableClasses", "as_model", "classes_of", "table_classes",
@@ -83,6 +84,26 @@ class _Wire(BaseModel):
         except ValidationError as exc:
             raise _invalid(cls, exc) from None
 
+    # pydantic's frozen models refuse an assignment with its own ValidationError ("Instance is
+    # frozen", a link to its docs): the library's error instead, naming the field
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenModel.single("FROZEN", _wire.pointer(name), value, _FROZEN.format(type(self).__name__))
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenModel.single("FROZEN", _wire.pointer(name), None, _FROZEN.format(type(self).__name__))
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, built by the constructor, so a new value is checked as
+        there (pydantic's own copy takes any value unchecked and would make a model the
+        constructor refuses)."""
+        if not update:
+            return super().model_copy(deep=deep)
+        kept = {name: getattr(self, name) for name in self.model_fields_set}
+        return type(self)(**{**(copy.deepcopy(kept) if deep else kept), **update})
+
+
+_FROZEN = "{} is immutable: build another, e.g. with model_copy(update=...)"
+
 
 def table_levels(model: WireModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The levels of a table entry and of its shards (``WireModel.table_at``)."""
@@ -105,7 +126,7 @@ def _annotation(member: Member, models: Mapping[tuple[str, ...], type[BaseModel]
         return Any
     kind = member.types[0]
     constraints: list[Any] = [Strict()]
-    low, high = wire.integer_bounds(member.schema) if kind == "integer" else member.bounds
+    low, high = _wire.integer_bounds(member.schema) if kind == "integer" else member.bounds
     if (
         low is not None or high is not None
     ):  # (not a Field: at pydantic 2.6 one in Annotated made `...` a default)
@@ -149,7 +170,7 @@ def _build(
             fields[member.name] = (annotation | None, None)
     # Members are fields under their wire names (the codec's hot paths read them by it), so a
     # name pydantic keeps for itself cannot be one: said as the schema's fault, not a traceback.
-    where = f"{newest.document} {newest.version}, the members of {wire.pointer(*level)}"
+    where = f"{newest.document} {newest.version}, the members of {_wire.pointer(*level)}"
     kept = [m for m in fields if m.startswith("_") or (m.startswith("model_") and hasattr(BaseModel, m))]
     if kept:
         why = f"{', '.join(map(repr, kept))}: a leading '_' or a name of BaseModel's own"
@@ -218,7 +239,7 @@ def table_classes(newest: WireModel) -> TableClasses:
     models: dict[tuple[str, ...], type[BaseModel]] = {}
     for level in sorted((path for path in newest.levels if path), key=len, reverse=True):
         title = "".join(part.title() for part in level[-1].split("_"))
-        name, doc = named.get(level, (f"Published{title}", f"One item of ``{wire.pointer(*level)}``."))
+        name, doc = named.get(level, (f"Published{title}", f"One item of ``{_wire.pointer(*level)}``."))
         _build(newest, level, name, doc, models)
     return TableClasses(newest, models[tensor_level], models[shard_level], tensor_level, shard_level, models)  # type: ignore[arg-type]
 
@@ -236,7 +257,7 @@ else:
     def __getattr__(name: str) -> Any:
         # PublishedShard and PublishedTensor: the default registry's, built when first asked for
         if name in ("PublishedShard", "PublishedTensor"):
-            classes = classes_of(wire.default_registry())
+            classes = classes_of(_wire.default_registry())
             return classes.shard if name == "PublishedShard" else classes.tensor
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -294,7 +315,9 @@ def _invalid(model: type[BaseModel], exc: ValidationError, at: tuple[str | int, 
         place, detail = e["loc"], e["msg"]
         if e["type"] == "missing":  # REQUIRED names the object, and the member it lacks
             place, detail = place[:-1], f"{json.dumps(place[-1])} is a required property"
-        found.append(Violation(_rule_of(e, level, newest), wire.pointer(*at, *place), e.get("input"), detail))
+        found.append(
+            Violation(_rule_of(e, level, newest), _wire.pointer(*at, *place), e.get("input"), detail)
+        )
     return InvalidBlob(found)
 
 

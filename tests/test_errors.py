@@ -257,3 +257,112 @@ def test_every_error_survives_pickle_and_copy(error: BaseException) -> None:
     for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
         assert type(clone) is type(error) and str(clone) == str(error)
         assert vars(clone) == vars(error)
+
+
+_BUILT_SHARD = {**_SHARD, "addr": 4096}
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "value"),
+    [(lambda m: setattr(m, "addr", 5), "/addr", 5),
+     (lambda m: setattr(m, "numa_node", 1), "/numa_node", 1),  # not a field: still the model's refusal
+     (lambda m: delattr(m, "digest"), "/digest", None)],
+    ids=["assign", "assign-unknown", "delete"],
+)  # fmt: skip
+def test_changing_a_frozen_model_raises_the_librarys_error(
+    change: object, pointer: str, value: object
+) -> None:
+    """pydantic refuses it with its ValidationError ("Instance is frozen", a link to its docs);
+    the library says it as FrozenModel, an InvalidBlob naming the field, with nothing of pydantic."""
+    from refitwire import FrozenModel
+
+    shard = PublishedShard(**_BUILT_SHARD)
+    tensor = PublishedTensor(**_TENSOR, shards=[shard])
+    for model in (shard, tensor):
+        with pytest.raises(InvalidBlob) as caught:
+            change(model)  # type: ignore[operator]
+        error = caught.value
+        assert type(error) is FrozenModel and not isinstance(error, pydantic.ValidationError)
+        assert (error.rule, error.pointer, error.value) == ("FROZEN", pointer, value)
+        assert str(error).endswith("[FROZEN]") and "pydantic" not in str(error).lower()
+        assert error.__cause__ is None
+    assert shard == PublishedShard(**_BUILT_SHARD)  # unchanged
+
+
+def test_a_copy_with_an_update_is_checked_as_the_constructor_checks() -> None:
+    """pydantic's model_copy(update=...) takes any value unchecked: a model the constructor
+    refuses, which only the writer would have noticed."""
+    shard = PublishedShard(**_BUILT_SHARD)
+    assert shard.model_copy(update={"addr": 8192}).addr == 8192
+    with pytest.raises(InvalidBlob) as caught:
+        shard.model_copy(update={"addr": -1})
+    assert (caught.value.rule, caught.value.pointer) == ("ADDR_RANGE", "/addr")
+    tensor = PublishedTensor(**_TENSOR, shards=[shard])
+    with pytest.raises(InvalidBlob) as caught:
+        tensor.model_copy(update={"shards": [shard, {**_BUILT_SHARD, "device_id": -1}]})
+    assert (caught.value.rule, caught.value.pointer) == ("DEVICE_ID_RANGE", "/shards/1/device_id")
+
+
+#: Where the libraries the reference is built on raise from: none of their errors may reach a caller.
+_FOREIGN = (
+    "pydantic",
+    "pydantic_core",
+    "jsonschema",
+    "jsonschema_rs",
+    "orjson",
+    "msgspec",
+    "referencing",
+    "json",
+)
+
+
+def _public_callables() -> list[tuple[str, object]]:
+    """Every callable of refitwire.__all__ a caller hands data to: the functions, the model
+    classes and their model_validate* methods (the error classes and records are left out)."""
+    import inspect
+
+    import refitwire
+
+    found: list[tuple[str, object]] = []
+    for name in refitwire.__all__:
+        obj = getattr(refitwire, name)
+        if inspect.isclass(obj) and issubclass(obj, pydantic.BaseModel):
+            found += [(name, obj)] + [(f"{name}.{m}", getattr(obj, m)) for m in
+                                      ("model_validate", "model_validate_json", "model_validate_strings")]  # fmt: skip
+        elif inspect.isfunction(obj):
+            found.append((name, obj))
+    return found
+
+
+_hostile = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.binary(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@pytest.mark.parametrize(("name", "call"), _public_callables(), ids=lambda v: v if isinstance(v, str) else "")
+@settings(max_examples=examples(60), deadline=None)
+@given(data=st.data())
+def test_no_error_of_the_libraries_underneath_escapes_the_public_api(
+    name: str, call: object, data: st.DataObject
+) -> None:
+    """The library error test: every public callable, given hostile values for its parameters,
+    returns or raises an error of its own (InvalidBlob, or Python's own for a wrong call),
+    never one of pydantic, jsonschema, orjson or msgspec (a new leak fails here)."""
+    import inspect
+
+    parameters = inspect.signature(call).parameters.values()  # type: ignore[arg-type]
+    wanted = [
+        p
+        for p in parameters
+        if p.default is p.empty and p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL
+    ]
+    values = {p.name: data.draw(_hostile, label=p.name) for p in wanted}
+    positional = [values.pop(p.name) for p in wanted if p.kind is p.POSITIONAL_ONLY]
+    try:
+        call(*positional, **values)  # type: ignore[operator]
+    except Exception as exc:  # which error it is, is the test
+        home = type(exc).__module__.split(".")[0]
+        assert home not in _FOREIGN, f"{name} let {type(exc).__module__}.{type(exc).__name__} escape: {exc}"
+        assert "pydantic" not in str(exc).lower(), f"{name}: {exc}"
