@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import _clone
+import _vector_meta
 import _vector_upstream
 from _vector_alias import alias_vectors, double_judged_vectors
 from _vector_bounds import bound_vectors, precedence_vectors
@@ -409,6 +410,7 @@ def main(argv: list[str]) -> int:
             continue
         (OUT / name).write_text(text + "\n", encoding="utf-8")
         print(f"{name}: {len(vectors)} vectors")
+    meta_stale = _vector_meta.refresh(check)  # the versions the vectors answer for, in their own schema
     every = [v for _, vectors in groups.values() for v in vectors]
     listed = _vector_upstream.expected_failures(every)
     if _vector_upstream.EXPECTED.read_text(encoding="utf-8") != listed:
@@ -428,7 +430,7 @@ def main(argv: list[str]) -> int:
     if unmeasured:
         print(f"{len(unmeasured)} generated vectors have no upstream verdict or a stale one (first: {unmeasured[0]}):"
               " run python tools/build_vectors.py --measure-upstream with the upstream environments")  # fmt: skip
-    return 1 if stale or (check and unmeasured) else 0
+    return 1 if stale or meta_stale or (check and unmeasured) else 0
 
 
 if __name__ == "__main__":
