@@ -380,10 +380,12 @@ def refusal(w: Any, case: RefusalCase, registry: Registry) -> Iterator[Result]:
             what = f"wrote an invalid blob ({exc.rule})"
         else:
             what = "repaired it: wrote a valid blob that does not carry it"
+        # The symptom is the writer's behaviour, not the rule the case breaks (its ID names that):
+        # one wrong behaviour (a step written as a string) is one group however many rules it meets.
         yield failed(
             base,
             "writer",
-            f"given a payload that breaks {case.rule}, {what}",
+            f"given a payload it must refuse, {what}",
             f"given a payload that breaks {case.rule} ({case.description}), {what}; a writer must refuse it (errored)",
         )
         return

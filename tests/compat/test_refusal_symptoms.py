@@ -69,7 +69,7 @@ def test_a_payload_member_of_the_wrong_type_is_a_refusal_case() -> None:
         if c.rule == "TYPE" and c.payload.get("publisher_step") == "7"
     ]
     (result,) = _checks.refusal(_CoercingWriter(repairs=False), case, wire.default_registry())
-    assert result.outcome.bad and "breaks TYPE" in result.symptom and "repaired it" in result.symptom
+    assert result.outcome.bad and "breaks TYPE" in result.message and "repaired it" in result.symptom
     answered = answer({"cmd": "write", "seq": 0, "payload": case.payload}, "1.2.0", wire.default_registry())
     assert answered.get("rule") == "TYPE"  # the reference refuses it, naming the rule
 
@@ -91,3 +91,47 @@ def test_a_payload_integer_written_with_a_fraction_is_refused_as_integer_literal
     assert "blob_b64" in answer(
         json.loads(line.replace(f'"addr": {written}', '"addr": 4096')), "1.2.0", wire.default_registry()
     )
+
+
+class _StringStepWriter(_Writer):
+    """One wrong behaviour: whatever it is given, it writes a valid payload with the step as a string."""
+
+    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        written = answer(
+            {**message, "payload": {**_VALID, "publisher_step": 7}}, "1.2.0", wire.default_registry()
+        )
+        doc = json.loads(base64.b64decode(written["blob_b64"]))
+        doc["publisher_step"] = "7"
+        return {**written, "blob_b64": base64.b64encode(json.dumps(doc).encode()).decode()}
+
+
+_VALID = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bWV0YQ==", "tensors": []}
+
+
+def test_refusals_of_one_wrong_behaviour_are_one_group_with_their_count() -> None:
+    """The payloads a writer must refuse break many rules; a writer that answers each of them with
+    the same wrong blob (its step as a string: TYPE) has one cause, so comparing it with a base that
+    refused them all lists one group with the count of its cases, not one group per refused rule."""
+    from refitwire.compat import Report
+    from refitwire.compat._delta import compare, grouped, render
+    from refitwire.compat._report import Footer, Header
+
+    cases = {c.rule: c for c in refusal_cases("1.2.0", wire.default_registry())}  # one case per rule
+    assert len(cases) >= 5, sorted(cases)
+    writer = _StringStepWriter(repairs=False)
+    writer.label = "modelexpress@0.8.0.dev0+gnew"
+    now = [r for c in cases.values() for r in _checks.refusal(writer, c, wire.default_registry())]
+    assert all(r.outcome.bad for r in now) and len(now) == len(cases)
+
+    def report(label: str, results: list[Any]) -> Report:
+        participants = ({"label": label, "kind": "upstream-source"},)
+        return Report(Header(5, 10, participants, (), "ran", {"focus": [label]}), tuple(results),
+                      Footer(1.0, {}, 0, 0, 0, {}))  # fmt: skip
+
+    delta = compare(report(writer.label, now), report("modelexpress@0.8.0.dev0+gold", []))
+    [group] = grouped(delta)
+    assert (group.kind, group.count) == ("new", len(cases)), group
+    assert group.cause == "given a payload it must refuse, wrote an invalid blob (TYPE)"
+    assert sorted(group.cases) == sorted(c.id for c in cases.values())
+    listed = [line for line in render(delta, "base.jsonl") if "wrote an invalid blob" in line]
+    assert len(listed) == 1 and f"recommended x{len(cases)}: " in listed[0], listed
