@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.gate._rules import Direction, rule
+from refitwire.gate._rules import Direction, Rule
 
 ANNOTATIONS = frozenset(
     {
@@ -59,9 +59,9 @@ _JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "intege
 
 @dataclass(frozen=True)
 class Change:
-    """One change between two schema documents."""
+    """One change between two schema documents, named by the catalogue's :class:`Rule` (a ``str``)."""
 
-    rule: str
+    rule: Rule
     pointer: str
     path: str
     detail: str
@@ -71,15 +71,15 @@ class Change:
     @property
     def directions(self) -> tuple[Direction, ...]:
         """The directions this change breaks, as the rule catalogue says."""
-        return rule(self.rule).directions
+        return self.rule.directions
 
     @property
     def severity(self) -> str:
-        return rule(self.rule).severity
+        return self.rule.severity
 
     @property
     def breaking(self) -> bool:
-        return rule(self.rule).breaking
+        return self.rule.breaking
 
 
 # -- types and nullability -------------------------------------------------------------

@@ -32,7 +32,7 @@ from refitwire.gate._findings import (
 )
 from refitwire.gate._git import default_base, list_tree, repo_root, resolve, show
 from refitwire.gate._matrix import MatrixOutcome, Scope, run_matrix
-from refitwire.gate._rules import rule
+from refitwire.gate._rules import Rule, rule
 from refitwire.gate._walk import diff
 from refitwire.wire import Registry, parse_version, pointer
 
@@ -163,7 +163,9 @@ def _compare_lines(
             if key[:1] < newest[:1]:
                 detail += f" (the {key[0]}.x line is frozen once {shown} is released)"
             findings.append(
-                Finding(Change("VERSION_NOT_NEWER", "/x-spec-version", "", detail, None, version), relative)
+                Finding(
+                    Change(Rule.VERSION_NOT_NEWER, "/x-spec-version", "", detail, None, version), relative
+                )
             )
         previous = earlier.setdefault(kind, [])
         line = [d for d in previous if _major(d) == key[:1]]
@@ -279,11 +281,11 @@ def _runtime_proves(findings: list[Finding]) -> bool:
 def _major_bump(old: Document, new: Document, relative: str) -> list[Finding]:
     changes = diff(old, new)
     out = []
-    if old.wire_id == new.wire_id or not any(c.rule == "WIRE_ID_CHANGED" for c in changes):
+    if old.wire_id == new.wire_id or not any(c.rule == Rule.WIRE_ID_CHANGED for c in changes):
         detail = f"new major {new.version} keeps wire id {new.wire_id!r}"
         out.append(
             Finding(
-                Change("MAJOR_WITHOUT_NEW_WIRE_ID", "/x-wire-id", "", detail, old.wire_id, new.wire_id),
+                Change(Rule.MAJOR_WITHOUT_NEW_WIRE_ID, "/x-wire-id", "", detail, old.wire_id, new.wire_id),
                 relative,
                 old.version,
             )
@@ -293,7 +295,7 @@ def _major_bump(old: Document, new: Document, relative: str) -> list[Finding]:
         detail = f"{len(breaking)} kind(s) of breaking change across the major boundary: " + ", ".join(
             breaking
         )
-        out.append(Finding(Change("MAJOR_VERSION_BREAK", "", "", detail), relative, old.version))
+        out.append(Finding(Change(Rule.MAJOR_VERSION_BREAK, "", "", detail), relative, old.version))
     return out
 
 
@@ -317,13 +319,13 @@ def _apply_baseline(
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} expired on {entry.expires}"
             out.append(
                 Finding(
-                    Change("BASELINE_EXPIRED", where, "", detail, str(entry.expires), str(today)),
+                    Change(Rule.BASELINE_EXPIRED, where, "", detail, str(entry.expires), str(today)),
                     entry.source,
                 )
             )
         elif entry.index not in used:
             detail = f"{entry.rule} at {json.dumps(entry.pointer)} (change {entry.change}) matches no finding"
-            out.append(Finding(Change("BASELINE_STALE", where, "", detail), entry.source))
+            out.append(Finding(Change(Rule.BASELINE_STALE, where, "", detail), entry.source))
     return out
 
 
@@ -357,4 +359,4 @@ def _disagreement(
     else:
         return []
     old, new = ("compatible", outcome.status) if static_ok else ("breaking", outcome.status)
-    return [Finding(Change("MATRIX_DISAGREES", "", "", detail, old, new), where)]
+    return [Finding(Change(Rule.MATRIX_DISAGREES, "", "", detail, old, new), where)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from refitwire.gate._change import _JSON_TYPES, _LENGTHS, _MODELLED, _VERSION_STAMPS, ANNOTATIONS, Change
 from refitwire.gate._equivalence import integer_bound, integer_only, same_pattern
+from refitwire.gate._rules import Rule
 from refitwire.wire import join
 
 
@@ -26,7 +27,7 @@ def types(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Itera
     old_null = old_types is None or "null" in old_types
     new_null = new_types is None or "null" in new_types
     if old_types is not None and new_types is not None and old_null != new_null:
-        rule_id = "NULLABLE_ADDED" if new_null else "NULLABLE_REMOVED"
+        rule_id = Rule.NULLABLE_ADDED if new_null else Rule.NULLABLE_REMOVED
         yield Change(
             rule_id,
             where,
@@ -40,11 +41,11 @@ def types(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Itera
     if old_rest == new_rest:
         return
     if _covers(new_rest, old_rest):
-        rule_id = "TYPE_WIDENED"
+        rule_id = Rule.TYPE_WIDENED
     elif _covers(old_rest, new_rest):
-        rule_id = "TYPE_NARROWED"
+        rule_id = Rule.TYPE_NARROWED
     else:
-        rule_id = "TYPE_CHANGED"
+        rule_id = Rule.TYPE_CHANGED
     detail = f"type {show_value(old.get('type'))} -> {show_value(new.get('type'))}"
     yield Change(rule_id, where, here, detail, old.get("type"), new.get("type"))
 
@@ -63,7 +64,7 @@ def values(
     where = join(at, keyword)
     if old_values is None:
         yield Change(
-            "ENUM_INTRODUCED",
+            Rule.ENUM_INTRODUCED,
             where,
             here,
             f"restricted to {_show_values(new_values)}",
@@ -73,7 +74,7 @@ def values(
         return
     if new_values is None:
         yield Change(
-            "ENUM_DROPPED",
+            Rule.ENUM_DROPPED,
             where,
             here,
             f"no longer restricted to {_show_values(old_values)}",
@@ -83,7 +84,7 @@ def values(
         return
     if "const" in old and "const" in new:
         wire = old.get("x-rule") == "SCHEMA_ID" or old["const"] == wire_id
-        rule_id = "WIRE_ID_CHANGED" if wire else "CONST_CHANGED"
+        rule_id = Rule.WIRE_ID_CHANGED if wire else Rule.CONST_CHANGED
         yield Change(
             rule_id,
             where,
@@ -96,7 +97,7 @@ def values(
     added, removed = new_values - old_values, old_values - new_values
     if added:
         yield Change(
-            "ENUM_VALUE_ADDED",
+            Rule.ENUM_VALUE_ADDED,
             where,
             here,
             f"now allows {_show_values(added)}",
@@ -105,7 +106,7 @@ def values(
         )
     if removed:
         yield Change(
-            "ENUM_VALUE_REMOVED",
+            Rule.ENUM_VALUE_REMOVED,
             where,
             here,
             f"no longer allows {_show_values(removed)}",
@@ -129,7 +130,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
             if old_raw != new_raw:
                 side = "lower" if low else "upper"
                 yield Change(
-                    "EQUIVALENT_REWRITE",
+                    Rule.EQUIVALENT_REWRITE,
                     join(at, _bound_keyword(new, low)),
                     here,
                     f"{side} bound rewritten; for integers it is still {_show_bound(new_bound)}",
@@ -139,7 +140,7 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
             continue
         keyword = _bound_keyword(new if new_bound is not None else old, low)
         tighter = _tighter(new_bound, old_bound, low)
-        rule_id = "NUMERIC_BOUND_TIGHTENED" if tighter else "NUMERIC_BOUND_LOOSENED"
+        rule_id = Rule.NUMERIC_BOUND_TIGHTENED if tighter else Rule.NUMERIC_BOUND_LOOSENED
         yield Change(
             rule_id,
             join(at, keyword),
@@ -153,11 +154,11 @@ def numeric(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
         # stricter: every multiple of the new step is one of the old; looser: the reverse
         stricter = old_step is None or (new_step is not None and _divides(old_step, new_step))
         looser = new_step is None or (old_step is not None and _divides(new_step, old_step))
-        rule_id = "MULTIPLE_OF_CHANGED"
+        rule_id = Rule.MULTIPLE_OF_CHANGED
         if stricter and not looser:
-            rule_id = "NUMERIC_BOUND_TIGHTENED"
+            rule_id = Rule.NUMERIC_BOUND_TIGHTENED
         elif looser and not stricter:
-            rule_id = "NUMERIC_BOUND_LOOSENED"
+            rule_id = Rule.NUMERIC_BOUND_LOOSENED
         yield Change(
             rule_id, join(at, "multipleOf"), here, f"multipleOf {old_step} -> {new_step}", old_step, new_step
         )
@@ -171,7 +172,7 @@ def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
     for low_kw, high_kw in _LENGTHS:
         old_low, new_low = old.get(low_kw, 0), new.get(low_kw, 0)
         if old_low != new_low:
-            rule_id = "LENGTH_BOUND_TIGHTENED" if new_low > old_low else "LENGTH_BOUND_LOOSENED"
+            rule_id = Rule.LENGTH_BOUND_TIGHTENED if new_low > old_low else Rule.LENGTH_BOUND_LOOSENED
             yield Change(
                 rule_id,
                 join(at, low_kw),
@@ -182,7 +183,7 @@ def lengths(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> Ite
             )
         old_high, new_high = old.get(high_kw, math.inf), new.get(high_kw, math.inf)
         if old_high != new_high:
-            rule_id = "LENGTH_BOUND_TIGHTENED" if new_high < old_high else "LENGTH_BOUND_LOOSENED"
+            rule_id = Rule.LENGTH_BOUND_TIGHTENED if new_high < old_high else Rule.LENGTH_BOUND_LOOSENED
             yield Change(
                 rule_id,
                 join(at, high_kw),
@@ -198,7 +199,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
     old_pattern, new_pattern = old.get("pattern"), new.get("pattern")
     if old_pattern != new_pattern and same_pattern(old_pattern, new_pattern):
         yield Change(
-            "EQUIVALENT_REWRITE",
+            Rule.EQUIVALENT_REWRITE,
             join(at, "pattern"),
             here,
             f"pattern {show_value(old_pattern)} -> {show_value(new_pattern)} matches the same strings",
@@ -207,11 +208,11 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
         )
     elif old_pattern != new_pattern:
         if old_pattern is None:
-            rule_id = "PATTERN_ADDED"
+            rule_id = Rule.PATTERN_ADDED
         elif new_pattern is None:
-            rule_id = "PATTERN_REMOVED"
+            rule_id = Rule.PATTERN_REMOVED
         else:
-            rule_id = "PATTERN_CHANGED"
+            rule_id = Rule.PATTERN_CHANGED
         yield Change(
             rule_id,
             join(at, "pattern"),
@@ -222,7 +223,7 @@ def strings_arrays(old: dict[str, Any], new: dict[str, Any], at: str, path: str)
         )
     old_unique, new_unique = bool(old.get("uniqueItems")), bool(new.get("uniqueItems"))
     if old_unique != new_unique:
-        rule_id = "UNIQUE_ITEMS_ADDED" if new_unique else "UNIQUE_ITEMS_REMOVED"
+        rule_id = Rule.UNIQUE_ITEMS_ADDED if new_unique else Rule.UNIQUE_ITEMS_REMOVED
         yield Change(
             rule_id,
             join(at, "uniqueItems"),
@@ -245,7 +246,7 @@ def annotation_changes(old: dict[str, Any], new: dict[str, Any], at: str, path: 
     for key in sorted(keys):
         if (key in ANNOTATIONS or key.startswith("x-")) and old.get(key) != new.get(key):
             yield Change(
-                "ANNOTATION_CHANGED",
+                Rule.ANNOTATION_CHANGED,
                 join(at, key),
                 path,
                 f"{key} changed",
@@ -260,7 +261,7 @@ def unmodelled(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> 
             continue
         if old.get(key) != new.get(key):
             yield Change(
-                "UNCLASSIFIED_CHANGE",
+                Rule.UNCLASSIFIED_CHANGE,
                 join(at, key),
                 path,
                 f"{key} changed; the gate does not model it",

@@ -18,6 +18,7 @@ from typing import Any
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
+from refitwire.gate._rules import Rule
 from refitwire.gate._walk import diff
 from refitwire.wire import parse_version, pointer, show_pointer
 
@@ -55,14 +56,16 @@ def stamps(document: Document, relative: str, kind: str, version: str) -> list[t
         detail = f"file name says {version}, x-spec-version says {document.version!r}"
         out.append(
             (
-                Change("VERSION_STAMP_MISMATCH", "/x-spec-version", "", detail, version, document.version),
+                Change(Rule.VERSION_STAMP_MISMATCH, "/x-spec-version", "", detail, version, document.version),
                 relative,
             )
         )
     schema_id = document.schema.get("$id")
     if schema_id is not None and schema_id != expected_id:
         detail = f"$id is {schema_id!r}, the file name says {expected_id!r}"
-        out.append((Change("VERSION_STAMP_MISMATCH", "/$id", "", detail, expected_id, schema_id), relative))
+        out.append(
+            (Change(Rule.VERSION_STAMP_MISMATCH, "/$id", "", detail, expected_id, schema_id), relative)
+        )
     return out
 
 
@@ -75,7 +78,7 @@ def locked(
     if not path.is_file():
         detail = f"released {kind} {entry['version']} ({relative}) is gone"  # placed on its index entry
         removed = Change(
-            "RELEASED_FILE_REMOVED", pointer("documents", kind, i), "", detail, entry["sha256"], None
+            Rule.RELEASED_FILE_REMOVED, pointer("documents", kind, i), "", detail, entry["sha256"], None
         )
         out.append((removed, f"{folder}/index.json"))
     else:
@@ -91,12 +94,14 @@ def locked(
             detail = f"sha256 {digest[:12]} != released {entry['sha256'][:12]}; " + (
                 "; ".join(changes) if changes else "no schema-level change (bytes only)"
             )
-            out.append((Change("RELEASED_FILE_MODIFIED", "", "", detail, entry["sha256"], digest), relative))
+            out.append(
+                (Change(Rule.RELEASED_FILE_MODIFIED, "", "", detail, entry["sha256"], digest), relative)
+            )
     if now != entry:
         detail = f"index entry of released {kind} {entry['version']} changed"
         out.append(
             (
-                Change("RELEASED_FILE_MODIFIED", pointer("documents", kind, i), "", detail, entry, now),
+                Change(Rule.RELEASED_FILE_MODIFIED, pointer("documents", kind, i), "", detail, entry, now),
                 f"{folder}/index.json",
             )
         )
@@ -132,7 +137,7 @@ def new_entries(
                 problems += [c.detail for c, _ in stamps(document, "", kind, version)]
             if problems:
                 detail = f"new index entry {kind} {version}: " + "; ".join(problems)
-                out.append((Change("RELEASE_ENTRY_MISMATCH", at, "", detail, None, entry), where))
+                out.append((Change(Rule.RELEASE_ENTRY_MISMATCH, at, "", detail, None, entry), where))
     return out
 
 
@@ -149,6 +154,9 @@ def unknown_folders(
         first = sorted(sub.glob("*.json"))[0]
         detail = f"{folder}/{sub.name}/ holds schema files but no index names the document {sub.name!r}"
         out.append(
-            (Change("DOCUMENT_UNKNOWN", "", "", detail, None, sub.name), f"{folder}/{sub.name}/{first.name}")
+            (
+                Change(Rule.DOCUMENT_UNKNOWN, "", "", detail, None, sub.name),
+                f"{folder}/{sub.name}/{first.name}",
+            )
         )
     return out

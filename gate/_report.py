@@ -18,12 +18,12 @@ from refitwire.compat import JUnitSuite as Suite
 from refitwire.compat import render_junit
 from refitwire.gate._findings import Finding, GateReport
 from refitwire.gate._locate import locate
-from refitwire.gate._rules import DIRECTION_TEXT, RULES, rule
+from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule, rule
 from refitwire.wire import show_pointer
 
 FORMATS = ("text", "json", "junit", "github", "sarif")
 #: Findings a baseline entry cannot accept: they are about the baseline or the gate itself.
-_NOT_ACCEPTABLE = frozenset({"BASELINE_STALE", "BASELINE_EXPIRED", "MATRIX_DISAGREES"})
+_NOT_ACCEPTABLE = frozenset({Rule.BASELINE_STALE, Rule.BASELINE_EXPIRED, Rule.MATRIX_DISAGREES})
 
 
 def render(report: GateReport, fmt: str, tool: str = "gate", root: Path | None = None) -> str:
@@ -143,7 +143,7 @@ def _text(report: GateReport, tool: str, root: Path) -> str:
 def _breaks(finding: Finding, report: GateReport | None) -> list[str]:
     """What a breaking finding breaks: the directions of a schema change, or for the runtime
     matrix's disagreement each cause in its cells (writer -> reader) with the case to rerun."""
-    if finding.change.rule == "MATRIX_DISAGREES" and report is not None and report.matrix.failing:
+    if finding.change.rule == Rule.MATRIX_DISAGREES and report is not None and report.matrix.failing:
         shown = report.matrix.failing[:_SHOWN]
         more = len(report.matrix.failing) - len(shown)
         return ["  breaks:", *(f"    {line}" for line in shown)] + (

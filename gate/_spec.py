@@ -1,7 +1,7 @@
 """SPEC.md's rules as part of a released version: locked, and diffed like the schemas.
 
 A released spec version is its schema files *and* the rules SPEC.md's tables give it (read
-by ``refitwire.engine.parse_spec``: rule IDs, keywords, pointers, the terms and numbers they
+by ``refitwire.wire.parse_spec``: rule IDs, keywords, pointers, the terms and numbers they
 state, the limits and the dtype sizes). So:
 
 * **locked.** ``schema/index.json`` records, for each released version, the sha256 of those
@@ -34,16 +34,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec, spec_text
 from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
-from refitwire.gate._rules import Direction
+from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._spec_locks import lock_entries, locks, sides
 from refitwire.gate._spec_prose import candidate_text, released_text, words
 from refitwire.gate._spec_witness import refuted as _refuted
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
-from refitwire.wire import Registry, compile_model, join, parse_version, pointer, version_key
+from refitwire.wire import (
+    LEVELS,
+    Registry,
+    SpecError,
+    SpecRules,
+    compile_model,
+    join,
+    parse_spec,
+    parse_version,
+    pointer,
+    spec_text,
+    version_key,
+)
 
 SPEC_FILE = "SPEC.md"
 
@@ -73,7 +84,7 @@ def judge(
     relative, data = work_file
     if data is None:
         detail = f"{relative} is gone: it holds the rules of every released version"
-        return [SpecFinding(Change("RELEASED_FILE_REMOVED", "", "", detail), None, file=relative)]
+        return [SpecFinding(Change(Rule.RELEASED_FILE_REMOVED, "", "", detail), None, file=relative)]
     base, work = load(*base_file), load(relative, data)
     first = (base.versions or work.versions or ("1.0.0",))[0]
     base_text, work_text = (
@@ -122,7 +133,7 @@ def judge(
             at = changed[0] if changed else ""
             out.append(
                 SpecFinding(
-                    Change("RELEASED_FILE_MODIFIED", at, "", detail, digest, now), None, file=relative
+                    Change(Rule.RELEASED_FILE_MODIFIED, at, "", detail, digest, now), None, file=relative
                 )
             )
     return out
@@ -209,7 +220,9 @@ def _diff(
         a, b = before.get(rule_id), after.get(rule_id)
         if b is None and a is not None:
             detail = f"rule {rule_id} ({'/'.join(a.keywords) or 'no keyword'}) no longer applies to {new_version_id}"
-            yield _found("SPEC_RULE_REMOVED", at, detail, a.facts(), None, against, old_version, ctx, rule_id)
+            yield _found(
+                Rule.SPEC_RULE_REMOVED, at, detail, a.facts(), None, against, old_version, ctx, rule_id
+            )
         elif a is None and b is not None:
             detail = f"rule {rule_id} ({'/'.join(b.keywords) or 'no keyword'}) now applies to {new_version_id}: {b.text[:160]}"
             new_member = sorted(ctx.new_members.intersection(b.terms))
@@ -218,7 +231,7 @@ def _diff(
                 detail += f" (about {', '.join(new_member)}, which {new_version_id} adds"
                 detail += f"; and {', '.join(old_member)}, which old blobs carry)" if old_member else ")"
             additive = ctx.new_version and new_member and not old_member  # else it may fire on old blobs
-            rule = "SPEC_RULE_ADDED_WITH_MEMBER" if additive else "SPEC_RULE_ADDED"
+            rule = Rule.SPEC_RULE_ADDED_WITH_MEMBER if additive else Rule.SPEC_RULE_ADDED
             yield _found(rule, at, detail, None, b.facts(), against, old_version, ctx, rule_id)
         elif a is not None and b is not None:
             yield from _changed_rule(a, b, at, against, old_version, new_version_id, old, new, ctx)
@@ -230,24 +243,24 @@ def _diff(
 
 def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, version: str,
                   old: SpecRules, new: SpecRules, ctx: _Context) -> Iterator[SpecFinding]:  # fmt: skip
-    def found(rule: str, where: str, detail: str, was: Any, now: Any) -> SpecFinding:
+    def found(rule: Rule, where: str, detail: str, was: Any, now: Any) -> SpecFinding:
         return _found(rule, at + where, detail, was, now, against, old_version, ctx, a.id)
 
     if a.level != b.level:
         stronger = b.level > a.level
         detail = (f"rule {a.id} for {version}: {'/'.join(a.keywords)} -> {'/'.join(b.keywords)} "
                   f"({_level(a.level)} -> {_level(b.level)})")  # fmt: skip
-        rule = "SPEC_RULE_STRENGTHENED" if stronger else "SPEC_RULE_WEAKENED"
+        rule = Rule.SPEC_RULE_STRENGTHENED if stronger else Rule.SPEC_RULE_WEAKENED
         yield found(rule, pointer("keywords"), detail, list(a.keywords), list(b.keywords))
     elif a.keywords != b.keywords:
         detail = f"rule {a.id} for {version}: keywords {'/'.join(a.keywords)} -> {'/'.join(b.keywords)}"
-        yield found("SPEC_RULE_CHANGED", pointer("keywords"), detail, list(a.keywords), list(b.keywords))
+        yield found(Rule.SPEC_RULE_CHANGED, pointer("keywords"), detail, list(a.keywords), list(b.keywords))
     if section_number(a.section) != section_number(b.section):  # who checks it, where 2.7 orders it
         detail = f"rule {a.id} for {version}: moved from section {a.section!r} to {b.section!r}"
-        yield found("SPEC_RULE_CHANGED", pointer("section"), detail, a.section, b.section)
+        yield found(Rule.SPEC_RULE_CHANGED, pointer("section"), detail, a.section, b.section)
     if a.pointer != b.pointer:
         detail = f"rule {a.id} for {version}: pointer {a.pointer!r} -> {b.pointer!r}"
-        yield found("SPEC_RULE_POINTER_CHANGED", pointer("pointer"), detail, a.pointer, b.pointer)
+        yield found(Rule.SPEC_RULE_POINTER_CHANGED, pointer("pointer"), detail, a.pointer, b.pointer)
     numbers = _unexplained(a, b, old.limits_of(old_version), new.limits_of(version))
     for what, x, y in (
         ("terms", a.terms, b.terms),
@@ -258,14 +271,14 @@ def _changed_rule(a: Any, b: Any, at: str, against: str, old_version: str, versi
             detail = (
                 f"rule {a.id} for {version}: {what} {', '.join(x) or '(none)'} -> {', '.join(y) or '(none)'}"
             )
-            yield found("SPEC_RULE_CHANGED", pointer(what), detail, list(x), list(y))
+            yield found(Rule.SPEC_RULE_CHANGED, pointer(what), detail, list(x), list(y))
     if (
         a.facts() == b.facts()
         and (a.section, a.ends) == (b.section, b.ends)
         and " ".join(a.text.split()) != " ".join(b.text.split())
     ):
         detail = f"rule {a.id} (section {a.section}): its wording changed, its facts kept (released text is locked):\n"
-        yield found("SPEC_RULE_REWORDED", "", detail + "\n".join(words(a.text, b.text)), a.text, b.text)
+        yield found(Rule.SPEC_RULE_REWORDED, "", detail + "\n".join(words(a.text, b.text)), a.text, b.text)
 
 
 def _level(level: int) -> str:
@@ -296,11 +309,11 @@ def _limits(
         at = pointer("limits", name)
         a, b = before.get(name), after.get(name)
         if b is None and a is not None:
-            yield _found("SPEC_LIMIT_REMOVED", at, f"limit {name!r} ({a.stated or a.rule}) no longer applies to {version}",
+            yield _found(Rule.SPEC_LIMIT_REMOVED, at, f"limit {name!r} ({a.stated or a.rule}) no longer applies to {version}",
                          a.facts(), None, against, old_version, ctx)  # fmt: skip
             continue
         if a is None and b is not None:
-            yield _found("SPEC_LIMIT_ADDED", at, f"limit {name!r} ({b.stated or b.rule}) now applies to {version}",
+            yield _found(Rule.SPEC_LIMIT_ADDED, at, f"limit {name!r} ({b.stated or b.rule}) now applies to {version}",
                          None, b.facts(), against, old_version, ctx)  # fmt: skip
             continue
         assert a is not None and b is not None
@@ -308,7 +321,7 @@ def _limits(
             lower = b.value < a.value
             # raised, even for a new version only: its writers may write past what released
             # readers must read (and SHOULD reject), and FULL has every reader read every writer
-            rule = "SPEC_LIMIT_TIGHTENED" if lower else "SPEC_LIMIT_LOOSENED"
+            rule = Rule.SPEC_LIMIT_TIGHTENED if lower else Rule.SPEC_LIMIT_LOOSENED
             detail = (
                 f"limit {name!r} ({a.rule}) for {version}: {a.stated} -> {b.stated} ({a.value} -> {b.value})"
             )
@@ -329,15 +342,15 @@ def _limits(
             # it), so no keyword or tier moved says which direction breaks: both, until reviewed.
             detail = (f"limit {name!r} for {version}: {'/'.join(a.keywords)} ({', '.join(a.tiers) or 'no tier'}) -> "
                       f"{'/'.join(b.keywords)} ({', '.join(b.tiers) or 'no tier'})")  # fmt: skip
-            yield _found("SPEC_RULE_CHANGED", join(at, "keywords"), detail, a.facts(), b.facts(), against,
+            yield _found(Rule.SPEC_RULE_CHANGED, join(at, "keywords"), detail, a.facts(), b.facts(), against,
                          old_version, ctx)  # fmt: skip
         elif a.rule != b.rule:
             detail = f"limit {name!r} for {version}: {a.rule} {'/'.join(a.keywords)} -> {b.rule} {'/'.join(b.keywords)}"
-            yield _found("SPEC_RULE_CHANGED", at, detail, a.facts(), b.facts(), against, old_version, ctx)
+            yield _found(Rule.SPEC_RULE_CHANGED, at, detail, a.facts(), b.facts(), against, old_version, ctx)
         elif a.value == b.value and " ".join(a.text.split()) != " ".join(b.text.split()):
             detail = f"limit {name!r}: its wording changed, its facts kept (released text is locked):\n"
             detail += "\n".join(words(" ".join(a.text.split()), " ".join(b.text.split())))
-            yield _found("SPEC_RULE_REWORDED", at, detail, a.text, b.text, against, old_version, ctx)
+            yield _found(Rule.SPEC_RULE_REWORDED, at, detail, a.text, b.text, against, old_version, ctx)
 
 
 def _dtypes(
@@ -350,17 +363,17 @@ def _dtypes(
         at = pointer("dtype_sizes", label)
         if a is None:
             rule, detail = (
-                "SPEC_RULE_STRENGTHENED",
+                Rule.SPEC_RULE_STRENGTHENED,
                 f"ELSIZE_DTYPE now lists {label!r} ({b} bytes): other sizes are rejected",
             )
         elif b is None:
-            rule, detail = "SPEC_RULE_WEAKENED", f"ELSIZE_DTYPE no longer lists {label!r} ({a} bytes)"
+            rule, detail = Rule.SPEC_RULE_WEAKENED, f"ELSIZE_DTYPE no longer lists {label!r} ({a} bytes)"
         else:
-            rule, detail = "SPEC_RULE_CHANGED", f"ELSIZE_DTYPE: {label!r} is {a} -> {b} bytes"
+            rule, detail = Rule.SPEC_RULE_CHANGED, f"ELSIZE_DTYPE: {label!r} is {a} -> {b} bytes"
         yield _found(rule, at, detail, a, b, against, version, ctx, "ELSIZE_DTYPE", dtype=(label, a, b))
 
 
-def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, version: str, ctx: _Context,
+def _found(rule: Rule, at: str, detail: str, old: Any, new: Any, against: str, version: str, ctx: _Context,
            spec_rule: str | None = None, limit: tuple[int, int] | None = None,
            dtype: tuple[str, int | None, int | None] | None = None) -> SpecFinding:  # fmt: skip
     change = Change(rule, at, "", detail, old, new)
@@ -369,7 +382,7 @@ def _found(rule: str, at: str, detail: str, old: Any, new: Any, against: str, ve
     found: list[Witness] = []
     missing: list[Direction] = []
     for direction in change.directions:
-        by_rule = spec_rule if rule in ("SPEC_RULE_REMOVED", "SPEC_RULE_WEAKENED") else None
+        by_rule = spec_rule if rule in (Rule.SPEC_RULE_REMOVED, Rule.SPEC_RULE_WEAKENED) else None
         witness = _witness(
             direction,
             version,

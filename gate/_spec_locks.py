@@ -1,7 +1,7 @@
 """The locks of SPEC.md in ``schema/index.json``, and the readers each side of a SPEC.md change has.
 
 ``spec_rules`` locks the facts of each released version's tables, ``spec_text`` its text block
-by block (``refitwire.engine.spec_text``): the ref's SPEC.md must agree with them, and a new entry
+by block (``refitwire.wire.spec_text``): the ref's SPEC.md must agree with them, and a new entry
 (a release) must be the working tree's lock. A released version's facts lock never changes. Its
 text lock changes only with its text, in the change that edits it: that edit is
 SPEC_TEXT_CHANGED, which fails until the baseline acknowledges it, and a text edited without its
@@ -16,6 +16,7 @@ from typing import Any
 
 from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
+from refitwire.gate._rules import Rule
 from refitwire.wire import Registry, parse_version, pointer
 
 
@@ -51,24 +52,26 @@ def locks(key: str, base: Callable[[str], str], work: Callable[[str], str], base
                 f"SPEC.md's text of released {version} changed but its lock did not: an acknowledged "
                 f"editorial change writes the new lock into {index_file} (spec_text {version}: {work(version)})"
             )
-            out.append((Change("RELEASE_ENTRY_MISMATCH", pointer(key, i), "", detail, digest, work(version)),
+            out.append((Change(Rule.RELEASE_ENTRY_MISMATCH, pointer(key, i), "", detail, digest, work(version)),
                         index_file))  # fmt: skip
         if now != digest:
             detail = f"the {key} lock of released {version} changed ({digest[:12]} -> {now})"
-            change = Change("RELEASED_FILE_MODIFIED", pointer(key, i), "", detail, digest, new.get(version))
+            change = Change(
+                Rule.RELEASED_FILE_MODIFIED, pointer(key, i), "", detail, digest, new.get(version)
+            )
             out.append((change, index_file))
         if base(version) != digest:  # the ref's own SPEC.md already disagrees with its lock
             detail = (
                 f"at the ref, SPEC.md's {what} of {version} are {base(version)[:12]}, locked {digest[:12]}"
             )
-            out.append((Change("RELEASED_FILE_MODIFIED", pointer(key, i), "", detail, digest, None), file))
+            out.append((Change(Rule.RELEASED_FILE_MODIFIED, pointer(key, i), "", detail, digest, None), file))
     for i, (version, digest) in enumerate(new.items()):
         if version in old:
             continue
         if digest != work(version):
             detail = f"new {key} entry {version}: sha256 {digest[:12]} is not SPEC.md's {what}' {work(version)[:12]}"
             out.append(
-                (Change("RELEASE_ENTRY_MISMATCH", pointer(key, i), "", detail, None, digest), index_file)
+                (Change(Rule.RELEASE_ENTRY_MISMATCH, pointer(key, i), "", detail, None, digest), index_file)
             )
     return out
 

@@ -3,7 +3,7 @@
 The rule tables' facts are ordered by ``gate/_spec.py``; this module holds the rest of what a
 released version says, the prose a conforming implementation is judged by just as much (the
 digest's steps, the order of section 2.7, the decoded form, the tiers, the members table),
-read block by block by ``refitwire.engine.spec_text``:
+read block by block by ``refitwire.wire.spec_text``:
 
 * **released text never changes.** For every released version, each section whose text
   (its blocks that apply to that version, whitespace collapsed) differs between the ref's
@@ -27,12 +27,11 @@ import copy
 import difflib
 from collections.abc import Sequence
 
-from refitwire.engine import SpecText, TextBlock
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
-from refitwire.gate._rules import Direction
+from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._witness import Witness, find_witness
-from refitwire.wire import Registry, pointer, version_key
+from refitwire.wire import Registry, SpecText, TextBlock, pointer, version_key
 
 #: Words of context around a changed span, and how many lines of diff a finding shows.
 _CONTEXT, _SHOWN = 6, 40
@@ -62,7 +61,7 @@ def released_text(
                 f"section {key} ({heading}) of released {version} changed: released text never changes "
                 f"(an editorial change passes through a baseline entry)\n{lines}"
             )
-            change = Change("SPEC_TEXT_CHANGED", pointer("text", key), "", detail, removed, added)
+            change = Change(Rule.SPEC_TEXT_CHANGED, pointer("text", key), "", detail, removed, added)
             witnesses = members_witnesses(a, b, version, witnesses_from) if witnesses_from is not None else ()
             out.append((change, version, witnesses))
     return out
@@ -83,7 +82,7 @@ def candidate_text(
             for n, block in enumerate(blocks):
                 if block.since != version or block.fact_row:
                     continue
-                rule = "SPEC_RULE_ADDED" if block.normative else "SPEC_TEXT_ADDED"
+                rule = Rule.SPEC_RULE_ADDED if block.normative else Rule.SPEC_TEXT_ADDED
                 detail = f"{version}'s own text in section {section} (line {block.line}): {block.text[:200]}"
                 out.append((Change(rule, pointer("text", section, n), "", detail, None, block.text), against))
     return out
@@ -150,7 +149,7 @@ def members_witnesses(old: Sequence[TextBlock], new: Sequence[TextBlock], versio
         variant = copy.deepcopy(released)
         required = [m for m in variant.get("required", []) if m != name] + ([name] if made[1] else [])
         variant["required"] = required
-        rule = "REQUIRED_ADDED" if made[1] else "REQUIRED_REMOVED"
+        rule = Rule.REQUIRED_ADDED if made[1] else Rule.REQUIRED_REMOVED
         direction: Direction = "BACKWARD" if made[1] else "FORWARD"
         change = Change(rule, "/required", pointer(name), f"the table says {name!r} is {after[name]}")
         schema_doc = Document(f"schema/rendezvous/{version}.json", released)

@@ -18,6 +18,7 @@ from refitwire.gate import _keywords as kw
 from refitwire.gate._change import ANNOTATIONS, Change
 from refitwire.gate._document import Document
 from refitwire.gate._errors import GateError
+from refitwire.gate._rules import Rule
 from refitwire.wire import join, parse_version
 
 
@@ -51,7 +52,7 @@ class _Walker:
         if not isinstance(old, dict) or not isinstance(new, dict):
             if old != new:
                 yield Change(
-                    "UNCLASSIFIED_CHANGE",
+                    Rule.UNCLASSIFIED_CHANGE,
                     new_at,
                     path,
                     "boolean schema changed",
@@ -74,7 +75,7 @@ class _Walker:
             )
         elif old_items is not None or new_items is not None:
             yield Change(
-                "UNCLASSIFIED_CHANGE",
+                Rule.UNCLASSIFIED_CHANGE,
                 join(new_at, "items"),
                 join(path, "*"),
                 "items added or removed",
@@ -96,7 +97,7 @@ class _Walker:
             where, here = join(new_at, "properties", name), join(path, name)
             if name in new_req and name not in old_req:
                 yield Change(
-                    "PROPERTY_ADDED_REQUIRED",
+                    Rule.PROPERTY_ADDED_REQUIRED,
                     where,
                     here,
                     f"required property {name!r} added",
@@ -105,7 +106,7 @@ class _Walker:
                 )
             elif old_closed:
                 yield Change(
-                    "PROPERTY_ADDED_TO_CLOSED_OBJECT",
+                    Rule.PROPERTY_ADDED_TO_CLOSED_OBJECT,
                     where,
                     here,
                     f"property {name!r} added to an object that rejects unknown members",
@@ -114,7 +115,7 @@ class _Walker:
                 )
             else:
                 yield Change(
-                    "PROPERTY_ADDED_OPTIONAL",
+                    Rule.PROPERTY_ADDED_OPTIONAL,
                     where,
                     here,
                     f"optional property {name!r} added",
@@ -123,10 +124,10 @@ class _Walker:
                 )
             added_in = new_props[name].get("x-added-in") if isinstance(new_props[name], dict) else None
             if added_in is None:
-                yield Change("ADDED_IN_MISSING", where, here, _no_stamp(name, new_props[name], version))
+                yield Change(Rule.ADDED_IN_MISSING, where, here, _no_stamp(name, new_props[name], version))
             elif version is not None and not _added_between(added_in, self.old.version, version):
                 yield Change(
-                    "ADDED_IN_MISMATCH",
+                    Rule.ADDED_IN_MISMATCH,
                     join(where, "x-added-in"),
                     here,
                     f"property {name!r}, new since {self.old.version or 'the old document'}, "
@@ -138,7 +139,7 @@ class _Walker:
             where, here = join(old_at, "properties", name), join(path, name)
             required = name in old_req
             yield Change(
-                "PROPERTY_REMOVED_REQUIRED" if required else "PROPERTY_REMOVED_OPTIONAL",
+                Rule.PROPERTY_REMOVED_REQUIRED if required else Rule.PROPERTY_REMOVED_OPTIONAL,
                 where,
                 here,
                 f"{'required' if required else 'optional'} property {name!r} removed",
@@ -147,7 +148,7 @@ class _Walker:
             )
             if new_closed:  # old blobs that carry it are now unknown members of a closed object
                 yield Change(
-                    "PROPERTY_REMOVED_FROM_CLOSED_OBJECT",
+                    Rule.PROPERTY_REMOVED_FROM_CLOSED_OBJECT,
                     where,
                     here,
                     f"property {name!r} removed from an object that rejects unknown members",
@@ -158,7 +159,7 @@ class _Walker:
             where, here = join(new_at, "properties", name), join(path, name)
             if name in new_req and name not in old_req:
                 yield Change(
-                    "REQUIRED_ADDED",
+                    Rule.REQUIRED_ADDED,
                     join(new_at, "required"),
                     here,
                     f"property {name!r} made required",
@@ -167,7 +168,7 @@ class _Walker:
                 )
             if name in old_req and name not in new_req:
                 yield Change(
-                    "REQUIRED_REMOVED",
+                    Rule.REQUIRED_REMOVED,
                     join(new_at, "required"),
                     here,
                     f"property {name!r} made optional",
@@ -180,7 +181,7 @@ class _Walker:
             )
         for name in sorted((new_req ^ old_req) - old_props.keys() - new_props.keys()):
             here = join(path, name)
-            rule_id = "REQUIRED_ADDED" if name in new_req else "REQUIRED_REMOVED"
+            rule_id = Rule.REQUIRED_ADDED if name in new_req else Rule.REQUIRED_REMOVED
             yield Change(
                 rule_id,
                 join(new_at, "required"),
@@ -196,7 +197,7 @@ class _Walker:
             where = join(new_at, keyword)
             if before is True:  # false, or a schema that unknown members must match
                 yield Change(
-                    "ADDITIONAL_PROPERTIES_CLOSED",
+                    Rule.ADDITIONAL_PROPERTIES_CLOSED,
                     where,
                     path,
                     f"{keyword}: false added"
@@ -207,7 +208,7 @@ class _Walker:
                 )
             elif before is False and after in (True, {}):
                 yield Change(
-                    "ADDITIONAL_PROPERTIES_OPENED",
+                    Rule.ADDITIONAL_PROPERTIES_OPENED,
                     where,
                     path,
                     f"{keyword}: false removed",
@@ -216,7 +217,7 @@ class _Walker:
                 )
             else:
                 yield Change(
-                    "UNCLASSIFIED_CHANGE",
+                    Rule.UNCLASSIFIED_CHANGE,
                     where,
                     path,
                     f"{keyword} changed",
@@ -229,11 +230,11 @@ class _Walker:
         new_stamp = new.get("x-added-in") if isinstance(new, dict) else None
         if new_stamp is None:
             yield Change(
-                "ADDED_IN_MISSING", at, path, f"property {name!r} has no x-added-in", old_stamp, None
+                Rule.ADDED_IN_MISSING, at, path, f"property {name!r} has no x-added-in", old_stamp, None
             )
         elif old_stamp is not None and old_stamp != new_stamp:
             yield Change(
-                "ADDED_IN_CHANGED",
+                Rule.ADDED_IN_CHANGED,
                 join(at, "x-added-in"),
                 path,
                 f"x-added-in of {name!r} {old_stamp!r} -> {new_stamp!r}",

@@ -33,7 +33,7 @@ from refitwire.engine import semantic_violations
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._readers import ReaderCrash, is_release, reader, rejecter
-from refitwire.gate._rules import Direction
+from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import Registry, is_index, parse_version, show_pointer, tokens, version_key
 
@@ -83,7 +83,7 @@ def find_witness(
     """A verified witness of ``change`` breaking in ``direction`` (:func:`refuted` finds nothing
     wrong with it), or None."""
     writer, reader_doc = (old, new) if direction == "BACKWARD" else (new, old)
-    open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
+    open_writer = change.rule == Rule.ADDITIONAL_PROPERTIES_CLOSED
     reads = rejecter(reader_doc, registry)
 
     def witness(blob: Any) -> Witness | None:
@@ -116,7 +116,7 @@ def refuted(
       make ``"elsize": 1`` on a ``bfloat16`` tensor writable);
     * the reader's version rejects it for the finding's reason: its first complaint is at the
       place the change is about (the value, an object holding it, or a value inside it)."""
-    open_writer = change.rule == "ADDITIONAL_PROPERTIES_CLOSED"
+    open_writer = change.rule == Rule.ADDITIONAL_PROPERTIES_CLOSED
     if not _validator(writer.schema if open_writer else close(writer.schema)).is_valid(blob):
         return (
             f"{_label(writer)}'s schema{'' if open_writer else ' (closed)'} rejects it: no writer writes it"
