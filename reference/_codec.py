@@ -25,7 +25,7 @@ from refitwire._validate import check, no_gc, read
 
 if TYPE_CHECKING:
     from refitwire._models import PublishedShard, PublishedTensor
-from refitwire.wire import NO_CONST, Registry, pointer
+from refitwire._wire import NO_CONST, Registry, pointer
 
 __all__ = [
     "decode_shard_table",

@@ -14,12 +14,12 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
-from refitwire import wire
+from refitwire import _wire
 from refitwire._errors import InvalidBlob
 from refitwire._models import RendezvousPayload, as_model, classes_of, table_levels
 from refitwire._spec import resolved
 from refitwire._validate import canonical_base64, no_gc
-from refitwire.wire import Level, Member, Registry, WireModel
+from refitwire._wire import Level, Member, Registry, WireModel
 
 __all__ = ["decoded_members", "from_decoded", "to_decoded"]
 
@@ -121,7 +121,7 @@ def from_decoded(decoded: dict[str, Any], registry: Registry | None = None) -> R
         raise InvalidBlob.single(
             "AGENT_META_BASE64", "/agent_meta_b64", encoded, "not canonical padded base64"
         )
-    classes = classes_of(wire.registry_or_default(registry))
+    classes = classes_of(_wire.registry_or_default(registry))
     top = classes.model.top
     named = set(RendezvousPayload._fields) | set(_PAYLOAD_FIELDS)
     tensor_level = classes.tensor_level

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 from refitwire._models import table_levels
-from refitwire.wire import NO_CONST, Registry, WireModel
+from refitwire._wire import NO_CONST, Registry, WireModel
 
 try:  # the regex parser, to read which characters a pattern allows (sre_parse before Python 3.11)
     from re import _parser as re_parser

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from refitwire._validate import table_models
-from refitwire.wire import Registry
+from refitwire._wire import Registry
 
 if TYPE_CHECKING:
     from refitwire._models import PublishedTensor

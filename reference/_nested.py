@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from pydantic import BaseModel
 from refitwire._errors import InvalidBlob, Violation
-from refitwire.wire import Member, WireModel, is_index, pointer
+from refitwire._wire import Member, WireModel, is_index, pointer
 
 __all__ = [
     "as_builtins",

@@ -11,7 +11,7 @@ import msgspec
 import orjson
 from refitwire._spec import blob_limit
 from refitwire._validate import is_utf8, top_level_violations
-from refitwire.wire import Registry, WireModel
+from refitwire._wire import Registry, WireModel
 
 __all__ = ["quorum_envelope"]
 

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import jsonschema_rs
-from refitwire import wire
-from refitwire.wire import Registry, WireModel
+from refitwire import _wire
+from refitwire._wire import Registry, WireModel
 
 
 def schema(document: str, version: str, registry: Registry | None = None) -> dict[str, Any]:
@@ -17,7 +17,7 @@ def schema(document: str, version: str, registry: Registry | None = None) -> dic
 
     A fresh copy each call: what a caller does to it never reaches the reader's rules.
     """
-    return copy.deepcopy(cached_schema(document, version, wire.registry_or_default(registry)))
+    return copy.deepcopy(cached_schema(document, version, _wire.registry_or_default(registry)))
 
 
 def cached_schema(document: str, version: str, registry: Registry) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def protocol_schema(message: str) -> dict[str, Any]:
     """The schema of a testee protocol message: "request", "response", "decoded" or "envelope"."""
     if message not in PROTOCOL_MESSAGES:
         raise ValueError(f"unknown protocol message {message!r}")
-    loaded: dict[str, Any] = json.loads((wire.package_root() / "protocol" / f"{message}.json").read_bytes())
+    loaded: dict[str, Any] = json.loads((_wire.package_root() / "protocol" / f"{message}.json").read_bytes())
     return loaded
 
 

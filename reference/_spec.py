@@ -14,9 +14,9 @@ import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from refitwire import wire
+from refitwire import _wire
 from refitwire._spec_rules import SpecError, SpecRules, parse_spec
-from refitwire.wire import Registry, version_key
+from refitwire._wire import Registry, version_key
 
 __all__ = [
     "EMPTY_WHEN_ABSENT",
@@ -36,7 +36,7 @@ __all__ = [
 
 def latest(registry: Registry | None = None) -> str:
     """The newest released version: what writers emit by default."""
-    registry = wire.registry_or_default(registry)
+    registry = _wire.registry_or_default(registry)
     newest = registry.released_versions()[-1]
     if registry.index["latest"] != newest:  # pragma: no cover - a broken index is a packaging error
         raise RuntimeError(f"schema/index.json names {registry.index['latest']} latest, but lists {newest}")
@@ -97,7 +97,7 @@ def dtype_sizes(registry: Registry, version: str | None = None) -> Mapping[str, 
 
 def wire_schema_id(registry: Registry | None = None) -> str:
     """The on-wire schema id of the released line, from ``registry``'s ``index.json``."""
-    wire_id: str = wire.registry_or_default(registry).index["wire_id"]
+    wire_id: str = _wire.registry_or_default(registry).index["wire_id"]
     return wire_id
 
 
@@ -125,7 +125,7 @@ def resolved(version: str | None, registry: Registry | None) -> tuple[str, Regis
     """``version`` checked in ``registry`` (:func:`check_version`), and the registry itself: the
     one place a public entry point of the codec, given no registry, builds the default one
     (once per call, handed to every helper below it)."""
-    registry = wire.registry_or_default(registry)
+    registry = _wire.registry_or_default(registry)
     return check_version(registry, version), registry
 
 

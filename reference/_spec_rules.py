@@ -37,7 +37,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from refitwire.wire import SchemaFolderError, parse_version, version_key
+from refitwire._wire import SchemaFolderError, parse_version, version_key
 
 __all__ = ["LEVELS", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from refitwire._spec_rules import _LIMIT_HEADER, _RULE_HEADER
-from refitwire.wire import parse_version, version_key
+from refitwire._wire import parse_version, version_key
 
 __all__ = ["SpecText", "TextBlock", "section_key", "spec_text"]
 

@@ -21,7 +21,7 @@ from refitwire._nested import (
     member_literals,
 )
 from refitwire._spec import dtype_sizes
-from refitwire.wire import Member, Registry, WireModel, pointer
+from refitwire._wire import Member, Registry, WireModel, pointer
 
 if TYPE_CHECKING:
     from refitwire._models import PublishedTensor

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Optional
 
 import msgspec
 from refitwire._spec import blob_limit
-from refitwire.wire import Registry, WireModel
+from refitwire._wire import Registry, WireModel
 
 __all__ = ["typed_read"]
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import orjson
-from refitwire import wire
+from refitwire import _wire
 from refitwire._errors import InvalidBlob, Violation
 from refitwire._models import as_model, table_levels
 from refitwire._nested import member_literals
@@ -37,7 +37,7 @@ from refitwire._table import TableShape, table_rules, table_shape
 if TYPE_CHECKING:
     from refitwire._models import PublishedTensor
 from refitwire._typed import typed_read
-from refitwire.wire import Registry, WireModel, pointer
+from refitwire._wire import Registry, WireModel, pointer
 
 __all__ = [
     "check",
@@ -157,7 +157,7 @@ def is_valid(document: Any, kind: str, version: str, registry: Registry) -> bool
 def violations(document: Any, kind: str, version: str, registry: Registry | None = None) -> list[Violation]:
     """Every rule ``document`` breaks, in document order (see :func:`in_document_order`)."""
     return in_document_order(
-        document, iter_violations(document, kind, version, wire.registry_or_default(registry))
+        document, iter_violations(document, kind, version, _wire.registry_or_default(registry))
     )
 
 
@@ -353,13 +353,13 @@ _AT_ONE_VALUE = {"REQUIRED": 0, "TYPE": 1}
 
 def _position(document: Any, at: str) -> tuple[int, ...]:
     node, place = document, []
-    for token in wire.tokens(at):
+    for token in _wire.tokens(at):
         if isinstance(node, dict):
             members = list(node)
             place.append(members.index(token) if token in node else len(members))
             node = node.get(token)
         elif isinstance(node, (list, tuple)):
-            index = int(token) if wire.is_index(token) else len(node)
+            index = int(token) if _wire.is_index(token) else len(node)
             place.append(index)
             node = node[index] if index < len(node) else None
         else:

@@ -1,10 +1,11 @@
 """The packages talk through public names: none imports another package's private (``_``) module.
 
 A package is a folder of the architecture (README "What lives where"): the reference
-(``reference/``, i.e. ``refitwire``), ``refitwire.wire``, ``refitwire.refit``, ``compat``,
-``gate``, ``cli`` and ``bench``. Within a package, ``_`` modules are its own business;
-across packages only public modules and names may be used: each package's ``__init__``
-and the documented internal API modules (``refitwire.engine``, ``refitwire.wire``).
+(``reference/``, i.e. ``refitwire``, with its private low layer ``refitwire._wire``),
+``refitwire.refit``, ``compat``, ``gate``, ``cli`` and ``bench``. Within a package, ``_``
+modules are its own business; across packages only public modules and names may be used:
+each package's ``__init__`` and the kit's one internal API, ``refitwire.wire`` (the
+reference's public module above its ``_`` modules).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"reference": "refitwire", "compat": "refitwire.compat", "gate": "refitwire.gate",
            "cli": "refitwire.cli", "bench": "refitwire.bench"}  # fmt: skip
-SUBPACKAGES = ("refit", "wire")  # packages of their own inside reference/
+SUBPACKAGES = ("refit",)  # packages of their own inside reference/
 
 
 def package_of_file(path: Path) -> str:

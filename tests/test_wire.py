@@ -170,7 +170,7 @@ def test_a_schema_file_added_after_install_is_seen(tmp_path: Path) -> None:
     assert (wire.default_registry().folder / "index.json").is_file()
     registry = wire.Registry.from_folder(_folder_with_a_candidate(tmp_path))
     assert registry.known_versions() == (*released_versions(), "1.9.0")
-    assert wire.released_versions(registry) == released_versions()
+    assert registry.released_versions() == released_versions()
     assert registry.candidate_versions() == ("1.9.0",)
     assert registry.wire_model("rendezvous", "1.9.0").version == "1.9.0"
     assert registry.newest_model().version == "1.9.0"

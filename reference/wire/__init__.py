@@ -1,203 +1,97 @@
-"""The wire, described once: a model compiled from the schema files, and the small shared facts.
+"""The kit's one internal API: what the spec says, the wire's model, and the reference's rule
+engine and codec building blocks, for the kit's own packages (compat, gate, cli, bench, refit),
+its tools and tests.
 
-This is the kit's internal API (public, documented, used by every package): whatever needs
-to know which members a level has, their order, types, bounds, rules or the version that
-added them reads it here instead of restating it. ``refitwire.__all__`` remains the
-library's user-facing API.
+Public and documented, unlike the ``_`` modules it reads from, so the reference's private
+layout can change without touching its users. ``refitwire.__all__`` is the library's API for
+users; a name it holds (``InvalidBlob``, ``latest``, ``released_versions`` ...) is taken from
+there and not repeated here, so each thing has one public name.
 
-Where the schemas come from: a :class:`Registry`, one immutable record of a ``schema/``
-folder's files and their compiled models, passed explicitly to whatever reads or writes at a
-version; a candidate is the same registry with one more file (:meth:`Registry.with_resource`).
-:func:`default_registry` is the one factory of the default registry (the package's ``schema/``
-folder through its real path, so a file added to a checkout is seen without reinstalling, or
-the folder ``$REFITWIRE_SCHEMA_DIR`` names when it is set). Only the entry points call it (the
-names of ``refitwire.__all__``, the CLI, the kit's runs): every function below them is handed
-the registry they built and never falls back to a default (tests/test_registry_passed.py).
-Nothing here is built at import.
+Whatever needs to know which members a level has, their order, types, bounds, rules or the
+version that added them reads it here instead of restating it. Where the schemas come from: a
+:class:`Registry`, one immutable record of a ``schema/`` folder's files and their compiled
+models, passed explicitly to whatever reads or writes at a version; a candidate is the same
+registry with one more file (:meth:`Registry.with_resource`). :func:`default_registry` is its
+one factory, called by the entry points alone (the names of ``refitwire.__all__``, the CLI,
+the kit's runs): every function below them is handed the registry they built.
+
+The wire's low layer (the schema folders, the compiled models, the pointer, version and
+``$ref`` helpers) is the private ``refitwire._wire``, which the library's modules build on;
+this module sits above both, so importing it never goes round in a circle.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
-from importlib import resources
-from pathlib import Path
-
-from refitwire.wire._basics import (
-    SEMVER,
-    References,
-    RefError,
-    escape,
-    general_pointer,
-    is_index,
-    join,
-    parse_version,
-    path_of,
-    pointer,
-    resolve_refs,
-    show_pointer,
-    tokens,
-    unescape,
-    version_key,
+from refitwire._codec import rendezvous_document
+from refitwire._decoded import decoded_members
+from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
+from refitwire._errors import as_json_value
+from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
+from refitwire._models import classes_of
+from refitwire._registry import (
+    PROTOCOL_MESSAGES,
+    fast_validator,
+    protocol_schema,
+    protocol_validator,
+    released,
+    schema_bytes,
 )
-from refitwire.wire._model import (
+from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit, check_version, dtype_sizes, knows, spec_rules
+from refitwire._spec_rules import LEVELS, SpecError, SpecRules, parse_spec
+from refitwire._spec_text import SpecText, TextBlock, spec_text
+from refitwire._typed import typed_read
+from refitwire._validate import check, no_gc, parse, semantic_violations, writer_violations
+from refitwire._wire import (
+    ENV_VAR,
     EXACT_INTEGERS,
     JSON_TYPES,
     NO_CONST,
     Level,
     Member,
+    References,
+    RefError,
+    Registry,
+    SchemaFolderError,
     WireModel,
     compile_model,
+    default_registry,
+    general_pointer,
     integer_bounds,
+    is_index,
+    join,
+    package_root,
+    parse_version,
+    path_of,
+    pointer,
+    registry_at,
+    resolve_refs,
     schema_types,
+    show_pointer,
+    tokens,
+    unreleased_versions,
+    version_key,
 )
-from refitwire.wire._registry import Registry, SchemaFolderError, unreleased_files
 
 __all__ = [
-    "ENV_VAR",
-    "EXACT_INTEGERS",
-    "JSON_TYPES",
-    "Level",
-    "Member",
-    "NO_CONST",
-    "RefError",
-    "References",
-    "Registry",
-    "SEMVER",
-    "SchemaFolderError",
-    "WireModel",
-    "compile_model",
-    "default_registry",
-    "escape",
-    "general_pointer",
-    "is_index",
-    "join",
-    "package_root",
-    "parse_version",
-    "pointer",
-    "registry_at",
-    "registry_or_default",
-    "released_versions",
-    "resolve_refs",
-    "integer_bounds",
+    # the schema registry: where the schemas come from, and the documents read from it
+    "ENV_VAR", "Registry", "SchemaFolderError", "default_registry", "package_root", "registry_at",
+    "unreleased_versions", "PROTOCOL_MESSAGES", "fast_validator", "protocol_schema", "protocol_validator", "released",
+    "schema_bytes",
+    # the wire's model, compiled from a schema file
+    "EXACT_INTEGERS", "JSON_TYPES", "Level", "Member", "NO_CONST", "WireModel", "compile_model", "integer_bounds",
     "schema_types",
-    "show_pointer",
-    "path_of",
-    "tokens",
-    "unescape",
-    "unreleased_versions",
-    "version_key",
-]
-
-#: Names another schema folder the default registry is built from (a copy of ``schema/``).
-ENV_VAR = "REFITWIRE_SCHEMA_DIR"
-
-
-@functools.cache
-def package_root() -> Path:
-    """The package's own ``schema/`` folder, where the kit's files live (the protocol, the report
-    format, the golden vectors) whatever ``$REFITWIRE_SCHEMA_DIR`` says.
-
-    Its real folder: an editable install links each file, and a file added after installing
-    (a new version) would be missing from the links."""
-    package = Path(str(resources.files("refitwire.schema")))
-    return (package / "__init__.py").resolve().parent
-
-
-def default_registry() -> Registry:
-    """The registry of ``$REFITWIRE_SCHEMA_DIR`` when it is set now, else of the package's
-    ``schema/`` folder: the variable is read on every call and is only a way to name the
-    folder, so setting it names another registry, never a stale one."""
-    override = os.environ.get(ENV_VAR)
-    if not override:
-        return registry_at(package_root())
-    try:
-        return registry_at(
-            _resolved(override if os.path.isabs(override) else os.path.join(os.getcwd(), override))
-        )
-    except SchemaFolderError as exc:
-        raise SchemaFolderError(f"${ENV_VAR}: {exc}") from None
-
-
-@functools.lru_cache(maxsize=8)
-def _resolved(folder: str) -> Path:
-    # The variable's absolute value, resolved once: a realpath on every call cost about 19 us,
-    # five times what the rest of a small blob's read costs.
-    return Path(folder).resolve()
-
-
-def registry_at(folder: Path) -> Registry:
-    """:meth:`Registry.from_folder` of ``folder`` (a resolved path), kept while the files it was
-    built from are as they were: a registry is immutable and compiling its models costs tenths
-    of a second, but a file written since (a new candidate, an edited SPEC.md) is another registry.
-
-    The package's own folder's registry is kept as long as its files stand, whatever other
-    folders are read: its models are ``PublishedTensor`` and ``PublishedShard``, and a class
-    imported once must stay the class of what is read later. Of other folders the last
-    ``_KEPT`` read are kept."""
-    with _LOCK:
-        found = _BUILT.pop(folder, None)
-        if found is None or _stamps(found[0]) != found[1]:  # new, or stale: the folder changed under it
-            registry = Registry.from_folder(folder)
-            found = (registry, _stamps(registry))
-        _BUILT[folder] = found  # the most recently read last
-        if len(_BUILT) > _KEPT + 1:
-            others = [kept for kept in _BUILT if kept != package_root()]
-            for oldest in others[: len(others) - _KEPT]:
-                del _BUILT[oldest]
-        return found[0]
-
-
-_KEPT = 8
-_LOCK = threading.Lock()
-#: Each folder's registry and the stamps of its files when it was built, least recently read first.
-_BUILT: dict[Path, tuple[Registry, tuple[tuple[int, int], ...]]] = {}
-
-
-def _stamps(registry: Registry) -> tuple[tuple[int, int], ...]:
-    """Size and modification time of what ``registry`` was read from."""
-    stamps = []
-    for path in _sources(registry):
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return ()  # gone: never equal to the stamps at build
-        stamps.append((stat.st_size, stat.st_mtime_ns))
-    return tuple(stamps)
-
-
-@functools.lru_cache(maxsize=8)
-def _sources(registry: Registry) -> tuple[str, ...]:
-    """``index.json``, SPEC.md, the documents' folders (a file added or removed changes its
-    folder's) and the candidates' schema files, as strings (a Path join on every call cost more
-    than the stats). A released file is not watched: it never changes (``index.json`` holds its
-    sha256, and the gate fails a change to it), and four stats instead of ten halve what the
-    default registry costs a small blob's read."""
-    folder = registry.folder
-    paths = [
-        folder / "index.json",
-        folder / "SPEC.md",
-        *(folder / document for document in registry.documents),
-        *(folder / document / f"{version}.json" for document in registry.documents
-          for version in registry.candidate_versions(document)),
-    ]  # fmt: skip
-    return tuple(map(str, paths))
-
-
-def registry_or_default(registry: Registry | None) -> Registry:
-    """``registry``, or the default one when it is ``None``: for the public entry points alone
-    (``refitwire.__all__``), each of which calls it once and hands the result down."""
-    return default_registry() if registry is None else registry
-
-
-def released_versions(registry: Registry | None = None) -> tuple[str, ...]:
-    """The released spec versions, oldest first (a public entry point: ``refitwire.released_versions``;
-    everything below the entry points asks its registry, ``registry.released_versions()``)."""
-    return registry_or_default(registry).released_versions()
-
-
-def unreleased_versions(folder: Path, registry: Registry, document: str = "rendezvous") -> tuple[str, ...]:
-    """Versions of ``document`` that have a schema file in ``folder`` (a ``schema/`` folder) but
-    are not released in ``registry``: the candidates, in version order."""
-    return unreleased_files(folder, registry.released_versions(), document)
+    # JSON pointers, versions and $ref, each written once
+    "RefError", "References", "general_pointer", "is_index", "join", "parse_version", "path_of", "pointer",
+    "resolve_refs", "show_pointer", "tokens", "version_key",
+    # what the spec says, per registry (every one takes the registry it reads)
+    "EMPTY_WHEN_ABSENT", "blob_limit", "check_version", "dtype_sizes", "knows", "spec_rules",
+    # SPEC.md's rule tables and its text, block by block (a released version's prose is locked too)
+    "LEVELS", "SpecError", "SpecRules", "parse_spec", "SpecText", "TextBlock", "spec_text",
+    # the rule engine
+    "as_json_value", "check", "parse", "semantic_violations", "writer_violations",
+    # the codec's building blocks
+    "ROW_BYTES", "THREADED_MIN_BYTES", "RowDigest", "slice_digests", "classes_of", "decoded_members", "no_gc",
+    "rendezvous_document", "typed_read",
+    # the one driver of a JSON-lines child process
+    "REPLY_FD", "LineProcess", "LinesError", "NoReply", "ProcessExited", "ReplyTooLong",
+]  # fmt: skip

@@ -80,7 +80,7 @@ class Sides:
         self.load = load or LOADS["idle"]
         self.asked: list[tuple[str, str, float]] = []
         self.started = 0
-        self.label, self.version, self.testee = "fake", wire.released_versions()[-1], None
+        self.label, self.version, self.testee = "fake", wire.default_registry().released_versions()[-1], None
         monkeypatch.setattr(_growth, "time", SimpleNamespace(perf_counter=lambda: self.now))
         monkeypatch.setattr(_growth, "cpu_seconds", (lambda who: (1, self.spent[self.side(who)])) if cpu else (lambda who: None))  # fmt: skip
         monkeypatch.setattr(_checks, "ask_read", self.ask)
@@ -290,7 +290,7 @@ def judged_growth(fault: str, registry: wire.Registry, schedule: tuple[int, int]
     testee.start()
     try:
         reader = SimpleNamespace(
-            testee=testee, label=f"testee: {fault}", version=wire.released_versions()[-1]
+            testee=testee, label=f"testee: {fault}", version=wire.default_registry().released_versions()[-1]
         )
         (growth,) = _size_budget.read_sizes(reader, 5.0, registry, only="size:growth")
     finally:

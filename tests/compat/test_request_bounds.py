@@ -9,10 +9,9 @@ import math
 from typing import Any
 
 import pytest
-from refitwire import wire
+from refitwire import released_versions, wire
 from refitwire.compat import _built_cases, _cases, _digest, _protocol, _sizes, _write_unknown
-from refitwire.engine import blob_limit, dtype_sizes
-from refitwire.wire import released_versions
+from refitwire.wire import blob_limit, dtype_sizes
 
 
 def _strings(value: Any) -> list[str]:

@@ -16,11 +16,10 @@ from typing import Any
 import orjson
 import pytest
 from _support import proposed_schema
-from refitwire import InvalidBlob, to_decoded, unwrap_rendezvous_blob, wire
+from refitwire import InvalidBlob, released_versions, to_decoded, unwrap_rendezvous_blob, wire
 from refitwire.compat import _cases, _checks, _forms, _growth, _results, _size_budget, _sizes, _testee
 from refitwire.compat._results import Outcome
-from refitwire.engine import blob_limit
-from refitwire.wire import released_versions
+from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 

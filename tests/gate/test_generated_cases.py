@@ -98,7 +98,7 @@ model = wire.default_registry().wire_model("rendezvous", version)
 payloads = _cases.generated_payloads(3, 12, wire.default_registry())
 asked = [_cases.conform(p, version, n, wire.default_registry()) for n, p in enumerate(payloads.values())]
 json.dump({
-    "released": list(wire.released_versions()),
+    "released": list(wire.default_registry().released_versions()),
     "vectors": list(_cases.vectors()),
     "refusals": [[c.rule, c.description] for c in _built_cases.refusal_cases(version, wire.default_registry())],
     "domains": {m.place: list(domain(m.schema)) for m in model.members() if m.added_in == version},

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from refitwire.wire._basics import parse_version, version_key
-from refitwire.wire._model import WireModel, compile_model
+from refitwire._wire._basics import parse_version, version_key
+from refitwire._wire._model import WireModel, compile_model
 
 __all__ = ["Registry", "SchemaFolderError", "unreleased_files"]
 
@@ -79,7 +79,7 @@ class Registry:
     schemas: Mapping[tuple[str, str], dict[str, Any]] = field(repr=False)  # (document, version) -> file
     models: Mapping[tuple[str, str], WireModel] = field(repr=False)  # (document, version) -> its model
     # SPEC.md of the folder: its rules, limits and dtype sizes are part of each released version
-    # (``refitwire.engine.spec_rules`` parses it)
+    # (``refitwire.wire.spec_rules`` parses it)
     spec_text: str = field(repr=False)
     released: tuple[str, ...] = ()  # the versions the index lists, in order (derived when built)
     candidates: Mapping[str, tuple[str, ...]] = field(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from refitwire.wire._basics import is_index, pointer, resolve_refs, version_key
+from refitwire._wire._basics import is_index, pointer, resolve_refs, version_key
 
 __all__ = ["NO_CONST", "Level", "Member", "WireModel", "compile_model"]
 
