@@ -17,10 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from refitwire import to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire import latest, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire.bench._timing import interleaved, timed
-from refitwire.engine import fast_validator, latest, no_gc, rendezvous_document, typed_read
-from refitwire.wire import default_registry
+from refitwire.wire import default_registry, fast_validator, no_gc, rendezvous_document, typed_read
 
 __all__ = ["decode_section", "encode_section", "goal", "quorum_section"]
 

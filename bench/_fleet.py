@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from refitwire import PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.engine import no_gc
 from refitwire.refit import (
     DirectoryStore,
     KnownTables,
@@ -48,6 +47,7 @@ from refitwire.refit import (
     parse_bytes,
     resolve_model,
 )
+from refitwire.wire import no_gc
 
 __all__ = ["discover_once", "main", "publish_tables", "receiver_discovery"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from refitwire.bench._timing import timed
-from refitwire.engine import REPLY_FD, LineProcess, LinesError
+from refitwire.wire import REPLY_FD, LineProcess, LinesError
 
 __all__ = ["nixl_section"]
 

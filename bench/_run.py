@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 import orjson
-from refitwire import RendezvousPayload, tensor_digest, to_decoded, wrap_rendezvous_blob
+from refitwire import RendezvousPayload, latest, tensor_digest, to_decoded, wrap_rendezvous_blob
+from refitwire import schema_document as schema
 from refitwire.bench._codec import decode_section, encode_section, goal, quorum_section
 from refitwire.bench._nixl import KiB, MiB, nixl_section
 from refitwire.bench._table import ENTRIES, table_inputs
 from refitwire.bench._timing import interleaved, timed
-from refitwire.engine import fast_validator, latest, schema
-from refitwire.wire import default_registry
+from refitwire.wire import default_registry, fast_validator
 
 __all__ = ["Settings", "run_bench"]
 
@@ -92,7 +92,7 @@ def _run(settings: Settings, tmp: Path, log: Callable[[str], None]) -> dict[str,
     labels: dict[int, str] = {}
     if settings.at_limit:  # the size case's table (kept on disk by the kit): growth per entry to the limit
         from refitwire.compat import count_tensors, size_cases
-        from refitwire.engine import blob_limit
+        from refitwire.wire import blob_limit
 
         table = size_cases(blob_limit(default_registry()))[0].blob
         labels[count_tensors(table)] = "size:at-limit (8 shards per entry)"

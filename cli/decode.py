@@ -11,12 +11,12 @@ from typing import Any
 from refitwire import (
     InvalidBlob,
     RendezvousPayload,
+    latest,
     to_decoded,
     unwrap_rendezvous_blob,
 )
 from refitwire.cli._io import fail, read_input
-from refitwire.engine import check_version, decoded_members, latest
-from refitwire.wire import Level, Member, Registry
+from refitwire.wire import Level, Member, Registry, check_version, decoded_members
 
 
 def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from refitwire import latest
 from refitwire.cli._io import fail
-from refitwire.engine import latest, released, schema_bytes
-from refitwire.wire import Registry
+from refitwire.wire import Registry, released, schema_bytes
 
 
 def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:

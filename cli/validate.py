@@ -13,10 +13,9 @@ import argparse
 import json
 from typing import Any
 
-from refitwire import InvalidBlob
+from refitwire import InvalidBlob, latest, violations
 from refitwire.cli._io import fail, read_input
-from refitwire.engine import as_json_value, blob_limit, latest, parse, violations
-from refitwire.wire import Registry
+from refitwire.wire import Registry, as_json_value, blob_limit, parse
 
 
 def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.engine import knows
-from refitwire.wire import Registry
+from refitwire.wire import Registry, knows
 
 
 @dataclass(frozen=True)

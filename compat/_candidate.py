@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from refitwire import from_decoded, wire, wrap_rendezvous_blob
+from refitwire import InvalidBlob, Violation, from_decoded, violations, wire, wrap_rendezvous_blob
 from refitwire.compat._forms import objects_at
 from refitwire.compat._hypothesis import deterministic, kit_draws
-from refitwire.engine import InvalidBlob, Violation, check, violations, writer_violations
-from refitwire.wire import Registry, parse_version, version_key
+from refitwire.wire import Registry, check, parse_version, version_key, writer_violations
 
 
 class UnknownVersion(ValueError):

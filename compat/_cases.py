@@ -21,8 +21,7 @@ from refitwire.compat._hypothesis import (
 )
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
-from refitwire.engine import dtype_sizes, spec_rules, version_key
-from refitwire.wire import Registry, WireModel, pointer, show_pointer
+from refitwire.wire import Registry, WireModel, dtype_sizes, pointer, show_pointer, spec_rules, version_key
 
 __all__ = ["RECOMMENDED", "REQUIRED"]
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from refitwire.compat import _cases
 from refitwire.compat._results import dumps_short
-from refitwire.engine import spec_rules
-from refitwire.wire import Registry, join
+from refitwire.wire import Registry, join, spec_rules
 
 
 def named_rules(message: str, registry: Registry) -> list[str]:

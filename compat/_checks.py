@@ -40,8 +40,7 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
-from refitwire.engine import check, parse, version_key, writer_violations
-from refitwire.wire import Registry, show_pointer
+from refitwire.wire import Registry, check, parse, show_pointer, version_key, writer_violations
 
 
 def failed(base: dict[str, Any], fault: str, symptom: str, message: str) -> Result:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refitwire.engine import EMPTY_WHEN_ABSENT, decoded_members
-from refitwire.wire import NO_CONST, Member, WireModel, version_key
+from refitwire.wire import EMPTY_WHEN_ABSENT, NO_CONST, Member, WireModel, decoded_members, version_key
 
 __all__ = ["NO_CONST", "count_view", "objects_at", "project"]
 

@@ -28,8 +28,7 @@ from refitwire.compat._asking import Asked, Scope
 from refitwire.compat._plan import CaseId, Plan, Started
 from refitwire.compat._rebuild import Inputs, Source
 from refitwire.compat._results import RECOMMENDED, REQUIRED
-from refitwire.engine import blob_limit
-from refitwire.wire import Registry
+from refitwire.wire import Registry, blob_limit
 
 __all__ = [
     "HANDSHAKE", "KINDS", "Asked", "CaseId", "Inputs", "Kind", "kind", "kind_of", "known_cases", "parse",

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from refitwire.compat._forms import objects_at
-from refitwire.engine import dtype_sizes
-from refitwire.wire import Member, Registry
+from refitwire.wire import Member, Registry, dtype_sizes
 
 __all__ = ["MAGNITUDE_CLASSES", "NAME_LENGTH_UNBOUNDED", "agent_metadata", "magnitude_payloads"]
 

@@ -33,8 +33,7 @@ from refitwire.compat._results import (
     exchange,
     pointer_of,
 )
-from refitwire.engine import spec_rules
-from refitwire.wire import Registry, WireModel
+from refitwire.wire import Registry, WireModel, spec_rules
 
 __all__ = ["MergeCase", "check_merge", "merge_cases", "merge_terms", "same_merge"]
 

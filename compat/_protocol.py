@@ -17,8 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
-from refitwire.engine import PROTOCOL_MESSAGES, protocol_schema, protocol_validator
-from refitwire.wire import join, pointer, resolve_refs, show_pointer, tokens
+from refitwire.wire import (
+    PROTOCOL_MESSAGES,
+    join,
+    pointer,
+    protocol_schema,
+    protocol_validator,
+    resolve_refs,
+    show_pointer,
+    tokens,
+)
 
 PROTOCOL = 1
 ROOT = '""'  # how reports show the root pointer (RFC 6901: "/" is the member named "")

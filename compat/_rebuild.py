@@ -26,8 +26,7 @@ from refitwire.compat import (
 )
 from refitwire.compat._plan import Plan, Started
 from refitwire.compat._protocol import ProtocolError, count, read, write
-from refitwire.engine import blob_limit
-from refitwire.wire import Registry
+from refitwire.wire import Registry, blob_limit
 
 TEXT_LIMIT = 4000  # characters of a blob or payload shown (and recorded) as text
 

@@ -22,8 +22,7 @@ from typing import Any
 from refitwire.compat import _forms
 from refitwire.compat._domain import Break, breaks, level_breaks
 from refitwire.compat._protocol import write
-from refitwire.engine import protocol_validator
-from refitwire.wire import Member, WireModel, pointer
+from refitwire.wire import Member, WireModel, pointer, protocol_validator
 
 __all__ = ["mutations"]
 

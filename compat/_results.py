@@ -18,8 +18,7 @@ from typing import Any
 
 from refitwire.compat._protocol import ProtocolError, explain, kinds, needs
 from refitwire.compat._testee import excerpt_text
-from refitwire.engine import protocol_validator
-from refitwire.wire import general_pointer, pointer, show_pointer
+from refitwire.wire import general_pointer, pointer, protocol_validator, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed

@@ -44,8 +44,7 @@ from refitwire.compat._results import (
     crashed,
     judged,
 )
-from refitwire.engine import blob_limit, no_gc
-from refitwire.wire import Registry
+from refitwire.wire import Registry, blob_limit, no_gc
 
 #: The small table is this fraction of the limit.
 SMALL_FRACTION = 16

@@ -173,7 +173,7 @@ def expected_read(case: SizeCase, model: WireModel) -> bytes:
     the decoded form (the members of each level), and kept beside the tables, so a run
     compares one reply with bytes rather than parsing and projecting the table again."""
     from refitwire.compat import _cases, _forms
-    from refitwire.engine import decoded_members, no_gc
+    from refitwire.wire import decoded_members, no_gc
 
     shape = [
         (path, [(m.name, m.child) for m in decoded_members(level)]) for path, level in model.levels.items()

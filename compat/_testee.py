@@ -20,7 +20,7 @@ import msgspec
 import orjson
 from refitwire import wire
 from refitwire.compat import _protocol as proto
-from refitwire.engine import LineProcess, NoReply, ProcessExited, ReplyTooLong, blob_limit, no_gc
+from refitwire.wire import LineProcess, NoReply, ProcessExited, ReplyTooLong, blob_limit, no_gc
 
 #: How many reply bytes one byte of a valid blob's text becomes at most in the answer to it:
 #: a character of two (or four) UTF-8 bytes written as a ``\\u`` escape of six (or twelve) ASCII

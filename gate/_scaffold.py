@@ -16,11 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from refitwire.engine import SpecError, parse_spec, spec_text
 from refitwire.gate._document import load_document
 from refitwire.gate._errors import GateError
 from refitwire.gate._release import load_index, stamps
-from refitwire.wire import parse_version
+from refitwire.wire import SpecError, parse_spec, parse_version, spec_text
 
 _ROW = re.compile(r"^\| (\d+\.\d+\.\d+) \| .*\|$")
 

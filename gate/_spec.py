@@ -1,7 +1,7 @@
 """SPEC.md's rules as part of a released version: locked, and diffed like the schemas.
 
 A released spec version is its schema files *and* the rules SPEC.md's tables give it (read
-by ``refitwire.engine.parse_spec``: rule IDs, keywords, pointers, the terms and numbers they
+by ``refitwire.wire.parse_spec``: rule IDs, keywords, pointers, the terms and numbers they
 state, the limits and the dtype sizes). So:
 
 * **locked.** ``schema/index.json`` records, for each released version, the sha256 of those
@@ -34,7 +34,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from refitwire.engine import LEVELS, SpecError, SpecRules, parse_spec, spec_text
 from refitwire.gate._change import Change
 from refitwire.gate._errors import GateError
 from refitwire.gate._rules import Direction, Rule
@@ -43,7 +42,19 @@ from refitwire.gate._spec_prose import candidate_text, released_text, words
 from refitwire.gate._spec_witness import refuted as _refuted
 from refitwire.gate._spec_witness import witness as _witness
 from refitwire.gate._witness import Witness
-from refitwire.wire import Registry, compile_model, join, parse_version, pointer, version_key
+from refitwire.wire import (
+    LEVELS,
+    Registry,
+    SpecError,
+    SpecRules,
+    compile_model,
+    join,
+    parse_spec,
+    parse_version,
+    pointer,
+    spec_text,
+    version_key,
+)
 
 SPEC_FILE = "SPEC.md"
 

@@ -1,7 +1,7 @@
 """The locks of SPEC.md in ``schema/index.json``, and the readers each side of a SPEC.md change has.
 
 ``spec_rules`` locks the facts of each released version's tables, ``spec_text`` its text block
-by block (``refitwire.engine.spec_text``): the ref's SPEC.md must agree with them, and a new entry
+by block (``refitwire.wire.spec_text``): the ref's SPEC.md must agree with them, and a new entry
 (a release) must be the working tree's lock. A released version's facts lock never changes. Its
 text lock changes only with its text, in the change that edits it: that edit is
 SPEC_TEXT_CHANGED, which fails until the baseline acknowledges it, and a text edited without its

@@ -3,7 +3,7 @@
 The rule tables' facts are ordered by ``gate/_spec.py``; this module holds the rest of what a
 released version says, the prose a conforming implementation is judged by just as much (the
 digest's steps, the order of section 2.7, the decoded form, the tiers, the members table),
-read block by block by ``refitwire.engine.spec_text``:
+read block by block by ``refitwire.wire.spec_text``:
 
 * **released text never changes.** For every released version, each section whose text
   (its blocks that apply to that version, whitespace collapsed) differs between the ref's
@@ -27,12 +27,11 @@ import copy
 import difflib
 from collections.abc import Sequence
 
-from refitwire.engine import SpecText, TextBlock
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._witness import Witness, find_witness
-from refitwire.wire import Registry, pointer, version_key
+from refitwire.wire import Registry, SpecText, TextBlock, pointer, version_key
 
 #: Words of context around a changed span, and how many lines of diff a finding shows.
 _CONTEXT, _SHOWN = 6, 40

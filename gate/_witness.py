@@ -29,13 +29,20 @@ from importlib import resources
 from typing import Any
 
 import jsonschema_rs
-from refitwire.engine import semantic_violations
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._readers import ReaderCrash, is_release, reader, rejecter
 from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._samples import interesting, minimal_instance
-from refitwire.wire import Registry, is_index, parse_version, show_pointer, tokens, version_key
+from refitwire.wire import (
+    Registry,
+    is_index,
+    parse_version,
+    semantic_violations,
+    show_pointer,
+    tokens,
+    version_key,
+)
 
 _UNKNOWN_MEMBER = "x-unknown-member"
 _UNKNOWN_VALUES: tuple[Any, ...] = (1, "s", None, True, 0.5, [], {})

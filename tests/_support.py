@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.engine import LineProcess, LinesError, NoReply
+from refitwire.wire import LineProcess, LinesError, NoReply
 
 VECTORS = Path(__file__).resolve().parent.parent / "schema" / "vectors"
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from refitwire.engine import REPLY_FD, LineProcess, NoReply, ProcessExited, ReplyTooLong
+from refitwire.wire import REPLY_FD, LineProcess, NoReply, ProcessExited, ReplyTooLong
 
 ECHO = "import sys\nfor line in sys.stdin:\n    print('err', line.strip(), file=sys.stderr, flush=True)\n    print(line.strip(), flush=True)\n"
 

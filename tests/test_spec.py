@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import refitwire
 from _support import proposed_schema
-from refitwire import InvalidBlob, PublishedShard, PublishedTensor, unwrap_rendezvous_blob, wire
-from refitwire.engine import blob_limit, dtype_sizes, latest
+from refitwire import InvalidBlob, PublishedShard, PublishedTensor, latest, unwrap_rendezvous_blob, wire
+from refitwire.wire import blob_limit, dtype_sizes
 
 #: A dtype label no released SPEC.md knows, and its size in the folder made below.
 NEW_DTYPE, NEW_SIZE = "float128", 16
@@ -53,7 +53,7 @@ def test_the_reader_follows_the_spec_md_of_its_registry(tmp_path: Path) -> None:
     assert [(v.rule, v.pointer) for v in wrong_size.value.violations] == [
         ("ELSIZE_DTYPE", "/tensors/0/elsize")
     ]
-    document = refitwire.engine.parse(unknown_here, registry=proposed)
+    document = refitwire.wire.parse(unknown_here, registry=proposed)
     assert [v.rule for v in refitwire.violations(document, "rendezvous", latest(), proposed)] == [
         "ELSIZE_DTYPE"
     ]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from _support import full_payload, members_in_order
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
-from refitwire.engine import LineProcess, LinesError, NoReply
+from refitwire.wire import LineProcess, LinesError, NoReply
 
 pytestmark = pytest.mark.upstream
 

@@ -20,7 +20,7 @@ import _clone
 from refitwire import compat
 from refitwire.compat import _sizes
 from refitwire.compat._results import RECOMMENDED
-from refitwire.engine import blob_limit
+from refitwire.wire import blob_limit
 
 
 def main(argv: list[str]) -> int:

@@ -23,7 +23,7 @@ import jsonschema
 import jsonschema.validators
 from _vector_kit import at_one_value, ecma_search
 from refitwire import wire
-from refitwire.engine import spec_rules
+from refitwire.wire import spec_rules
 
 
 def _ecma_pattern(

@@ -30,8 +30,7 @@ from _vector_model import DOCUMENT, base, get, place, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
 from refitwire.compat._domain import breaks, domain, level_breaks, level_domain, unbreakable
-from refitwire.engine import EMPTY_WHEN_ABSENT, semantic_violations
-from refitwire.wire import Member, version_key
+from refitwire.wire import EMPTY_WHEN_ABSENT, Member, semantic_violations, version_key
 
 
 def keyword_vectors() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -40,7 +40,7 @@ from refitwire.compat._built_cases import base_payload
 from refitwire.compat._cases import member_values, name_id
 from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
-from refitwire.engine import decoded_members, dtype_sizes, version_key
+from refitwire.wire import decoded_members, dtype_sizes, version_key
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "vectors" / "merge" / "merge.json"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import _clone
-from refitwire.engine import EMPTY_WHEN_ABSENT
+from refitwire.wire import EMPTY_WHEN_ABSENT
 
 SPEC = _clone.ROOT / "schema" / "SPEC.md"
 HEADER = "| member | type | presence | since | meaning |"

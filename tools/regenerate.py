@@ -66,8 +66,7 @@ CHECKS = (
 
 def rules_without_rows() -> list[str]:
     """``file pointer: RULE`` for each ``x-rule`` of a schema file that SPEC.md has no row for."""
-    from refitwire.engine import spec_rules
-    from refitwire.wire import Registry
+    from refitwire.wire import Registry, spec_rules
 
     schema = _clone.ROOT / "schema"
     known = {rule.id for rule in spec_rules(Registry.from_folder(schema)).rules}

@@ -19,13 +19,14 @@ import refitwire
 from refitwire import (
     InvalidBlob,
     from_decoded,
+    latest,
     merge_shard_tables,
     to_decoded,
     unwrap_rendezvous_blob,
     wire,
     wrap_rendezvous_blob,
 )
-from refitwire.engine import dtype_sizes, latest, no_gc
+from refitwire.wire import dtype_sizes, no_gc
 
 
 def answer(request: dict[str, Any], version: str, registry: wire.Registry) -> dict[str, Any]:

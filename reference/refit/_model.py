@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from refitwire import wire
-from refitwire.engine import dtype_sizes
+from refitwire.wire import dtype_sizes
 
 if TYPE_CHECKING:
     import torch

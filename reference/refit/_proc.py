@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from refitwire.engine import REPLY_FD, LineProcess, LinesError, NoReply
+from refitwire.wire import REPLY_FD, LineProcess, LinesError, NoReply
 
 __all__ = ["Child", "ChildDied", "reply_channel"]
 
@@ -27,7 +27,7 @@ class ChildDied(RuntimeError):
 
 class Child:
     """A refit child process (``python -m <module> ... --fd N``) driven by JSON lines, through
-    the kit's one JSON-lines driver (``refitwire.engine.LineProcess``): commands on stdin,
+    the kit's one JSON-lines driver (``refitwire.wire.LineProcess``): commands on stdin,
     answers on the ``--fd`` pipe (NIXL's logging keeps stdout), stderr shared with this process."""
 
     def __init__(

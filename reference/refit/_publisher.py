@@ -30,8 +30,7 @@ from typing import Any
 
 import numpy as np
 from refitwire import tensor_digest, wire
-from refitwire.engine import classes_of, rendezvous_document
-from refitwire.wire import Registry
+from refitwire.wire import Registry, classes_of, rendezvous_document
 
 from ._layout import resolve_model
 from ._model import Model, fill_truth

@@ -44,7 +44,7 @@ from typing import Any
 
 import torch
 from refitwire import RendezvousPayload
-from refitwire.engine import no_gc, slice_digests
+from refitwire.wire import no_gc, slice_digests
 
 from ._check import PeerLoader, ReadPlan, make_plan, table_signature
 from ._device import mem_type

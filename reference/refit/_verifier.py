@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from refitwire.engine import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
+from refitwire.wire import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
 
 from ._check import PlannedRead, ReadPlan
 from ._pull import Piece, Segment

@@ -17,11 +17,10 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from refitwire import wire
+from refitwire import InvalidBlob, wire
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
-from refitwire.engine import InvalidBlob, blob_limit, check
-from refitwire.wire import tokens
+from refitwire.wire import blob_limit, check, tokens
 
 VERSION = "1.2.0"
 Reply = dict[str, Any]

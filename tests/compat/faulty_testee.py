@@ -19,7 +19,7 @@ from refitwire import InvalidBlob, wire
 from refitwire._validate import parse
 from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
-from refitwire.engine import blob_limit
+from refitwire.wire import blob_limit
 
 VERSION = "1.2.0"
 Reply = dict[str, Any]

@@ -22,7 +22,7 @@ from refitwire import compat, wire
 from refitwire.compat import _built_cases, _cases, _render, _report, _results, _run
 from refitwire.compat._digest import digest_cases
 from refitwire.compat._results import Outcome, Result
-from refitwire.engine import blob_limit
+from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 VECTORS = _cases.vectors()

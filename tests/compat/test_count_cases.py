@@ -15,7 +15,7 @@ from refitwire import wire
 from refitwire.compat import _asking, _cases, _checks, _kinds, _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.testees.reference import answer
-from refitwire.engine import spec_rules
+from refitwire.wire import spec_rules
 
 Mutation = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -20,7 +20,7 @@ from refitwire import wire
 from refitwire.compat import _checks, _growth, _size_budget, _sizes, _testee
 from refitwire.compat._growth import Round, Took
 from refitwire.compat._results import Broken, Decoded, Outcome, Result, Skipped
-from refitwire.engine import blob_limit
+from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 

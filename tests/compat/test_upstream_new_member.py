@@ -32,7 +32,7 @@ from refitwire.compat._report import read_report
 from refitwire.compat._sizes import realistic_table
 from refitwire.compat._testee import reply_limit
 from refitwire.compat.upstream import envs
-from refitwire.engine import blob_limit
+from refitwire.wire import blob_limit
 
 pytestmark = [pytest.mark.upstream, pytest.mark.slow, pytest.mark.xdist_group("upstream-source")]
 

@@ -51,7 +51,7 @@ def make_repo(tmp: Path) -> Path:
 def write_text_locks(repo: Path) -> None:
     """Write each released version's spec_text lock from the repository's SPEC.md, as the gate's
     RELEASE_ENTRY_MISMATCH tells whoever edits released text to (docs/gate.md)."""
-    from refitwire.engine import spec_text
+    from refitwire.wire import spec_text
 
     index_path = repo / "schema" / "index.json"
     index = json.loads(index_path.read_text(encoding="utf-8"))

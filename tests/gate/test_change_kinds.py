@@ -21,9 +21,8 @@ from refitwire import (
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
 )
-from refitwire.engine import SpecError, parse_spec
 from refitwire.gate import Document, diff
-from refitwire.wire import Registry, compile_model
+from refitwire.wire import Registry, SpecError, compile_model, parse_spec
 
 SPEC = (SCHEMA / "SPEC.md").read_text(encoding="utf-8")
 RELEASED = ("1.0.0", "1.1.0", "1.2.0")

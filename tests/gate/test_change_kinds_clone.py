@@ -168,7 +168,7 @@ def test_any_json_value_is_written_and_read_back(shapes: dict[str, Any]) -> None
         CLONE_PY
         + """
 import json, refitwire
-from refitwire.engine import classes_of
+from refitwire.wire import classes_of
 registry = _clone.registry()  # the clone's schema folder, its candidate 1.3.0 included
 classes = classes_of(registry)  # the models of the newest version the registry holds: 1.3.0
 shard = classes.shard(agent_name="a", device_id=0, addr=0, shard_offset=[0], shape=[2], anything=[1, {"x": None}])

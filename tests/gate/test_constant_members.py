@@ -17,8 +17,7 @@ from _gate_helpers import candidate_registry
 from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
 from refitwire.compat._built_cases import refusal_cases
-from refitwire.engine import decoded_members
-from refitwire.wire import Registry
+from refitwire.wire import Registry, decoded_members
 
 FLAVOR = {"description": "The wire flavour.", "type": "string", "const": "mx-v2", "x-added-in": "1.3.0"}
 PINNED = {"description": "Pinned in host memory.", "type": "boolean", "const": True, "x-added-in": "1.3.0"}

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from _gate_helpers import SCHEMA, make_repo, write_text_locks
 from refitwire import wire
-from refitwire.engine import SpecError, parse_spec, spec_rules, spec_text
 from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
+from refitwire.wire import SpecError, parse_spec, spec_rules, spec_text
 
 SPEC = SCHEMA / "SPEC.md"
 LIMIT_ROW = "| blob size 64 MiB |"

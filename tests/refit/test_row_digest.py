@@ -43,7 +43,7 @@ def test_many_slices_digested_together_equal_each_digested_alone(seed: int) -> N
     exact rows, words of all ones (negative int32), slices at odd addresses, overlapping ones,
     and runs of one size at one spacing (summed as one strided view), one of them broken by
     another gap, in any order."""
-    from refitwire.engine import slice_digests
+    from refitwire.wire import slice_digests
 
     rng = np.random.default_rng(seed)
     buffer = rng.integers(0, 256, size=4 << 20, dtype=np.uint8)
@@ -63,7 +63,7 @@ def test_many_slices_digested_together_equal_each_digested_alone(seed: int) -> N
 
 
 def test_a_slice_outside_the_buffer_is_refused() -> None:
-    from refitwire.engine import slice_digests
+    from refitwire.wire import slice_digests
 
     buffer = np.zeros(100, dtype=np.uint8)
     with pytest.raises(ValueError, match="outside the buffer of 100 bytes"):
