@@ -18,9 +18,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from refitwire.wire import SchemaFolderError, default_registry
+if TYPE_CHECKING:
+    from refitwire.wire import SchemaFolderError
 
 #: Verbs in help order; each is the module refitwire.cli.<verb> (a verb whose module is not
 #: there yet is left out, so parts of the kit can land one at a time).
@@ -105,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verb != chosen:  # listed for help and for argparse's choices, never imported
             verbs.add_parser(verb, help=_summary(spec.origin) if describe else None)
             continue
+        # The internal API brings the codec, the rule engine, numpy and pydantic, so only a chosen
+        # verb imports it: the verb list (``refitwire --help``) is shown without them.
+        from refitwire.wire import SchemaFolderError, default_registry
+
         try:
             module = _load(verb)
             # The one registry of this command (the package's schemas, or $REFITWIRE_SCHEMA_DIR's),
@@ -127,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(verb: str, run: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
+    from refitwire.wire import SchemaFolderError  # imported by the verb already (see main)
+
     try:
         return int(run(args))
     except ImportError as exc:  # a verb that imports its heavy modules when it runs
