@@ -267,10 +267,10 @@ def conform(payload: dict[str, Any], version: str, ordinal: int, registry: Regis
 @functools.cache
 def member_values(schema_json: str) -> tuple[Any, ...]:
     """Values ``schema`` allows, for payloads that exercise a member: the values that span its
-    domain (``_domain``: every enum value, both bounds and between, the shortest and longest
+    domain (``keywords.domain``: every enum value, both bounds and between, the shortest and longest
     string, the empty and full array, each optional inner member present and absent), null
     left out (a payload's absent member is its absence)."""
-    from refitwire.compat._domain import domain
+    from refitwire.compat.keywords import domain
 
     return tuple(v for v in domain(json.loads(schema_json)) if v is not None)
 

@@ -1,12 +1,12 @@
 """Writer refusal cases generated from the wire model, for every member of the writer's version.
 
-Each value that breaks one keyword of a member's schema (``_domain.breaks``: a bound, a
+Each value that breaks one keyword of a member's schema (``keywords.breaks``: a bound, a
 length, a pattern, an enum or a constant, an inner required or unknown member, one bad array
 item, the JSON type) is put into an otherwise valid payload, and a writer must refuse it with
 the rule the model names for that place (``WireModel.rule_at``). Released members and a
 candidate's new ones alike, so a member keeps its refusals after ``refitwire schema release``.
 Members that hold a level (arrays of objects) are broken through that level's members, and
-in their own keywords and the level object's (``_domain.level_breaks``: the length, an inner
+in their own keywords and the level object's (``keywords.level_breaks``: the length, an inner
 required or unknown member), the items pinned to the payload's own; constants are not in a
 payload at all. A value of a JSON type the decoded form does not allow (a string ``addr``) is
 carried too: a write request's payload is any object, and the writer refuses it naming TYPE
@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.compat import _forms
-from refitwire.compat._domain import Break, breaks, level_breaks
 from refitwire.compat._protocol import write
+from refitwire.compat.keywords import Break, breaks, level_breaks
 from refitwire.wire import Member, WireModel, pointer, protocol_validator
 
 __all__ = ["mutations"]

@@ -6,55 +6,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from refitwire.gate._rules import Direction, Rule
+from refitwire.wire import JSON_TYPES, KEYWORDS, length_pairs
 
+#: Keywords that never change which instances validate (ANNOTATION_CHANGED when one does).
 ANNOTATIONS = frozenset(
-    {
-        "$schema",
-        "$comment",
-        "title",
-        "description",
-        "examples",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "format",
-        "$anchor",
-    }
+    name
+    for name, keyword in KEYWORDS.items()
+    if not keyword.asserts and not keyword.per_version and keyword.kind != "ours"
 )
 #: Keywords expected to change with every version; not reported.
-_VERSION_STAMPS = frozenset({"$id", "x-spec-version"})
-_MODELLED = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "pattern",
-        "uniqueItems",
-        "properties",
-        "required",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "items",
-        "$ref",
-        "$defs",
-        "definitions",
-        "x-added-in",
-    }
-)
-_LENGTHS = (("minLength", "maxLength"), ("minItems", "maxItems"), ("minProperties", "maxProperties"))
-_JSON_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
+_VERSION_STAMPS = frozenset(name for name, keyword in KEYWORDS.items() if keyword.per_version)
+#: Keywords the gate compares under rules of its own; any other asserting one is UNCLASSIFIED_CHANGE.
+_MODELLED = frozenset(name for name, keyword in KEYWORDS.items() if keyword.classified)
+_LENGTHS = length_pairs()
+_JSON_TYPES = frozenset(JSON_TYPES)
 
 
 @dataclass(frozen=True)

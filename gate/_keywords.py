@@ -15,7 +15,7 @@ from typing import Any
 from refitwire.gate._change import _JSON_TYPES, _LENGTHS, _MODELLED, _VERSION_STAMPS, ANNOTATIONS, Change
 from refitwire.gate._equivalence import integer_bound, integer_only, same_pattern
 from refitwire.gate._rules import Rule
-from refitwire.wire import join
+from refitwire.wire import join, unmodelled_reason
 
 
 #: Keywords that never change which instances validate.
@@ -260,11 +260,13 @@ def unmodelled(old: dict[str, Any], new: dict[str, Any], at: str, path: str) -> 
         if key in _MODELLED or key in ANNOTATIONS or key in _VERSION_STAMPS or key.startswith("x-"):
             continue
         if old.get(key) != new.get(key):
+            # one the kit does not model at all: the reason the generators give for refusing it
+            reason = unmodelled_reason(key) or "the gate does not model it"
             yield Change(
                 Rule.UNCLASSIFIED_CHANGE,
                 join(at, key),
                 path,
-                f"{key} changed; the gate does not model it",
+                f"{key} changed; {reason}",
                 old.get(key),
                 new.get(key),
             )

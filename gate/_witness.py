@@ -35,6 +35,7 @@ from refitwire.gate._readers import ReaderCrash, is_release, reader, rejecter
 from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import (
+    KEYWORDS,
     Registry,
     is_index,
     parse_version,
@@ -46,20 +47,6 @@ from refitwire.wire import (
 
 _UNKNOWN_MEMBER = "x-unknown-member"
 _UNKNOWN_VALUES: tuple[Any, ...] = (1, "s", None, True, 0.5, [], {})
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-_SCHEMA_ONE = (
-    "items",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-)
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 
 
 @dataclass(frozen=True)
@@ -210,15 +197,14 @@ def close(schema: Any) -> Any:
     out = dict(schema)
     if "properties" in out and "additionalProperties" not in out and "unevaluatedProperties" not in out:
         out["additionalProperties"] = False
-    for key in _SCHEMA_MAPS:
-        if isinstance(out.get(key), dict):
-            out[key] = {name: close(sub) for name, sub in out[key].items()}
-    for key in _SCHEMA_ONE:
-        if key in out:
-            out[key] = close(out[key])
-    for key in _SCHEMA_LISTS:
-        if isinstance(out.get(key), list):
-            out[key] = [close(sub) for sub in out[key]]
+    for key, value in schema.items():  # each subschema, where the vocabulary says the keyword holds them
+        descent = KEYWORDS[key].descent if key in KEYWORDS else None
+        if descent == "map" and isinstance(value, dict):
+            out[key] = {name: close(sub) for name, sub in value.items()}
+        elif descent == "schema":
+            out[key] = close(value)
+        elif descent == "list" and isinstance(value, list):
+            out[key] = [close(sub) for sub in value]
     return out
 
 

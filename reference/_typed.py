@@ -22,13 +22,13 @@ from typing import Annotated, Any, Literal, Optional
 import msgspec
 from refitwire._spec import blob_limit
 from refitwire._wire import Registry, WireModel
+from refitwire._wire._vocabulary import KEYWORDS
 
 __all__ = ["typed_read"]
 
 _INT64 = (-(2**63), 2**63 - 1)
-# Keywords that only annotate; any other keyword the compiler does not know disables the fast path.
-_ANNOTATIONS = {"description", "title", "$comment", "x-rule", "x-added-in", "$schema", "$id", "x-spec-version",
-                "x-wire-id", "$defs"}  # fmt: skip
+# The keywords the compiler translates or passes over; any other disables the fast path.
+_TRANSLATED = frozenset(name for name, keyword in KEYWORDS.items() if keyword.fast_path)
 # ``^[class]{n}$``: checked as a length (by msgspec) and a character set (in bulk).
 _FIXED_CLASS = re.compile(r"\^\[((?:[^\]\\]|\\.)+)\]\{(\d+)\}\$")
 
@@ -47,8 +47,7 @@ class _Compiled:
         self.decoder = msgspec.json.Decoder(self._type(root, (), "Document"))
 
     def _type(self, node: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
-        unknown = set(node) - _ANNOTATIONS - {"type", "const", "pattern", "minimum", "maximum", "items",
-                                              "properties", "required"}  # fmt: skip
+        unknown = set(node) - _TRANSLATED
         if unknown:
             raise _Unsupported(sorted(unknown))
         if "const" in node:

@@ -46,8 +46,8 @@ def test_an_integer_is_held_to_the_bounds_of_the_one_branch_that_takes_integers(
 
 def test_an_item_that_contains_counts_is_not_the_one_a_vector_changes(vector_model: Any) -> None:
     """Changing the item ``contains`` counts would break ``contains`` too: the vectors change the
-    first item it does not count, and the base blob holds one (``compat._composed``)."""
-    from refitwire.compat._domain import domain
+    first item it does not count, and the base blob holds one (``compat.keywords._composed``)."""
+    from refitwire.compat.keywords import domain
 
     schema = {"type": "array", "items": {"type": "integer"}, "contains": {"const": 5}}
     first = domain(schema)[0]

@@ -17,6 +17,7 @@ from typing import Any
 import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
+from refitwire._wire._vocabulary import KEYWORDS, asserts_nothing
 
 __all__ = [
     "SEMVER",
@@ -200,11 +201,8 @@ def _inline(node: Any, references: References, seen: tuple[str, ...]) -> Any:
 
 
 #: Keywords of which the tighter of two applies: the larger lower bound, the smaller upper one.
-_LOWER = frozenset({"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"})
-_UPPER = frozenset({"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"})
-#: Keywords that constrain nothing: the referring schema's win.
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
-                          "writeOnly", "format", "contentEncoding", "contentMediaType"})  # fmt: skip
+_LOWER = frozenset(name for name, keyword in KEYWORDS.items() if keyword.bound == "lower")
+_UPPER = frozenset(name for name, keyword in KEYWORDS.items() if keyword.bound == "upper")
 
 
 def _merged(target: Any, beside: Mapping[str, Any]) -> dict[str, Any]:
@@ -215,7 +213,7 @@ def _merged(target: Any, beside: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict({} if target is True else {"not": {}} if target is False else target)
     merged.pop("$defs", None)
     for key, value in beside.items():
-        if key not in merged or merged[key] == value or key in _ANNOTATIONS or key.startswith("x-"):
+        if key not in merged or merged[key] == value or asserts_nothing(key):
             merged[key] = value
         elif key in _LOWER:
             merged[key] = max(merged[key], value)

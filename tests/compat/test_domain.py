@@ -1,4 +1,4 @@
-"""The keyword generators (``compat._domain``): valid values that span a member's domain, and
+"""The keyword generators (``compat.keywords``): valid values that span a member's domain, and
 values that break exactly one keyword each, for shapes the released schemas do not use.
 
 Each break is checked here with python-jsonschema, a validator other than the one the
@@ -16,7 +16,7 @@ import jsonschema
 import jsonschema.validators
 import pytest
 from refitwire import wire
-from refitwire.compat._domain import UnhandledKeyword, breaks, domain, unbreakable
+from refitwire.compat.keywords import UnhandledKeyword, breaks, domain, unbreakable
 
 #: The members of issue 25 and more: every keyword the generators know, nested.
 SHAPES: dict[str, dict[str, Any]] = {
@@ -33,7 +33,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "objects-deep": {"type": "array", "maxItems": 3, "items": {"type": "object", "required": ["id"], "properties": {
         "id": {"type": "integer", "multipleOf": 4, "minimum": 0}, "tags": {"type": "object",
         "additionalProperties": {"type": "boolean"}, "maxProperties": 2}}}},
-    # the keywords that apply subschemas (compat._composed), and annotations that assert nothing
+    # the keywords that apply subschemas (compat.keywords._composed), and annotations that assert nothing
     "any-of": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 7}, {"type": "string", "enum": ["auto"]}]},
     "one-of-overlapping": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": 10}]},
     "all-of": {"allOf": [{"type": "integer", "minimum": 3}, {"maximum": 5}]},
@@ -52,7 +52,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "contains": {"type": "array", "items": {"type": "integer", "minimum": 0}, "contains": {"const": 0},
                  "minContains": 2, "maxContains": 3, "maxItems": 4},
     "format": {"type": "string", "format": "hostname", "maxLength": 8, "contentEncoding": "base64"},
-    # the conditional keywords (compat._conditional) and unevaluatedProperties
+    # the conditional keywords (compat.keywords._conditional) and unevaluatedProperties
     "if-then-else": {"type": "integer", "minimum": 0, "maximum": 100, "if": {"minimum": 10}, "then": {"multipleOf": 2},
                      "else": {"minimum": 4, "maximum": 7}},
     "if-then": {"type": "string", "maxLength": 8, "if": {"maxLength": 2}, "then": {"pattern": "^a"}},
@@ -268,7 +268,7 @@ def test_the_simplest_string_of_a_pattern_is_found_once_and_kept(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import hypothesis
-    from refitwire.compat import _regex
+    from refitwire.compat.keywords import _regex
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pattern = "^x[0-9]{3}$"
@@ -329,7 +329,7 @@ def test_every_bound_of_an_integer_has_an_integer_break_even_a_fractional_bound(
     ],
 )
 def test_a_pattern_string_takes_every_optional_part(pattern: str, every: str | None) -> None:
-    from refitwire.compat._regex import taking_every_part
+    from refitwire.compat.keywords._regex import taking_every_part
 
     assert taking_every_part(pattern) == every
 

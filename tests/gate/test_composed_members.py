@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _gate_helpers import make_repo, refitwire
 from refitwire import InvalidBlob, wire, wrap_rendezvous_blob
-from refitwire.compat._domain import breaks, domain, unbreakable
+from refitwire.compat.keywords import breaks, domain, unbreakable
 from refitwire.wire import Registry
 
 MODE = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 7}, {"type": "string", "enum": ["auto"]}]}

@@ -91,7 +91,7 @@ INSPECT = (
     IN_CLONE
     + """
 from refitwire.compat import _built_cases, _cases
-from refitwire.compat._domain import domain
+from refitwire.compat.keywords import domain
 from refitwire import wire
 version = sys.argv[1]
 model = wire.default_registry().wire_model("rendezvous", version)

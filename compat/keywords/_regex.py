@@ -21,8 +21,12 @@ from re import _constants as c
 from re import _parser
 from typing import Any
 
+import hypothesis
 import jsonschema_rs
+from refitwire.compat import _hypothesis
 from refitwire.compat._cache import cache_home, content_key, write_whole
+from refitwire.compat._hypothesis import deterministic, kit_draws
+from refitwire.compat.keywords._context import UnhandledKeyword
 
 __all__ = ["pattern_string", "simplest_match", "taking_every_part"]
 
@@ -127,11 +131,6 @@ def simplest_match(pattern: str) -> str:
     takes about half a second a pattern, in every process that needs one, so each is kept in
     the kit's cache folder, keyed by the pattern, the Hypothesis version and the code that
     searches (this module and the kit's settings): a changed search finds it again."""
-    import hypothesis
-    from hypothesis import Phase, find, settings, strategies
-    from refitwire.compat import _hypothesis
-    from refitwire.compat._hypothesis import deterministic, kit_draws
-
     key = content_key(hypothesis.__version__, pattern, code=[Path(__file__), _hypothesis])
     kept = cache_home() / "patterns" / f"{key}.json"
     check = jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
@@ -141,14 +140,16 @@ def simplest_match(pattern: str) -> str:
             return found
     except (OSError, ValueError):
         pass
-    quick = settings(deterministic(), phases=(Phase.generate, Phase.shrink))  # no explain phase: seconds each
+    # no explain phase: it takes seconds a pattern
+    quick = hypothesis.settings(deterministic(), phases=(hypothesis.Phase.generate, hypothesis.Phase.shrink))
     try:
         re.compile(pattern)
     except re.error:  # ECMA-262 that Python's re does not read (\p{L}): short strings, tried in turn
         found = _search(check)
     else:
         with kit_draws():
-            found = find(strategies.from_regex(pattern), check.is_valid, settings=quick)
+            strings = hypothesis.strategies.from_regex(pattern)
+            found = hypothesis.find(strings, check.is_valid, settings=quick)
     write_whole(kept, json.dumps(found).encode())
     return found
 
@@ -161,6 +162,4 @@ def _search(check: Any) -> str:
         for candidate in map("".join, itertools.product(chars, repeat=length)):
             if check.is_valid(candidate):
                 return candidate
-    from refitwire.compat._values import UnhandledKeyword  # (that module reads this one)
-
     raise UnhandledKeyword("pattern", "no short string matches it, and Python's re cannot read it")
