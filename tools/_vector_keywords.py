@@ -1,4 +1,4 @@
-"""Vectors of every keyword of every member, from the keyword generators (``compat._domain``).
+"""Vectors of every keyword of every member, from the keyword generators (``compat.keywords``).
 
 For each member of each version's model (every level, released and candidate versions alike),
 each value that spans its domain is put into a valid blob, and each value that breaks one
@@ -29,7 +29,7 @@ from _vector_kit import VERSIONS, at_one_value, decoded, vector
 from _vector_model import DOCUMENT, base, get, place, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, from_decoded, wire, wrap_rendezvous_blob
-from refitwire.compat._domain import breaks, domain, level_breaks, level_domain, unbreakable
+from refitwire.compat.keywords import breaks, domain, level_breaks, level_domain, unbreakable
 from refitwire.wire import EMPTY_WHEN_ABSENT, Member, semantic_violations, version_key
 
 

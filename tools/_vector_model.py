@@ -21,8 +21,7 @@ import _clone
 import jsonschema_rs
 from _vector_kit import D1, VERSIONS, blob_doc, py_dumps, shard, tensor, vector
 from refitwire import wire
-from refitwire.compat._domain import domain
-from refitwire.compat._values import SAMPLES, wrong_values
+from refitwire.compat.keywords import SAMPLES, domain, wrong_values
 from refitwire.wire import NO_CONST, Member
 
 DOCUMENT = "rendezvous"

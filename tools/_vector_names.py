@@ -24,7 +24,7 @@ from _vector_kit import vector
 from _vector_model import DOCUMENT, RAW, base, get, model, text
 from _vector_upstream import upstream_verdict
 from refitwire import wire
-from refitwire.compat._domain import breaks
+from refitwire.compat.keywords import breaks
 
 
 def name_vectors() -> list[dict[str, Any]]:

@@ -71,6 +71,14 @@ from refitwire._wire import (
     unreleased_versions,
     version_key,
 )
+from refitwire._wire._vocabulary import (
+    KEYWORDS,
+    Keyword,
+    asserting,
+    asserts_nothing,
+    length_pairs,
+    unmodelled_reason,
+)
 
 __all__ = [
     # the schema registry: where the schemas come from, and the documents read from it
@@ -94,4 +102,6 @@ __all__ = [
     "rendezvous_document", "typed_read",
     # the one driver of a JSON-lines child process
     "REPLY_FD", "LineProcess", "LinesError", "NoReply", "ProcessExited", "ReplyTooLong",
+    # the keywords a schema may hold, described once
+    "KEYWORDS", "Keyword", "asserting", "asserts_nothing", "length_pairs", "unmodelled_reason",
 ]  # fmt: skip
