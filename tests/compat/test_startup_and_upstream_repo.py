@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from refitwire import wire
 from refitwire.compat.upstream import _locations, envs
+from refitwire.gate import Rule
 
 REFERENCE = f"{sys.executable} -m refitwire.compat.testees.reference"
 
@@ -112,7 +113,7 @@ def test_the_gate_runs_from_an_implementations_repository(tmp_path: Path) -> Non
     assert "no schema index" not in done.stderr, done.stderr
     assert done.returncode == 100, done.stdout[-3000:] + done.stderr[-3000:]
     text = done.stdout
-    assert "MATRIX_DISAGREES" in text and "the schemas did not change" in text, text[-3000:]
+    assert Rule.MATRIX_DISAGREES in text and "the schemas did not change" in text, text[-3000:]
     assert "schema/index.json" not in text, text[-3000:]
     assert f"--testee {broken}" in text  # filed against the implementation
     assert "--only-under-test" in text and f"--testee {broken}" in text  # the rerun hint keeps --testee

@@ -21,7 +21,7 @@ from refitwire import (
     unwrap_rendezvous_blob,
     wrap_rendezvous_blob,
 )
-from refitwire.gate import Document, diff
+from refitwire.gate import Document, Rule, diff
 from refitwire.wire import Registry, SpecError, compile_model, parse_spec
 
 SPEC = (SCHEMA / "SPEC.md").read_text(encoding="utf-8")
@@ -146,7 +146,7 @@ def test_the_gate_refuses_a_boolean_member_saying_what_to_write(shape: bool) -> 
     old = real("rendezvous", "1.2.0")
     new = _with(real("rendezvous", "1.2.0"), anything=shape)
     new["x-spec-version"] = "1.3.0"
-    changes = [c for c in diff(Document("old", old), Document("new", new)) if c.rule == "ADDED_IN_MISSING"]
+    changes = [c for c in diff(Document("old", old), Document("new", new)) if c.rule == Rule.ADDED_IN_MISSING]
     assert len(changes) == 1, changes
     stamp = '{"x-added-in": "1.3.0"}' if shape else '{"not": {}, "x-added-in": "1.3.0"}'
     assert f"is the boolean schema {str(shape).lower()}, which cannot carry x-added-in: write {stamp}" in (

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 from refitwire.compat.upstream import envs
+from refitwire.gate import Rule
 
 pytestmark = [pytest.mark.slow, pytest.mark.upstream]
 
@@ -219,7 +220,7 @@ def test_a_required_member_makes_every_older_blob_a_required_case(required: Path
 
 
 def test_the_gate_shows_a_required_members_break_with_a_witness(required: Path) -> None:
-    added = _findings(_gate(required), "PROPERTY_ADDED_REQUIRED")
+    added = _findings(_gate(required), Rule.PROPERTY_ADDED_REQUIRED)
     assert added, "no PROPERTY_ADDED_REQUIRED finding"
     # an older writer's blob, without the member, that the 1.3.0 reader rejects as REQUIRED
     witnesses = [w for f in added for w in f["witnesses"] if w["direction"] == "BACKWARD"]
@@ -263,8 +264,10 @@ def test_a_new_dtype_gets_golden_and_digest_vectors(spec_changes: Path) -> None:
 
 def test_the_gate_judges_both_as_changes_of_1_3_0(spec_changes: Path) -> None:
     records = _gate(spec_changes)
-    assert not _findings(records, "RELEASED_FILE_MODIFIED"), _findings(records, "RELEASED_FILE_MODIFIED")
-    dtype = _findings(records, "SPEC_RULE_STRENGTHENED")
+    assert not _findings(records, Rule.RELEASED_FILE_MODIFIED), _findings(
+        records, Rule.RELEASED_FILE_MODIFIED
+    )
+    dtype = _findings(records, Rule.SPEC_RULE_STRENGTHENED)
     assert any(NEW_DTYPE in f.get("detail", "") for f in dtype), dtype
     rule = [f for f in records if f.get("type") == "finding" and "MERGE_CONSISTENT" in f.get("pointer", "")]
     assert rule, [r.get("rule") for r in records if r.get("type") == "finding"]

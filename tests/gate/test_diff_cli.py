@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 from _gate_helpers import ROOT, candidate, make_repo, refitwire, write
+from refitwire.gate import Rule
 
 
 def test_compatible_pair_exits_0() -> None:
     done = refitwire(ROOT, "diff", "schema/rendezvous/1.1.0.json", "schema/rendezvous/1.2.0.json")
     assert done.returncode == 0, done.stderr
-    assert "PROPERTY_ADDED_OPTIONAL" in done.stdout
+    assert Rule.PROPERTY_ADDED_OPTIONAL in done.stdout
 
 
 def test_breaking_pair_exits_100_with_witness(tmp_path: Path) -> None:
@@ -24,14 +25,14 @@ def test_breaking_pair_exits_100_with_witness(tmp_path: Path) -> None:
     )
     assert done.returncode == 100
     [finding] = [json.loads(x) for x in done.stdout.splitlines() if '"finding"' in x]
-    assert finding["rule"] == "REQUIRED_ADDED" and finding["witnesses"][0]["direction"] == "BACKWARD"
+    assert finding["rule"] == Rule.REQUIRED_ADDED and finding["witnesses"][0]["direction"] == "BACKWARD"
 
 
 def test_ref_path_reads_git_history(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     done = refitwire(repo, "diff", "HEAD:schema/rendezvous/1.0.0.json", "schema/rendezvous/1.2.0.json")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("PROPERTY_ADDED_OPTIONAL") == 2
+    assert done.stdout.count(Rule.PROPERTY_ADDED_OPTIONAL) == 2
 
 
 def test_bad_inputs_exit_1(tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ def test_no_witness_is_unproven_never_breaking(tmp_path: Path) -> None:
     assert done.returncode == 100
     lines = [json.loads(x) for x in done.stdout.splitlines()]
     [finding] = [x for x in lines if x["type"] == "finding"]
-    assert finding["rule"] == "REQUIRED_ADDED" and not finding["witnesses"]
+    assert finding["rule"] == Rule.REQUIRED_ADDED and not finding["witnesses"]
     assert finding["unproven"] and finding["witness_search"] == "skipped"
     [footer] = [x for x in lines if x["type"] == "footer"]
     assert footer["verdict"] == "unproven", footer

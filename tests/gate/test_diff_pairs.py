@@ -8,23 +8,23 @@ import jsonschema_rs
 import pytest
 from _gate_helpers import PAIRS, toy
 from refitwire import wire
-from refitwire.gate import RULES, close, compare, diff
+from refitwire.gate import RULES, Rule, close, compare, diff
 
 CASES = PAIRS["cases"]
 #: Rules that are not about two schema documents: tested in test_gate_git.py.
 NOT_DIFF_RULES = {
-    "RELEASED_FILE_MODIFIED",
-    "RELEASED_FILE_REMOVED",
-    "VERSION_NOT_NEWER",
-    "MAJOR_WITHOUT_NEW_WIRE_ID",
-    "MAJOR_VERSION_BREAK",
-    "BASELINE_STALE",
-    "BASELINE_EXPIRED",
-    "MATRIX_DISAGREES",
-    "VERSION_STAMP_MISMATCH",
-    "RELEASE_ENTRY_MISMATCH",
-    "DOCUMENT_UNKNOWN",
-    "MULTIPLE_OF_CHANGED",  # needs an old multipleOf: test_multiple_of_neither_divides below
+    Rule.RELEASED_FILE_MODIFIED,
+    Rule.RELEASED_FILE_REMOVED,
+    Rule.VERSION_NOT_NEWER,
+    Rule.MAJOR_WITHOUT_NEW_WIRE_ID,
+    Rule.MAJOR_VERSION_BREAK,
+    Rule.BASELINE_STALE,
+    Rule.BASELINE_EXPIRED,
+    Rule.MATRIX_DISAGREES,
+    Rule.VERSION_STAMP_MISMATCH,
+    Rule.RELEASE_ENTRY_MISMATCH,
+    Rule.DOCUMENT_UNKNOWN,
+    Rule.MULTIPLE_OF_CHANGED,  # needs an old multipleOf: test_multiple_of_neither_divides below
 }
 
 
@@ -60,14 +60,14 @@ def test_witnesses_separate_the_versions(case: dict[str, Any]) -> None:
         assert sorted(w.direction for w in finding.witnesses) == sorted(directions)
         for witness in finding.witnesses:
             writer, reader = (old, new) if witness.direction == "BACKWARD" else (new, old)
-            open_writer = rule_id == "ADDITIONAL_PROPERTIES_CLOSED"
+            open_writer = rule_id == Rule.ADDITIONAL_PROPERTIES_CLOSED
             writes = writer.schema if open_writer else close(writer.schema)
             assert jsonschema_rs.validator_for(writes).is_valid(witness.blob), witness
             assert not jsonschema_rs.validator_for(reader.schema).is_valid(witness.blob), witness
 
 
 def test_no_witness_is_reported_not_invented() -> None:
-    case = next(c for c in CASES if c["id"] == "PATTERN_CHANGED")
+    case = next(c for c in CASES if c["id"] == Rule.PATTERN_CHANGED)
     old, new = _pair(case)
     [finding] = compare(old, new, "new", registry=wire.default_registry())
     assert finding.no_witness == ("FORWARD",)
@@ -95,7 +95,7 @@ def test_multiple_of_neither_divides_breaks_both_ways() -> None:
     [finding] = compare(
         toy(old_schema, "old"), toy(new_schema, "new"), "new", registry=wire.default_registry()
     )
-    assert finding.change.rule == "MULTIPLE_OF_CHANGED"
+    assert finding.change.rule == Rule.MULTIPLE_OF_CHANGED
     assert sorted(w.direction for w in finding.witnesses) == ["BACKWARD", "FORWARD"]
 
 
@@ -111,7 +111,7 @@ def test_equivalent_forms_are_not_breaking(old: dict[str, Any], new: dict[str, A
         return {"type": "object", "properties": {"v": {**node, "x-added-in": "1.0.0"}}}
 
     changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
-    assert {c.rule for c in changes} <= {"EQUIVALENT_REWRITE"}, changes
+    assert {c.rule for c in changes} <= {Rule.EQUIVALENT_REWRITE}, changes
 
 
 @pytest.mark.parametrize(
@@ -131,4 +131,4 @@ def test_near_miss_forms_are_still_changes(old: dict[str, Any], new: dict[str, A
 
     changes = diff(toy(wrap(old), "old"), toy(wrap(new), "new"))
     assert changes, "a change that admits other values was not reported"
-    assert "EQUIVALENT_REWRITE" not in {c.rule for c in changes}, changes
+    assert Rule.EQUIVALENT_REWRITE not in {c.rule for c in changes}, changes

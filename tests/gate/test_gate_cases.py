@@ -17,7 +17,7 @@ import refitwire
 from _gate_helpers import candidate, commit, git, make_repo, write
 from _gate_helpers import refitwire as cli
 from refitwire import wire
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, Rule, render, run_gate
 
 ADDR_MAX = 2**48 - 1
 
@@ -49,7 +49,7 @@ def test_addr_tightened_witness_is_one_every_old_reader_reads(repo: Path) -> Non
         candidate("1.3.0", lambda s: _shard(s)["addr"].update(maximum=ADDR_MAX)),
     )
     failing = _failing(repo)
-    assert {f.change.rule for f in failing} == {"NUMERIC_BOUND_TIGHTENED"}
+    assert {f.change.rule for f in failing} == {Rule.NUMERIC_BOUND_TIGHTENED}
     for finding in failing:
         [witness] = finding.witnesses
         addr = witness.blob["tensors"][0]["shards"][0]["addr"]
@@ -99,7 +99,7 @@ def test_equivalent_rewrites_pass(repo: Path) -> None:
     report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_COMPATIBLE, [f.change for f in report.findings if f.failing]
     assert {f.change.rule for f in report.findings if f.change.breaking} == set()
-    assert {f.change.rule for f in report.findings if f.against == "1.2.0"} == {"EQUIVALENT_REWRITE"}
+    assert {f.change.rule for f in report.findings if f.against == "1.2.0"} == {Rule.EQUIVALENT_REWRITE}
 
 
 def test_a_flagged_change_without_a_witness_is_unproven_not_breaking(repo: Path) -> None:
@@ -145,7 +145,7 @@ def test_a_major_version_is_checked_against_its_own_line(repo: Path) -> None:
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", _v2))
     report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_COMPATIBLE
-    assert {f.change.rule for f in report.findings} == {"MAJOR_VERSION_BREAK"}
+    assert {f.change.rule for f in report.findings} == {Rule.MAJOR_VERSION_BREAK}
     write(
         repo / "schema/rendezvous/2.1.0.json",
         candidate(
@@ -165,7 +165,7 @@ def test_the_old_line_is_frozen_after_a_major(repo: Path) -> None:
     _release(repo, "2.0.0")
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0"))
     [finding] = _failing(repo)
-    assert finding.change.rule == "VERSION_NOT_NEWER" and "line is frozen" in finding.change.detail
+    assert finding.change.rule == Rule.VERSION_NOT_NEWER and "line is frozen" in finding.change.detail
 
 
 # -- releasing ---------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def test_a_release_with_a_wrong_sha256_is_caught(repo: Path) -> None:
     )
     (repo / "schema/index.json").write_text(json.dumps(index))
     [finding] = _failing(repo)
-    assert finding.change.rule == "RELEASE_ENTRY_MISMATCH" and "sha256" in finding.change.detail
+    assert finding.change.rule == Rule.RELEASE_ENTRY_MISMATCH and "sha256" in finding.change.detail
 
 
 def test_stamps_must_agree_with_the_file_name(repo: Path) -> None:
@@ -199,7 +199,7 @@ def test_stamps_must_agree_with_the_file_name(repo: Path) -> None:
         candidate("1.3.0", lambda s: s.update({"$id": "urn:refitwire:schema:rendezvous:1.2.0"})),
     )
     [finding] = _failing(repo)
-    assert (finding.change.rule, finding.change.pointer) == ("VERSION_STAMP_MISMATCH", "/$id")
+    assert (finding.change.rule, finding.change.pointer) == (Rule.VERSION_STAMP_MISMATCH, "/$id")
 
 
 @pytest.mark.parametrize("name", ["next.json", "1.3.json", "01.3.0.json"])
@@ -215,7 +215,7 @@ def test_a_new_document_folder_is_reported(repo: Path) -> None:
     (repo / "schema/refit-plan").mkdir()
     write(repo / "schema/refit-plan/1.0.0.json", {"type": "object"})
     [finding] = _failing(repo)
-    assert finding.change.rule == "DOCUMENT_UNKNOWN" and finding.file == "schema/refit-plan/1.0.0.json"
+    assert finding.change.rule == Rule.DOCUMENT_UNKNOWN and finding.file == "schema/refit-plan/1.0.0.json"
 
 
 # -- bad input -----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from _gate_helpers import candidate, fake_matrix, make_repo, write, write_text_locks
 from refitwire import wire
 from refitwire.compat.upstream import envs
-from refitwire.gate import EXIT_BREAKING, render, run_gate
+from refitwire.gate import EXIT_BREAKING, Rule, render, run_gate
 
 RANK = {"type": "integer", "minimum": 0, "x-added-in": "1.3.0"}
 PARTICIPANTS = [("reference@1.2.0", "1.2.0"), ("modelexpress@0.7.0", "1.2.0"), ("candidate@1.3.0", "1.3.0")]
@@ -48,7 +48,7 @@ def test_a_recommended_failure_of_a_candidate_writer_read_by_a_release_fails(tmp
     assert report.matrix.status == "failed" and report.exit_code == EXIT_BREAKING
     [cell] = report.matrix.failing
     assert cell.startswith("candidate@1.3.0 -> reference@1.2.0: 1 case(s) (1 recommended), first gen-span")
-    assert [f.change.rule for f in report.findings if f.failing] == ["MATRIX_DISAGREES"]
+    assert [f.change.rule for f in report.findings if f.failing] == [Rule.MATRIX_DISAGREES]
 
 
 def test_a_release_rejecting_what_a_candidate_reader_rejects_too_counts_both_ways(tmp_path: Path) -> None:
@@ -146,7 +146,9 @@ def test_the_reference_writer_loosening_addr_span_is_a_finding_with_its_case(clo
     )
     assert report.exit_code == EXIT_BREAKING, render(report, "text")
     [finding] = [f for f in report.findings if f.failing]
-    assert finding.change.rule == "MATRIX_DISAGREES" and "the schemas did not change" in finding.change.detail
+    assert (
+        finding.change.rule == Rule.MATRIX_DISAGREES and "the schemas did not change" in finding.change.detail
+    )
     # the loosening is the only thing that fails: one cell, the testee writing what it had to
     # refuse (a testee that crashes fails every cell it joins, with some other case first)
     assert len(report.matrix.failing) == 1, report.matrix.failing
@@ -177,7 +179,7 @@ def test_a_new_spec_rule_enforced_in_the_reference_fails_with_the_cells_it_break
     rules = {
         f.change.rule for f in report.findings if f.failing and not f.change.pointer.startswith("/spec_text/")
     }
-    assert rules == {"SPEC_RULE_ADDED"}  # unproven statically, so the runtime step ran and shows it
+    assert rules == {Rule.SPEC_RULE_ADDED}  # unproven statically, so the runtime step ran and shows it
     assert report.matrix.status == "failed", report.matrix.detail
     assert any("-> refitwire@" in c and "AGENT_NAME_LENGTH" in c for c in report.matrix.failing), (
         report.matrix.failing

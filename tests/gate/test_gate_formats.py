@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from _gate_helpers import candidate, make_repo, write
 from refitwire import wire
-from refitwire.gate import GateReport, render, run_gate
+from refitwire.gate import GateReport, Rule, render, run_gate
 from refitwire.gate._locate import line_column
 
 
@@ -56,7 +56,7 @@ def test_sarif_is_valid_sarif_2_1_0_with_regions(gated: tuple[Path, GateReport])
         uri = physical["artifactLocation"]["uri"]
         assert (repo / uri).is_file(), uri  # a file code scanning can open
         assert physical["region"]["startLine"] >= 1
-    required = [r for r in run["results"] if r["ruleId"] == "PROPERTY_ADDED_REQUIRED"]
+    required = [r for r in run["results"] if r["ruleId"] == Rule.PROPERTY_ADDED_REQUIRED]
     text = (repo / "schema/rendezvous/1.3.0.json").read_text()
     line, column = line_column(text, "/properties/publisher_rank")
     assert text.splitlines()[line - 1][column - 1 :].startswith("{")

@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from _gate_helpers import candidate, fake_matrix, gate, git, make_repo, refitwire, write
 from refitwire import wire
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, render, run_gate
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR, GateError, Rule, render, run_gate
 from refitwire.gate._baseline import Accepted
 
 STEP_RANK = {"type": ["integer", "null"], "minimum": 0, "x-added-in": "1.3.0",
@@ -42,7 +42,7 @@ def test_worked_example_optional_field_passes(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
     code, text = gate(repo)
     assert code == EXIT_COMPATIBLE, text
-    assert "PROPERTY_ADDED_OPTIONAL" in text
+    assert Rule.PROPERTY_ADDED_OPTIONAL in text
     assert "verdict: compatible (exit 0)" in text
 
 
@@ -53,7 +53,7 @@ def test_worked_example_required_field_fails_with_witness(repo: Path) -> None:
     records = [json.loads(line) for line in out.splitlines()]
     failing = [r for r in records if r["type"] == "finding" and r["failing"]]
     assert {r["against"] for r in failing} == {"1.0.0", "1.1.0", "1.2.0"}  # transitive
-    assert {r["rule"] for r in failing} == {"PROPERTY_ADDED_REQUIRED"}
+    assert {r["rule"] for r in failing} == {Rule.PROPERTY_ADDED_REQUIRED}
     for record in failing:
         [witness] = record["witnesses"]
         assert witness["direction"] == "BACKWARD"
@@ -74,28 +74,28 @@ def test_modified_released_file_is_breaking(repo: Path) -> None:
     code, out = gate(repo, fmt="json")
     assert code == EXIT_BREAKING
     rules = [json.loads(line).get("rule") for line in out.splitlines()]
-    assert "RELEASED_FILE_MODIFIED" in rules
+    assert Rule.RELEASED_FILE_MODIFIED in rules
 
 
 def test_removed_released_file_is_breaking(repo: Path) -> None:
     (repo / "schema/shard-table/1.0.0.json").unlink()
     code, text = gate(repo)
     assert code == EXIT_BREAKING
-    assert "RELEASED_FILE_REMOVED" in text
+    assert Rule.RELEASED_FILE_REMOVED in text
 
 
 def test_candidate_not_newer_is_breaking(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.1.5.json", candidate("1.1.5", _optional))
     code, text = gate(repo)
     assert code == EXIT_BREAKING
-    assert "VERSION_NOT_NEWER" in text
+    assert Rule.VERSION_NOT_NEWER in text
 
 
 def test_new_major_must_change_the_wire_id(repo: Path) -> None:
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", _required))
     code, text = gate(repo)
     assert code == EXIT_BREAKING
-    assert "MAJOR_WITHOUT_NEW_WIRE_ID" in text
+    assert Rule.MAJOR_WITHOUT_NEW_WIRE_ID in text
 
     def v2(schema: dict) -> None:  # type: ignore[type-arg]
         _required(schema)
@@ -104,7 +104,7 @@ def test_new_major_must_change_the_wire_id(repo: Path) -> None:
     write(repo / "schema/rendezvous/2.0.0.json", candidate("2.0.0", v2))
     code, text = gate(repo)
     assert code == EXIT_COMPATIBLE, text
-    assert "MAJOR_VERSION_BREAK" in text
+    assert Rule.MAJOR_VERSION_BREAK in text
 
 
 @pytest.mark.parametrize("ref", ["no-such-ref", "HEAD~5", "-x"])
@@ -166,7 +166,9 @@ def test_every_format_parses_and_says_matrix_not_run(repo: Path, fmt: str) -> No
         sarif = json.loads(out)
         assert sarif["version"] == "2.1.0"
         [run] = sarif["runs"]
-        assert {r["ruleId"] for r in run["results"] if r["level"] == "error"} == {"PROPERTY_ADDED_REQUIRED"}
+        assert {r["ruleId"] for r in run["results"] if r["level"] == "error"} == {
+            Rule.PROPERTY_ADDED_REQUIRED
+        }
         assert run["properties"]["matrix"] == "not-run"
     elif fmt == "github":
         line = next(n for n, text in enumerate((repo / "schema/rendezvous/1.3.0.json").read_text().splitlines(), 1)
@@ -189,14 +191,14 @@ def test_write_witnesses_as_blobs_validate_reads(repo: Path, tmp_path: Path) -> 
         checked.stdout
     )
     manifest = [json.loads(line) for line in (tmp_path / "w" / "witnesses.jsonl").read_text().splitlines()]
-    assert {m["rule"] for m in manifest} == {"PROPERTY_ADDED_REQUIRED"}
+    assert {m["rule"] for m in manifest} == {Rule.PROPERTY_ADDED_REQUIRED}
 
 
 # -- baseline --------------------------------------------------------------------------------------------
 
 
 def _entry(**changes: object) -> dict[str, object]:
-    entry: dict[str, object] = {"rule": "PROPERTY_ADDED_REQUIRED", "pointer": "/properties/publisher_rank",
+    entry: dict[str, object] = {"rule": Rule.PROPERTY_ADDED_REQUIRED, "pointer": "/properties/publisher_rank",
                                 "change": "0" * 16, "reason": "coordinated rollout", "link": "issue-12",
                                 "expires": "2999-01-01"}  # fmt: skip
     entry.update(changes)
@@ -216,7 +218,7 @@ def _with_baseline(repo: Path, tmp_path: Path, *entries: dict[str, object]) -> t
 
 def test_matching_baseline_entry_suppresses(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    code, text = _with_baseline(repo, tmp_path, _entry(change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED")))
+    code, text = _with_baseline(repo, tmp_path, _entry(change=_hash_of(repo, Rule.PROPERTY_ADDED_REQUIRED)))
     assert code == EXIT_COMPATIBLE, text
     assert text.count("ACCEPTED PROPERTY_ADDED_REQUIRED") == 3
 
@@ -225,16 +227,16 @@ def test_stale_baseline_entry_fails(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _optional))
     code, text = _with_baseline(repo, tmp_path, _entry())
     assert code == EXIT_BREAKING
-    assert "BASELINE_STALE" in text
+    assert Rule.BASELINE_STALE in text
 
 
 def test_expired_baseline_entry_fails_and_suppresses_nothing(repo: Path, tmp_path: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
     code, text = _with_baseline(
-        repo, tmp_path, _entry(expires="2000-01-01", change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))
+        repo, tmp_path, _entry(expires="2000-01-01", change=_hash_of(repo, Rule.PROPERTY_ADDED_REQUIRED))
     )
     assert code == EXIT_BREAKING
-    assert "BASELINE_EXPIRED" in text and "BREAKING PROPERTY_ADDED_REQUIRED" in text
+    assert Rule.BASELINE_EXPIRED in text and "BREAKING PROPERTY_ADDED_REQUIRED" in text
 
 
 def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
@@ -244,8 +246,8 @@ def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None
 
 def test_baseline_expiry_is_checked_against_today(repo: Path) -> None:
     write(repo / "schema/rendezvous/1.3.0.json", candidate("1.3.0", _required))
-    entry = Accepted(0, "PROPERTY_ADDED_REQUIRED", "/properties/publisher_rank", "r", "l",
-                     datetime.date(2030, 1, 1), change=_hash_of(repo, "PROPERTY_ADDED_REQUIRED"))  # fmt: skip
+    entry = Accepted(0, Rule.PROPERTY_ADDED_REQUIRED, "/properties/publisher_rank", "r", "l",
+                     datetime.date(2030, 1, 1), change=_hash_of(repo, Rule.PROPERTY_ADDED_REQUIRED))  # fmt: skip
     before = run_gate(
         repo,
         "HEAD",
@@ -296,7 +298,7 @@ def test_rules_compatible_but_matrix_fails_names_the_cells(repo: Path, tmp_path:
         repo, "HEAD", registry=wire.default_registry(), matrix_command=fake_matrix(tmp_path, cells)
     )
     assert report.matrix.status == "failed" and report.exit_code == EXIT_BREAKING
-    assert [f.change.rule for f in report.findings if f.failing] == ["MATRIX_DISAGREES"]
+    assert [f.change.rule for f in report.findings if f.failing] == [Rule.MATRIX_DISAGREES]
     [cell] = report.matrix.failing
     assert cell.startswith("reference@1.2.0 -> modelexpress@0.7.0: 2 case(s), first gen-1")
 
@@ -310,7 +312,7 @@ def test_rules_breaking_but_matrix_passes_is_a_disagreement(repo: Path, tmp_path
         matrix="always",
         matrix_command=fake_matrix(tmp_path, []),
     )
-    assert "MATRIX_DISAGREES" in {f.change.rule for f in report.findings}
+    assert Rule.MATRIX_DISAGREES in {f.change.rule for f in report.findings}
     assert report.exit_code == EXIT_BREAKING
 
 
@@ -393,12 +395,14 @@ def test_a_baseline_entry_accepts_only_the_content_it_names(repo: Path, tmp_path
     path.write_text(
         path.read_text().replace("Name of the publisher's NIXL agent.", "Name of the publisher NIXL agent.")
     )
-    typo = _entry(rule="RELEASED_FILE_MODIFIED", pointer="", change=_hash_of(repo, "RELEASED_FILE_MODIFIED"))
+    typo = _entry(
+        rule=Rule.RELEASED_FILE_MODIFIED, pointer="", change=_hash_of(repo, Rule.RELEASED_FILE_MODIFIED)
+    )
     assert _with_baseline(repo, tmp_path, typo)[0] == EXIT_COMPATIBLE
     path.write_text(path.read_text().replace('"maximum": 64', '"maximum": 16'))
     code, text = _with_baseline(repo, tmp_path, typo)
     assert code == EXIT_BREAKING
-    assert "BASELINE_STALE" in text and "BREAKING RELEASED_FILE_MODIFIED" in text
+    assert Rule.BASELINE_STALE in text and "BREAKING RELEASED_FILE_MODIFIED" in text
 
 
 def test_the_printed_pointer_and_entry_are_what_the_baseline_takes(repo: Path, tmp_path: Path) -> None:
@@ -415,4 +419,4 @@ def test_the_printed_pointer_and_entry_are_what_the_baseline_takes(repo: Path, t
 def test_default_baseline_path_is_used(repo: Path) -> None:
     (repo / "schema/gate-baseline.json").write_text(json.dumps({"accepted": [_entry()]}))
     done = _cli(repo)  # the CLI's default baseline path (cli/gate.py), so through the CLI
-    assert done.returncode == EXIT_BREAKING and "BASELINE_STALE" in done.stdout
+    assert done.returncode == EXIT_BREAKING and Rule.BASELINE_STALE in done.stdout

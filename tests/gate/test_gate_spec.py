@@ -13,7 +13,16 @@ from typing import Any
 import pytest
 from _gate_helpers import SCHEMA, make_repo, write_text_locks
 from refitwire import wire
-from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, GateReport, new_version, release, render, run_gate
+from refitwire.gate import (
+    EXIT_BREAKING,
+    EXIT_COMPATIBLE,
+    GateReport,
+    Rule,
+    new_version,
+    release,
+    render,
+    run_gate,
+)
 from refitwire.wire import SpecError, parse_spec, spec_rules, spec_text
 
 SPEC = SCHEMA / "SPEC.md"
@@ -40,8 +49,8 @@ def _gate(repo: Path, witnesses: bool = True) -> GateReport:
 def _text_change(finding: Any) -> bool:
     """A change of released text (SPEC_TEXT_CHANGED), or its lock not yet written beside it."""
     rule, where = finding.change.rule, finding.change.pointer
-    return rule == "SPEC_TEXT_CHANGED" or (
-        rule == "RELEASE_ENTRY_MISMATCH" and where.startswith("/spec_text/")
+    return rule == Rule.SPEC_TEXT_CHANGED or (
+        rule == Rule.RELEASE_ENTRY_MISMATCH and where.startswith("/spec_text/")
     )
 
 
@@ -55,7 +64,9 @@ def _failing(report: GateReport, text: bool = False) -> list[tuple[str, str | No
 
 def _spec_findings(report: GateReport) -> list[Any]:
     """The findings about SPEC.md's rules, less a new version's own text (its row of section 3)."""
-    return [f for f in report.findings if f.file == "schema/SPEC.md" and f.change.rule != "SPEC_TEXT_ADDED"]
+    return [
+        f for f in report.findings if f.file == "schema/SPEC.md" and f.change.rule != Rule.SPEC_TEXT_ADDED
+    ]
 
 
 def _limit_row(value: str, since: str = "") -> str:
@@ -225,9 +236,9 @@ def test_a_limit_lowered_for_released_versions_fails_with_a_blob_an_old_writer_w
     _edit(repo, "64 MiB", "32 MiB")
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING and report.verdict == "breaking"
-    assert _failing(report) == [("SPEC_LIMIT_TIGHTENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_LIMIT_TIGHTENED, v) for v in ("1.0.0", "1.1.0", "1.2.0")]
     finding = next(
-        f for f in report.findings if f.against == "1.2.0" and f.change.rule == "SPEC_LIMIT_TIGHTENED"
+        f for f in report.findings if f.against == "1.2.0" and f.change.rule == Rule.SPEC_LIMIT_TIGHTENED
     )
     assert finding.file == "schema/SPEC.md" and finding.change.pointer == "/limits/blob size/value"
     assert finding.change.directions == ("BACKWARD",)
@@ -249,7 +260,7 @@ def test_a_rule_removed_from_released_versions_fails_with_a_blob_old_readers_rej
     )
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING
-    assert _failing(report) == [("SPEC_RULE_REMOVED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_RULE_REMOVED, v) for v in ("1.0.0", "1.1.0", "1.2.0")]
     finding = next(f for f in report.findings if f.against == "1.0.0")
     assert finding.change.pointer == "/rules/ADDR_SPAN" and finding.change.directions == ("FORWARD",)
     [witness] = finding.witnesses
@@ -267,18 +278,18 @@ def test_a_rule_re_tiered_is_a_finding_in_the_direction_it_moves(repo: Path) -> 
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING
     rules = {(f.change.rule, f.change.pointer) for f in report.findings if f.failing and not _text_change(f)}
-    assert rules == {("SPEC_RULE_WEAKENED", "/rules/ADDR_SPAN/keywords"),
-                     ("SPEC_RULE_STRENGTHENED", "/rules/WRITE_FORMAT/keywords")}  # fmt: skip
-    weakened = next(f for f in report.findings if f.change.rule == "SPEC_RULE_WEAKENED")
+    assert rules == {(Rule.SPEC_RULE_WEAKENED, "/rules/ADDR_SPAN/keywords"),
+                     (Rule.SPEC_RULE_STRENGTHENED, "/rules/WRITE_FORMAT/keywords")}  # fmt: skip
+    weakened = next(f for f in report.findings if f.change.rule == Rule.SPEC_RULE_WEAKENED)
     assert weakened.change.directions == ("FORWARD",) and weakened.witnesses  # a blob the old reader rejects
-    stronger = next(f for f in report.findings if f.change.rule == "SPEC_RULE_STRENGTHENED")
+    stronger = next(f for f in report.findings if f.change.rule == Rule.SPEC_RULE_STRENGTHENED)
     assert stronger.change.directions == ("BACKWARD",) and stronger.unproven  # no blob shows a writer's bytes
 
 
 def test_a_limit_raised_for_a_released_version_fails(repo: Path) -> None:
     _edit(repo, "64 MiB", "128 MiB")
     report = _gate(repo, witnesses=False)
-    assert _failing(report) == [("SPEC_LIMIT_LOOSENED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_LIMIT_LOOSENED, v) for v in ("1.0.0", "1.1.0", "1.2.0")]
 
 
 def test_a_limit_raised_for_a_new_version_breaks_old_readers(repo: Path) -> None:
@@ -289,7 +300,7 @@ def test_a_limit_raised_for_a_new_version_breaks_old_readers(repo: Path) -> None
     assert report.exit_code == EXIT_BREAKING, render(report, "text")
     [raised] = _spec_findings(report)
     assert (raised.change.rule, raised.against, raised.change.new) == (
-        "SPEC_LIMIT_LOOSENED",
+        Rule.SPEC_LIMIT_LOOSENED,
         "1.2.0",
         128 << 20,
     )
@@ -304,7 +315,7 @@ def test_a_limit_lowered_for_a_new_version_is_judged_like_a_schema_tightening(re
     new_version(repo / "schema", "1.3.0")
     _add_limit_row(repo, _limit_row("16 MiB", "(1.3.0) "))
     report = _gate(repo)
-    assert _failing(report) == [("SPEC_LIMIT_TIGHTENED", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_LIMIT_TIGHTENED, "1.2.0")]
     [witness] = next(f for f in report.findings if f.failing).witnesses
     assert witness.reader_version == "1.3.0" and len(json.dumps(witness.blob)) == 16 * 1024 * 1024 + 1
 
@@ -324,11 +335,11 @@ def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_memb
     report = _gate(repo, witnesses=False)
     spec = {f.change.pointer: f.change.rule for f in _spec_findings(report)}
     assert spec == {
-        "/rules/RANK_RANGE": "SPEC_RULE_ADDED_WITH_MEMBER",
-        "/rules/AGENT_NAME_LENGTH": "SPEC_RULE_ADDED",
-        "/rules/ADDR_ALIGN": "SPEC_RULE_ADDED",  # a new member named too: addr still fires on old blobs
+        "/rules/RANK_RANGE": Rule.SPEC_RULE_ADDED_WITH_MEMBER,
+        "/rules/AGENT_NAME_LENGTH": Rule.SPEC_RULE_ADDED,
+        "/rules/ADDR_ALIGN": Rule.SPEC_RULE_ADDED,  # a new member named too: addr still fires on old blobs
     }
-    assert _failing(report) == [("SPEC_RULE_ADDED", "1.2.0")] * 2
+    assert _failing(report) == [(Rule.SPEC_RULE_ADDED, "1.2.0")] * 2
 
 
 def test_a_rule_moved_to_another_section_is_a_change(repo: Path) -> None:
@@ -343,7 +354,7 @@ def test_a_rule_moved_to_another_section_is_a_change(repo: Path) -> None:
     assert report.exit_code == EXIT_BREAKING
     moved = [f for f in report.findings if f.change.pointer == "/rules/ADDR_SPAN/section"]
     assert [(f.change.rule, f.against) for f in moved] == [
-        ("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")
+        (Rule.SPEC_RULE_CHANGED, v) for v in ("1.0.0", "1.1.0", "1.2.0")
     ]
     assert moved[0].change.directions == ("BACKWARD", "FORWARD") and "2.4 Writers" in moved[0].change.detail
 
@@ -352,16 +363,18 @@ def test_an_interval_opened_or_closed_is_a_change(repo: Path) -> None:
     # "[1, 64]" -> "[1, 64)": the same numbers, one value fewer
     _edit(repo, "[1, 64]", "[1, 64)")
     report = _gate(repo, witnesses=False)
-    assert _failing(report) == [("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_RULE_CHANGED, v) for v in ("1.0.0", "1.1.0", "1.2.0")]
     assert {f.change.pointer for f in report.findings if not _text_change(f)} == {"/rules/ELSIZE_RANGE/ends"}
 
 
 def test_a_rule_applied_from_an_earlier_version_names_the_fact_each_later_lock_lost(repo: Path) -> None:
     _edit(repo, "| `DIGEST_FORMAT` | (1.1.0)", "| `DIGEST_FORMAT` | (1.0.0)")
     report = _gate(repo, witnesses=False)
-    assert ("SPEC_RULE_ADDED", "1.0.0") in _failing(report)
+    assert (Rule.SPEC_RULE_ADDED, "1.0.0") in _failing(report)
     modified = [
-        f for f in report.findings if f.change.rule == "RELEASED_FILE_MODIFIED" and f.file == "schema/SPEC.md"
+        f
+        for f in report.findings
+        if f.change.rule == Rule.RELEASED_FILE_MODIFIED and f.file == "schema/SPEC.md"
     ]
     assert {f.change.pointer for f in modified} == {"/rules/DIGEST_FORMAT/since"}
     assert all(
@@ -387,7 +400,7 @@ def test_a_section_retitled_moves_no_rule(repo: Path) -> None:
     report = _gate(repo, witnesses=False)
     # the heading is released text (SPEC_TEXT_CHANGED), but no rule moved to another section
     assert {(f.change.rule, f.change.pointer) for f in report.findings if f.file == "schema/SPEC.md"} == {
-        ("SPEC_TEXT_CHANGED", "/text/2.3")
+        (Rule.SPEC_TEXT_CHANGED, "/text/2.3")
     }
 
 
@@ -401,7 +414,7 @@ def test_a_limit_whose_duties_change_breaks_both_ways_until_reviewed(repo: Path,
     # the reader column says both "MUST read up to" and "SHOULD reject past": no direction is sure
     _edit(repo, old, new)
     report = _gate(repo, witnesses=False)
-    assert _failing(report) == [("SPEC_RULE_CHANGED", v) for v in ("1.0.0", "1.1.0", "1.2.0")]
+    assert _failing(report) == [(Rule.SPEC_RULE_CHANGED, v) for v in ("1.0.0", "1.1.0", "1.2.0")]
     assert {f.change.directions for f in report.findings if f.failing and not _text_change(f)} == {
         ("BACKWARD", "FORWARD")
     }
@@ -415,9 +428,9 @@ def test_editorial_changes_pass_only_when_acknowledged(repo: Path) -> None:
     report = _gate(repo)
     assert report.exit_code == EXIT_BREAKING
     assert {(f.change.rule, f.change.pointer) for f in report.findings if f.failing} == {
-        ("SPEC_RULE_REWORDED", "/rules/SIZE_RANGE"),
-        ("SPEC_TEXT_CHANGED", "/text/1"),
-        *(("RELEASE_ENTRY_MISMATCH", f"/spec_text/{i}") for i in range(3)),  # the text's new locks
+        (Rule.SPEC_RULE_REWORDED, "/rules/SIZE_RANGE"),
+        (Rule.SPEC_TEXT_CHANGED, "/text/1"),
+        *((Rule.RELEASE_ENTRY_MISMATCH, f"/spec_text/{i}") for i in range(3)),  # the text's new locks
     }
     write_text_locks(repo)
     entries = {json.dumps({**f.baseline_entry(), "reason": "typo", "link": "issue-45", "expires": "2099-01-01"},
@@ -437,7 +450,7 @@ def test_the_lock_of_a_released_version_never_changes(repo: Path) -> None:
     index.write_text(json.dumps(data, indent=2))
     report = _gate(repo)
     assert [(f.change.rule, f.change.pointer) for f in report.findings if f.failing] == [
-        ("RELEASED_FILE_MODIFIED", "/spec_rules/1")
+        (Rule.RELEASED_FILE_MODIFIED, "/spec_rules/1")
     ]
 
 
@@ -450,7 +463,7 @@ def test_a_release_locks_its_rules_and_the_gate_checks_the_lock(repo: Path) -> N
     assert _gate(repo, witnesses=False).exit_code == EXIT_COMPATIBLE
     index["spec_rules"][-1]["sha256"] = "f" * 64
     (repo / "schema" / "index.json").write_text(json.dumps(index, indent=2))
-    assert _failing(_gate(repo, witnesses=False)) == [("RELEASE_ENTRY_MISMATCH", None)]
+    assert _failing(_gate(repo, witnesses=False)) == [(Rule.RELEASE_ENTRY_MISMATCH, None)]
 
 
 def test_an_unreadable_rule_row_is_a_one_line_error(repo: Path) -> None:

@@ -13,7 +13,7 @@ import jsonschema_rs
 import pytest
 from _gate_helpers import real
 from refitwire import wire
-from refitwire.gate import RULES, Document, close, compare
+from refitwire.gate import RULES, Document, Rule, close, compare
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -31,69 +31,69 @@ def _tensor(s: dict[str, Any]) -> dict[str, Any]:
 # (id, document, mutation, rule, pointer, witness directions expected)
 MUTANTS: list[tuple[str, str, Mutation, str, str, tuple[str, ...]]] = [
     ("step-required", "rendezvous", lambda s: s["required"].append("publisher_step"),
-     "REQUIRED_ADDED", "/required", ("BACKWARD",)),
+     Rule.REQUIRED_ADDED, "/required", ("BACKWARD",)),
     ("new-required", "rendezvous",
      lambda s: (s["properties"].__setitem__("rank", {"type": "integer", "x-added-in": "1.3.0"}),
                 s["required"].append("rank")),
-     "PROPERTY_ADDED_REQUIRED", "/properties/rank", ("BACKWARD",)),
+     Rule.PROPERTY_ADDED_REQUIRED, "/properties/rank", ("BACKWARD",)),
     ("agent-name-removed", "rendezvous",
      lambda s: (s["properties"].pop("agent_name"), s["required"].remove("agent_name")),
-     "PROPERTY_REMOVED_REQUIRED", "/properties/agent_name", ("FORWARD",)),
+     Rule.PROPERTY_REMOVED_REQUIRED, "/properties/agent_name", ("FORWARD",)),
     ("step-removed", "rendezvous", lambda s: s["properties"].pop("publisher_step"),
-     "PROPERTY_REMOVED_OPTIONAL", "/properties/publisher_step", ()),
+     Rule.PROPERTY_REMOVED_OPTIONAL, "/properties/publisher_step", ()),
     ("agent-name-optional", "rendezvous", lambda s: s["required"].remove("agent_name"),
-     "REQUIRED_REMOVED", "/required", ("FORWARD",)),
+     Rule.REQUIRED_REMOVED, "/required", ("FORWARD",)),
     ("addr-string", "rendezvous", lambda s: _shard(s)["addr"].__setitem__("type", "string"),
-     "TYPE_CHANGED", "/$defs/shard/properties/addr/type", ("BACKWARD", "FORWARD")),
+     Rule.TYPE_CHANGED, "/$defs/shard/properties/addr/type", ("BACKWARD", "FORWARD")),
     ("addr-number", "rendezvous", lambda s: _shard(s)["addr"].__setitem__("type", "number"),
-     "TYPE_WIDENED", "/$defs/shard/properties/addr/type", ("FORWARD",)),
+     Rule.TYPE_WIDENED, "/$defs/shard/properties/addr/type", ("FORWARD",)),
     ("digest-not-null", "rendezvous", lambda s: _shard(s)["digest"].__setitem__("type", "string"),
-     "NULLABLE_REMOVED", "/$defs/shard/properties/digest/type", ("BACKWARD",)),
+     Rule.NULLABLE_REMOVED, "/$defs/shard/properties/digest/type", ("BACKWARD",)),
     ("agent-name-nullable", "rendezvous",
      lambda s: s["properties"]["agent_name"].__setitem__("type", ["string", "null"]),
-     "NULLABLE_ADDED", "/properties/agent_name/type", ("FORWARD",)),
+     Rule.NULLABLE_ADDED, "/properties/agent_name/type", ("FORWARD",)),
     ("wire-id", "rendezvous",
      lambda s: s["properties"]["schema"].__setitem__("const", "mx.reshard.shard_table.v2"),
-     "WIRE_ID_CHANGED", "/properties/schema/const", ("BACKWARD", "FORWARD")),
+     Rule.WIRE_ID_CHANGED, "/properties/schema/const", ("BACKWARD", "FORWARD")),
     ("elsize-max-16", "rendezvous", lambda s: _tensor(s)["elsize"].__setitem__("maximum", 16),
-     "NUMERIC_BOUND_TIGHTENED", "/$defs/tensor/properties/elsize/maximum", ("BACKWARD",)),
+     Rule.NUMERIC_BOUND_TIGHTENED, "/$defs/tensor/properties/elsize/maximum", ("BACKWARD",)),
     ("elsize-max-128", "rendezvous", lambda s: _tensor(s)["elsize"].__setitem__("maximum", 128),
-     "NUMERIC_BOUND_LOOSENED", "/$defs/tensor/properties/elsize/maximum", ("FORWARD",)),
+     Rule.NUMERIC_BOUND_LOOSENED, "/$defs/tensor/properties/elsize/maximum", ("FORWARD",)),
     ("device-min-neg", "rendezvous", lambda s: _shard(s)["device_id"].__setitem__("minimum", -1),
-     "NUMERIC_BOUND_LOOSENED", "/$defs/shard/properties/device_id/minimum", ("FORWARD",)),
+     Rule.NUMERIC_BOUND_LOOSENED, "/$defs/shard/properties/device_id/minimum", ("FORWARD",)),
     ("tensors-min-1", "rendezvous", lambda s: s["properties"]["tensors"].__setitem__("minItems", 1),
-     "LENGTH_BOUND_TIGHTENED", "/properties/tensors/minItems", ("BACKWARD",)),
+     Rule.LENGTH_BOUND_TIGHTENED, "/properties/tensors/minItems", ("BACKWARD",)),
     ("name-min-1", "rendezvous", lambda s: _tensor(s)["name"].__setitem__("minLength", 1),
-     "LENGTH_BOUND_TIGHTENED", "/$defs/tensor/properties/name/minLength", ("BACKWARD",)),
+     Rule.LENGTH_BOUND_TIGHTENED, "/$defs/tensor/properties/name/minLength", ("BACKWARD",)),
     ("dtype-torch-only", "rendezvous",
      lambda s: _tensor(s)["dtype"].__setitem__("pattern", "^torch\\.[a-z][a-z0-9_]*$"),
-     "PATTERN_CHANGED", "/$defs/tensor/properties/dtype/pattern", ("BACKWARD",)),
+     Rule.PATTERN_CHANGED, "/$defs/tensor/properties/dtype/pattern", ("BACKWARD",)),
     ("digest-any", "rendezvous", lambda s: _shard(s)["digest"].pop("pattern"),
-     "PATTERN_REMOVED", "/$defs/shard/properties/digest/pattern", ("FORWARD",)),
+     Rule.PATTERN_REMOVED, "/$defs/shard/properties/digest/pattern", ("FORWARD",)),
     ("shard-closed", "rendezvous",
      lambda s: s["$defs"]["shard"].__setitem__("additionalProperties", False),
-     "ADDITIONAL_PROPERTIES_CLOSED", "/$defs/shard/additionalProperties", ("BACKWARD",)),
+     Rule.ADDITIONAL_PROPERTIES_CLOSED, "/$defs/shard/additionalProperties", ("BACKWARD",)),
     ("dtype-enum", "rendezvous", lambda s: _tensor(s)["dtype"].__setitem__("enum", ["torch.bfloat16"]),
-     "ENUM_INTRODUCED", "/$defs/tensor/properties/dtype/enum", ("BACKWARD",)),
+     Rule.ENUM_INTRODUCED, "/$defs/tensor/properties/dtype/enum", ("BACKWARD",)),
     ("step-added-in-gone", "rendezvous", lambda s: s["properties"]["publisher_step"].pop("x-added-in"),
-     "ADDED_IN_MISSING", "/properties/publisher_step", ()),
+     Rule.ADDED_IN_MISSING, "/properties/publisher_step", ()),
     ("digest-restamped", "rendezvous", lambda s: _shard(s)["digest"].__setitem__("x-added-in", "1.0.0"),
-     "ADDED_IN_CHANGED", "/$defs/shard/properties/digest/x-added-in", ()),
+     Rule.ADDED_IN_CHANGED, "/$defs/shard/properties/digest/x-added-in", ()),
     ("table-shape-closed", "shard-table",
      lambda s: s["$defs"]["tensor"].__setitem__("additionalProperties", False),
-     "ADDITIONAL_PROPERTIES_CLOSED", "/$defs/tensor/additionalProperties", ("BACKWARD",)),
+     Rule.ADDITIONAL_PROPERTIES_CLOSED, "/$defs/tensor/additionalProperties", ("BACKWARD",)),
     ("table-tensors-required-gone", "shard-table", lambda s: s["required"].remove("tensors"),
-     "REQUIRED_REMOVED", "/required", ("FORWARD",)),
+     Rule.REQUIRED_REMOVED, "/required", ("FORWARD",)),
     # keywords about which members an object has, which the gate does not model: a witness
     # still comes from the object's members dropped and added (``_member_edits``)
     ("step-needs-endpoint", "rendezvous",
      lambda s: s.__setitem__("dependentRequired", {"publisher_step": ["metadata_endpoint"]}),
-     "UNCLASSIFIED_CHANGE", "/dependentRequired", ("BACKWARD",)),
+     Rule.UNCLASSIFIED_CHANGE, "/dependentRequired", ("BACKWARD",)),
     ("shard-unknown-integers", "rendezvous",
      lambda s: s["$defs"]["shard"].__setitem__("additionalProperties", {"type": "integer"}),
-     "ADDITIONAL_PROPERTIES_CLOSED", "/$defs/shard/additionalProperties", ("BACKWARD",)),
+     Rule.ADDITIONAL_PROPERTIES_CLOSED, "/$defs/shard/additionalProperties", ("BACKWARD",)),
     ("shard-needs-digest", "rendezvous", lambda s: s["$defs"]["shard"].__setitem__("minProperties", 6),
-     "LENGTH_BOUND_TIGHTENED", "/$defs/shard/minProperties", ("BACKWARD",)),
+     Rule.LENGTH_BOUND_TIGHTENED, "/$defs/shard/minProperties", ("BACKWARD",)),
 ]  # fmt: skip
 
 
@@ -116,7 +116,7 @@ def test_mutant_is_flagged_with_its_rule_and_witness(mutant: tuple[Any, ...]) ->
     assert sorted(finding.no_witness) == sorted(set(finding.change.directions) - set(directions))
     for witness in finding.witnesses:
         writer, reader = (old, new) if witness.direction == "BACKWARD" else (new, old)
-        writes = writer.schema if rule_id == "ADDITIONAL_PROPERTIES_CLOSED" else close(writer.schema)
+        writes = writer.schema if rule_id == Rule.ADDITIONAL_PROPERTIES_CLOSED else close(writer.schema)
         assert jsonschema_rs.validator_for(writes).is_valid(witness.blob)
         assert not jsonschema_rs.validator_for(reader.schema).is_valid(witness.blob)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.gate import Document, GateError, compare, diff
+from refitwire.gate import Document, GateError, Rule, compare, diff
 from refitwire.wire import References, RefError
 
 
@@ -35,7 +35,7 @@ def test_a_change_behind_a_chain_of_references_is_placed_where_it_is(defs_key: s
     new[defs_key]["real"]["maximum"] = 5
     changes = diff(Document("old", old), Document("new", new))
     assert [(c.rule, c.pointer, c.path) for c in changes] == [
-        ("NUMERIC_BOUND_TIGHTENED", f"/{defs_key}/real/maximum", "/count")
+        (Rule.NUMERIC_BOUND_TIGHTENED, f"/{defs_key}/real/maximum", "/count")
     ]
     (finding,) = compare(Document("old", old), Document("new", new), "new", registry=wire.default_registry())
     # an old writer's 6..10 is rejected by the new reader: found by reading through both references

@@ -18,22 +18,23 @@ from typing import Any
 
 import pytest
 from _gate_helpers import ROOT, make_repo, refitwire, write
+from refitwire.gate import Rule
 
 #: An edit of each kind of released prose: (what, old text, new text, rule, pointer, the words shown).
 PROSE = [
     ("the digest's byte order (section 4)", "as 8\n   little-endian bytes of its value",
-     "as 8\n   big-endian bytes of its value", "SPEC_TEXT_CHANGED", "/text/4", ("little-endian", "big-endian")),
+     "as 8\n   big-endian bytes of its value", Rule.SPEC_TEXT_CHANGED, "/text/4", ("little-endian", "big-endian")),
     ("the order of section 2.7", "the same pointer: `REQUIRED`, then `TYPE`, then",
-     "the same pointer: `TYPE`, then `REQUIRED`, then", "SPEC_TEXT_CHANGED", "/text/2.7", ("`REQUIRED`,", "`TYPE`,")),
+     "the same pointer: `TYPE`, then `REQUIRED`, then", Rule.SPEC_TEXT_CHANGED, "/text/2.7", ("`REQUIRED`,", "`TYPE`,")),
     ("the decoded form (section 6)", "with `null` for an absent optional member",
-     "with `0` for an absent optional member", "SPEC_TEXT_CHANGED", "/text/6", ("`null`", "`0`")),
+     "with `0` for an absent optional member", Rule.SPEC_TEXT_CHANGED, "/text/6", ("`null`", "`0`")),
     ("a tier stated in prose (section 7)", "A Required failure fails the run.",
-     "A Required failure is reported and does not fail the run.", "SPEC_TEXT_CHANGED", "/text/7",
+     "A Required failure is reported and does not fail the run.", Rule.SPEC_TEXT_CHANGED, "/text/7",
      ("fails", "is reported and does not fail")),
     ("the members table (a member made required)", "| `publisher_step` | integer | optional | 1.2.0 |",
-     "| `publisher_step` | integer | required | 1.2.0 |", "SPEC_TEXT_CHANGED", "/text/1", ("optional", "required")),
+     "| `publisher_step` | integer | required | 1.2.0 |", Rule.SPEC_TEXT_CHANGED, "/text/1", ("optional", "required")),
     ("lowercase made uppercase (a rule's wording)", "MUST be 32 lowercase hexadecimal",
-     "MUST be 32 uppercase hexadecimal", "SPEC_RULE_REWORDED", "/rules/DIGEST_FORMAT", ("lowercase", "uppercase")),
+     "MUST be 32 uppercase hexadecimal", Rule.SPEC_RULE_REWORDED, "/rules/DIGEST_FORMAT", ("lowercase", "uppercase")),
 ]  # fmt: skip
 
 
@@ -74,7 +75,9 @@ def test_an_edit_of_released_prose_is_a_finding_with_its_diff(
     assert code == 100
     failing = [f for f in _findings(records) if f["failing"]]
     locks = [
-        f for f in failing if f["rule"] == "RELEASE_ENTRY_MISMATCH" and f["pointer"].startswith("/spec_text/")
+        f
+        for f in failing
+        if f["rule"] == Rule.RELEASE_ENTRY_MISMATCH and f["pointer"].startswith("/spec_text/")
     ]
     assert locks, "the text's lock not written beside it is named"
     failing = [f for f in failing if f not in locks]
@@ -85,7 +88,7 @@ def test_an_edit_of_released_prose_is_a_finding_with_its_diff(
     versions = ["1.0.0", "1.1.0", "1.2.0"]
     assert sorted(f["against"] for f in failing) == versions[versions.index(since) :]
     finding = failing[-1]
-    section = pointer.rsplit("/", 1)[-1] if rule == "SPEC_TEXT_CHANGED" else "2.2 Structure"
+    section = pointer.rsplit("/", 1)[-1] if rule == Rule.SPEC_TEXT_CHANGED else "2.2 Structure"
     assert f"section {section}" in finding["detail"]
     removed, added = words
     diff = finding["detail"].splitlines()
@@ -125,8 +128,8 @@ def test_an_editorial_edit_passes_once_acknowledged_and_is_named(repo: Path) -> 
     code, records, _ = _gate(repo)
     assert code == 100
     failing = [f for f in _findings(records) if f["failing"]]
-    assert {f["rule"] for f in failing} == {"SPEC_TEXT_CHANGED", "RELEASE_ENTRY_MISMATCH"}
-    entries = [f["baseline_entry"] for f in failing if f["rule"] == "SPEC_TEXT_CHANGED"]
+    assert {f["rule"] for f in failing} == {Rule.SPEC_TEXT_CHANGED, Rule.RELEASE_ENTRY_MISMATCH}
+    entries = [f["baseline_entry"] for f in failing if f["rule"] == Rule.SPEC_TEXT_CHANGED]
     assert len({e["change"] for e in entries}) == 1
     # one entry (without "against") acknowledges the same edit in every released version
     entry = {**entries[0], "reason": "typo, no meaning changed", "link": "issue-45", "expires": "2099-12-31"}
@@ -135,7 +138,7 @@ def test_an_editorial_edit_passes_once_acknowledged_and_is_named(repo: Path) -> 
     code, records, text = _gate(repo)
     assert code == 100, text
     stale = [f for f in _findings(records) if f["failing"]]
-    assert {f["rule"] for f in stale} == {"RELEASE_ENTRY_MISMATCH"} and len(stale) == 3, text
+    assert {f["rule"] for f in stale} == {Rule.RELEASE_ENTRY_MISMATCH} and len(stale) == 3, text
     index_path = repo / "schema" / "index.json"
     index = json.loads(index_path.read_text())
     for lock, finding in zip(index["spec_text"], stale, strict=True):
@@ -181,7 +184,7 @@ def test_a_type_widened_to_a_union_has_a_witness_of_the_new_type(repo: Path) -> 
     _candidate(repo, lambda s: _tensor(s)["elsize"].__setitem__("type", ["integer", "string"]))
     code, records, _ = _gate(repo)
     assert code == 100
-    widened = [f for f in _findings(records) if f["rule"] == "TYPE_WIDENED"]
+    widened = [f for f in _findings(records) if f["rule"] == Rule.TYPE_WIDENED]
     assert widened and all(f["pointer"] == "/$defs/tensor/properties/elsize/type" for f in widened)
     for finding in widened:
         [witness] = finding["witnesses"]
@@ -202,7 +205,7 @@ def test_a_witness_no_writer_could_write_leaves_the_finding_unproven(repo: Path)
 
     _candidate(repo, edit)
     code, records, text = _gate(repo)
-    loosened = [f for f in _findings(records) if f["rule"] == "NUMERIC_BOUND_LOOSENED"]
+    loosened = [f for f in _findings(records) if f["rule"] == Rule.NUMERIC_BOUND_LOOSENED]
     assert loosened and all(f["unproven"] and not f["witnesses"] for f in loosened), text
     assert code == 100 and "UNPROVEN NUMERIC_BOUND_LOOSENED" in text
 
@@ -218,7 +221,7 @@ def test_every_finders_witness_is_checked_again_before_it_is_shown() -> None:
     new = Document(
         "1.3.0", candidate("1.3.0", lambda s: _tensor(s)["elsize"].__setitem__("type", ["integer", "string"]))
     )
-    [change] = [c for c in diff(old, new) if c.rule == "TYPE_WIDENED"]
+    [change] = [c for c in diff(old, new) if c.rule == Rule.TYPE_WIDENED]
     blob = json.loads(
         json.loads((ROOT / "schema" / "vectors" / "writer-output.json").read_text())["vectors"][0]["blob"]
     )
@@ -240,15 +243,15 @@ def test_text_a_new_version_adds_of_its_own_is_judged_against_the_newest_release
     code, records, text = _gate(repo)
     assert code == 0, text
     added = [(f["rule"], f["against"]) for f in _findings(records) if f["pointer"].startswith("/text/4/")]
-    assert added == [("SPEC_TEXT_ADDED", "1.2.0")]
+    assert added == [(Rule.SPEC_TEXT_ADDED, "1.2.0")]
     # a normative one (an RFC 2119 keyword) is a new rule for 1.3.0: unproven until shown otherwise
     _edit(repo, "is computed once per refit", "MUST be computed once per refit")
     code, records, text = _gate(repo)
     [rule] = [f for f in _findings(records) if f["pointer"].startswith("/text/4/")]
-    assert (rule["rule"], rule["against"], rule["unproven"]) == ("SPEC_RULE_ADDED", "1.2.0", True)
-    assert code == 100 and not [f for f in _findings(records) if f["rule"] == "SPEC_TEXT_CHANGED"]
+    assert (rule["rule"], rule["against"], rule["unproven"]) == (Rule.SPEC_RULE_ADDED, "1.2.0", True)
+    assert code == 100 and not [f for f in _findings(records) if f["rule"] == Rule.SPEC_TEXT_CHANGED]
     # unstamped, the same sentence is a change to every released version's text
     _edit(repo, "(1.3.0) A digest MUST", "A digest MUST")
     code, records, _ = _gate(repo)
-    changed = [f["against"] for f in _findings(records) if f["rule"] == "SPEC_TEXT_CHANGED"]
+    changed = [f["against"] for f in _findings(records) if f["rule"] == Rule.SPEC_TEXT_CHANGED]
     assert code == 100 and changed == ["1.0.0", "1.1.0", "1.2.0"]

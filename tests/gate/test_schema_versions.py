@@ -15,6 +15,7 @@ from refitwire.gate import (
     EXIT_COMPATIBLE,
     EXIT_ERROR,
     GateError,
+    Rule,
     new_version,
     release,
     run_gate,
@@ -50,7 +51,7 @@ def test_new_then_release_passes_the_gate_at_each_step(repo: Path) -> None:
     (repo / "schema/index.json").write_text(json.dumps(index, indent=2) + "\n")
     report = run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
     assert report.exit_code == EXIT_BREAKING
-    assert [f.change.rule for f in report.findings if f.failing] == ["RELEASE_ENTRY_MISMATCH"]
+    assert [f.change.rule for f in report.findings if f.failing] == [Rule.RELEASE_ENTRY_MISMATCH]
 
 
 def test_a_new_major_gets_a_new_wire_id(repo: Path) -> None:
