@@ -95,8 +95,9 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "no_witness": [{"direction": d, "text": "no witness found"} for d in finding.no_witness],
         "witness_search": "done" if finding.searched else "skipped",
         "baseline_entry": finding.baseline_entry()
-        if finding.failing and change.rule not in _NOT_ACCEPTABLE
+        if finding.failing and change.rule not in _NOT_ACCEPTABLE and not entry.remedy
         else None,
+        "remedy": entry.remedy or None,
         "accepted": None
         if finding.accepted is None
         else {
@@ -174,7 +175,9 @@ def _text_finding(finding: Finding, report: GateReport | None = None) -> list[st
         lines.append(f"  no witness found ({d}, {DIRECTION_TEXT[d]})")
     if not finding.searched and change.breaking and change.directions:
         lines.append("  witness search skipped (--no-witness): no blob shows this break")
-    if finding.failing and change.rule not in _NOT_ACCEPTABLE:
+    if finding.failing and entry.remedy:  # accepting it would be the wrong advice
+        lines.append(f"  to fix it, {entry.remedy}")
+    elif finding.failing and change.rule not in _NOT_ACCEPTABLE:
         hint = "  to accept it, add to the baseline:"
         if finding.unproven:
             hint = "  the rules flag it but no blob separates the versions; if it is safe, accept it in the baseline:"

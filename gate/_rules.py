@@ -55,13 +55,18 @@ class Rule(str, Enum):
     severity: Severity
     directions: tuple[Direction, ...]
     doc: str
+    #: what to do about a failing finding of the rule, where accepting it in the baseline is the
+    #: wrong advice ("": accept it there, if it is safe)
+    remedy: str
 
     def __new__(
-        cls, rule_id: str, category: str, severity: Severity, directions: tuple[Direction, ...], doc: str
-    ) -> Rule:
+        cls, rule_id: str, category: str, severity: Severity, directions: tuple[Direction, ...], doc: str,
+        remedy: str = "",
+    ) -> Rule:  # fmt: skip
         member = str.__new__(cls, rule_id)
         member._value_ = rule_id
         member.category, member.severity, member.directions, member.doc = category, severity, directions, doc
+        member.remedy = remedy
         return member
 
     # The ID, as str and StrEnum (3.11) give it: every report, message and f-string shows the ID.
@@ -172,7 +177,10 @@ class Rule(str, Enum):
         "A schema file's name, x-spec-version and $id do not name the same version.")
     RELEASE_ENTRY_MISMATCH = ("RELEASE_ENTRY_MISMATCH", "RELEASE", "error", _NONE,
         "A new index entry disagrees with its file (sha256, path, version stamps) or is not "
-        "MAJOR.MINOR.PATCH.")
+        "MAJOR.MINOR.PATCH.",
+        "write the entry the finding names into schema/index.json (its sha256, path or stamps): a "
+        "baseline entry would leave the index disagreeing with what it locks, and the next change "
+        "would fail on it.")
     DOCUMENT_UNKNOWN = ("DOCUMENT_UNKNOWN", "RELEASE", "error", _NONE,
         "A new folder of schema files under schema/ that no index names: the gate cannot check "
         "it.")
@@ -187,6 +195,10 @@ class Rule(str, Enum):
     SPEC_RULE_ADDED_WITH_MEMBER = ("SPEC_RULE_ADDED_WITH_MEMBER", "SPEC", "info", _NONE,
         "A new version's SPEC.md rule about a member that version adds, naming none that old "
         "blobs carry: no blob of an old writer carries it.")
+    SPEC_RULE_ADDED_FOR_WRITERS = ("SPEC_RULE_ADDED_FOR_WRITERS", "SPEC", "info", _NONE,
+        "A new version's SPEC.md rule, or paragraph, that only tells that version's writers what "
+        "they SHOULD or MAY do (its row, or each rule it names, binds the writer alone): no reader "
+        "rejects a blob for it, so no released reader or writer breaks.")
     SPEC_RULE_REMOVED = ("SPEC_RULE_REMOVED", "SPEC", "error", _F,
         "A SPEC.md rule no longer applies to a version: new writers may write what old readers "
         "reject.")

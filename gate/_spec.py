@@ -104,7 +104,7 @@ def judge(
     ]
     out += [
         SpecFinding(ch, v, (), ch.directions if ch.breaking else (), file=relative)  # prose: no blob built
-        for ch, v in candidate_text(work_text, [v for v, _ in candidates], released)
+        for ch, v in candidate_text(work_text, [v for v, _ in candidates], released, work)
     ]
     checked_by = sides(registry, base_file[1].decode("utf-8"), data.decode("utf-8"), candidates)
     found = list(diff_released(base, work, released, witnesses, registry, checked_by))
@@ -232,6 +232,9 @@ def _diff(
                 detail += f"; and {', '.join(old_member)}, which old blobs carry)" if old_member else ")"
             additive = ctx.new_version and new_member and not old_member  # else it may fire on old blobs
             rule = Rule.SPEC_RULE_ADDED_WITH_MEMBER if additive else Rule.SPEC_RULE_ADDED
+            if ctx.new_version and b.advises_writers:  # no reader rejects a blob for it
+                rule = Rule.SPEC_RULE_ADDED_FOR_WRITERS
+                detail += f" (it binds only {new_version_id}'s writers, as a {'/'.join(b.keywords)})"
             yield _found(rule, at, detail, None, b.facts(), against, old_version, ctx, rule_id)
         elif a is not None and b is not None:
             yield from _changed_rule(a, b, at, against, old_version, new_version_id, old, new, ctx)

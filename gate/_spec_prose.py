@@ -31,7 +31,7 @@ from refitwire.gate._change import Change
 from refitwire.gate._document import Document
 from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._witness import Witness, find_witness
-from refitwire.wire import Registry, SpecText, TextBlock, pointer, version_key
+from refitwire.wire import Registry, SpecRules, SpecText, TextBlock, pointer, version_key
 
 #: Words of context around a changed span, and how many lines of diff a finding shows.
 _CONTEXT, _SHOWN = 6, 40
@@ -68,9 +68,11 @@ def released_text(
 
 
 def candidate_text(
-    work: SpecText, candidates: Sequence[str], released: Sequence[str]
+    work: SpecText, candidates: Sequence[str], released: Sequence[str], rules: SpecRules
 ) -> list[tuple[Change, str]]:
-    """``(change, newest release of its line)`` for each block a candidate version adds of its own."""
+    """``(change, newest release of its line)`` for each block a candidate version adds of its own;
+    ``rules``: the working tree's tables, which say whom a rule binds (a paragraph that only
+    advises writers, by the rules it names, breaks no released reader or writer)."""
     out = []
     for version in sorted(set(candidates) - set(released), key=version_key):
         key = version_key(version)
@@ -84,6 +86,9 @@ def candidate_text(
                     continue
                 rule = Rule.SPEC_RULE_ADDED if block.normative else Rule.SPEC_TEXT_ADDED
                 detail = f"{version}'s own text in section {section} (line {block.line}): {block.text[:200]}"
+                if block.normative and rules.advises_writers(block.text, version):
+                    rule = Rule.SPEC_RULE_ADDED_FOR_WRITERS
+                    detail += " (it names only rules of the writer, as a SHOULD or MAY)"
                 out.append((Change(rule, pointer("text", section, n), "", detail, None, block.text), against))
     return out
 

@@ -58,6 +58,9 @@ _RULE_LINE = re.compile(r"\s*\|?\s*`[A-Z][A-Z0-9_]*`\s*\|")  # a rule row's star
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 _LIMIT_HEADER = ("limit", "a reader", "rule past it", "tier of the cases")
 _VERSION_HEADER = ("version", "adds")
+#: The pointer cell of a rule that binds the writer alone (section 2.4): it names no place in a
+#: blob, so no reader rejects a blob for it.
+_WRITER_ALONE = "none: a rule of the writer"
 
 
 class SpecError(SchemaFolderError):
@@ -87,6 +90,13 @@ class SpecRule:
     @property
     def level(self) -> int:
         return strength(self.keywords)
+
+    @property
+    def advises_writers(self) -> bool:
+        """Whether the rule only tells writers what they SHOULD (or MAY) do: its row binds the
+        writer alone (its pointer cell: no reader rejects a blob for it) and states no MUST, so
+        its cases are Recommended (section 7), never a reason to reject a blob."""
+        return self.pointer == _WRITER_ALONE and self.level < LEVELS.index("MUST")
 
     def facts(self) -> dict[str, Any]:
         return {"since": self.since, "keywords": list(self.keywords), "pointer": self.pointer,
@@ -134,6 +144,19 @@ class SpecRules:
         key = version_key(version)
         ordered = sorted(self.rules, key=lambda r: version_key(r.since))
         return {r.id: r for r in ordered if version_key(r.since) <= key}
+
+    def advises_writers(self, text: str, version: str) -> bool:
+        """Whether ``text`` (a paragraph of ``version``) only tells writers what they SHOULD or MAY
+        do: it states no MUST, and every rule it names (one at least) only advises writers
+        (:attr:`SpecRule.advises_writers`, read from that rule's row). A paragraph naming no rule
+        says nothing here about whom it binds."""
+        rules = self.rules_of(version)
+        named = [rules[term] for term in _terms(text) if term in rules]
+        return (
+            bool(named)
+            and strength(_keywords(text)) < LEVELS.index("MUST")
+            and all(rule.pointer == _WRITER_ALONE for rule in named)
+        )
 
     def limits_of(self, version: str) -> dict[str, SpecLimit]:
         """Each limit's row for ``version``: the one with the latest ``since`` not after it."""

@@ -22,7 +22,8 @@ def table() -> list[str]:
     rows = [HEADER, "|---|---|---|---|---|"]
     for rule in RULES.values():
         breaks = ", ".join(rule.directions) or "—"
-        rows.append(f"| `{rule.id}` | {rule.category} | {rule.severity} | {breaks} | {rule.doc} |")
+        remedy = f" To fix it, {rule.remedy}" if rule.remedy else ""  # (else: accept it in the baseline)
+        rows.append(f"| `{rule.id}` | {rule.category} | {rule.severity} | {breaks} | {rule.doc}{remedy} |")
     return rows
 
 

@@ -342,6 +342,48 @@ def test_a_rule_for_a_member_a_new_version_adds_is_additive_and_one_for_old_memb
     assert _failing(report) == [(Rule.SPEC_RULE_ADDED, "1.2.0")] * 2
 
 
+#: New 1.3.0 rows of SPEC.md's tables: whom each binds is its pointer cell (section 2.4's rows
+#: bind the writer alone: no reader rejects a blob for them), how strongly its keyword.
+WRITER_SHOULD = "| `WRITE_TENSORS_SORTED` | (1.3.0) A writer SHOULD write the tensors sorted by `name`. | none: a rule of the writer |\n"
+WRITER_MUST = "| `WRITE_TENSORS_ONCE` | (1.3.0) A writer MUST NOT write two tensors of one `name`. | none: a rule of the writer |\n"
+READER_SHOULD = "| `READ_LOG_REJECTED` | (1.3.0) A reader SHOULD log the rule of each blob it rejects. | none: not a rule of the blob |\n"
+#: A 1.3.0 paragraph: whom it binds is the side of the rules it names, read from their rows.
+WRITER_NOTE = "(1.3.0) A writer SHOULD keep its tensors in one order across steps (`WRITE_FORMAT`).\n\n"
+READER_NOTE = "(1.3.0) A reader SHOULD log each blob it rejects (`READ_VALIDATE`).\n\n"
+
+
+def test_a_new_versions_should_for_its_writers_alone_breaks_nothing_and_a_readers_rule_still_flags(
+    repo: Path,
+) -> None:
+    """A 1.3.0 row or paragraph that only tells 1.3.0's writers what they SHOULD do binds no reader:
+    no blob is rejected for it, so no released reader or writer breaks (info, named); a 1.3.0
+    MUST of the writer, a reader's SHOULD and a paragraph about readers still flag."""
+    new_version(repo / "schema", "1.3.0")
+    _edit(repo, "| `WRITE_FORMAT` |", WRITER_SHOULD + "| `WRITE_FORMAT` |", 1)
+    _edit(repo, "### 2.5 Readers", WRITER_NOTE + "### 2.5 Readers", 1)
+    report = _gate(repo, witnesses=False)
+    assert report.exit_code == EXIT_COMPATIBLE, render(report, "text")
+    named = [f for f in report.findings if f.change.rule == Rule.SPEC_RULE_ADDED_FOR_WRITERS]
+    assert [(f.change.pointer.split("/")[1], f.against, f.failing) for f in named] == [
+        ("text", "1.2.0", False), ("rules", "1.2.0", False)]  # fmt: skip
+    assert "binds only 1.3.0's writers, as a SHOULD" in named[1].change.detail
+    assert "SPEC_RULE_ADDED_FOR_WRITERS" in render(report, "text")
+    # the same kit judging rules that bind more: each is still a new rule that may break
+    _edit(repo, WRITER_SHOULD, WRITER_SHOULD + WRITER_MUST + READER_SHOULD)
+    _edit(repo, WRITER_NOTE, WRITER_NOTE + READER_NOTE)
+    report = _gate(repo, witnesses=False)
+    assert report.exit_code == EXIT_BREAKING
+    flagged = {f.change.pointer: f.change.rule for f in report.findings if f.failing}
+    assert (
+        flagged.pop("/rules/WRITE_TENSORS_ONCE")
+        == flagged.pop("/rules/READ_LOG_REJECTED")
+        == Rule.SPEC_RULE_ADDED
+    )
+    assert list(flagged.values()) == [Rule.SPEC_RULE_ADDED]  # the reader's paragraph
+    still = [f.change.pointer for f in report.findings if f.change.rule == Rule.SPEC_RULE_ADDED_FOR_WRITERS]
+    assert still[0].startswith("/text/2.4/") and still[1:] == ["/rules/WRITE_TENSORS_SORTED"], still
+
+
 def test_a_rule_moved_to_another_section_is_a_change(repo: Path) -> None:
     # from the geometry readers check (2.3) to the writers' table (2.4): who must check it changed
     path = repo / "schema" / "SPEC.md"
@@ -441,6 +483,32 @@ def test_editorial_changes_pass_only_when_acknowledged(repo: Path) -> None:
                         baseline=load_baseline(baseline))  # fmt: skip
     assert accepted.exit_code == EXIT_COMPATIBLE
     assert "ACCEPTED SPEC_TEXT_CHANGED" in render(accepted, "text")
+
+
+def test_a_text_lock_left_behind_says_to_write_it_not_to_accept_it(repo: Path) -> None:
+    """An edit of released text whose lock was not written: the lock's finding says to write it
+    (accepting it in the baseline would leave the next change's ref disagreeing with its lock),
+    while the edit itself is still offered the baseline as an editorial change."""
+    _edit(repo, "publishes before a weight refit", "publishes before a weigth refit")
+    report = _gate(repo, witnesses=False)
+    text = render(report, "text").split("\n")
+    starts = [n for n, line in enumerate(text) if line.startswith(("BREAKING ", "UNPROVEN ", "ok "))]
+    blocks = {
+        text[n].split()[1] + " " + text[n + 1]: text[n:end]
+        for n, end in zip(starts, [*starts[1:], len(text)])
+    }
+    locks = [b for key, b in blocks.items() if key.startswith("RELEASE_ENTRY_MISMATCH")]
+    assert len(locks) == 3, "\n".join(text)
+    for lines in locks:
+        assert any(line.startswith("  to fix it, write the entry the finding names into schema/index.json")
+                   for line in lines), lines  # fmt: skip
+        assert not any("baseline" in line and "accept" in line for line in lines), lines
+    [changed] = [b for key, b in blocks.items() if key.startswith("SPEC_TEXT_CHANGED")]
+    assert "  to accept it, add to the baseline:" in changed
+    records = [json.loads(line) for line in render(report, "json").splitlines()]
+    found = [r for r in records if r.get("rule") == Rule.RELEASE_ENTRY_MISMATCH]
+    assert found and all(r["baseline_entry"] is None and r["remedy"] == Rule.RELEASE_ENTRY_MISMATCH.remedy
+                         for r in found)  # fmt: skip
 
 
 def test_the_lock_of_a_released_version_never_changes(repo: Path) -> None:
