@@ -1,7 +1,7 @@
 """The ``refitwire`` command: one module per verb, each with ``add_arguments`` and ``run``.
 
-Results go to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a check failed,
-2 usage error, for every verb (the gate adds 100 for a breaking change). Only the module of
+Results go to stdout, diagnostics to stderr. Every verb exits with one of EXIT_STATUSES
+(``refitwire --help`` lists them; README.md's table is written from them). Only the module of
 the verb being run is imported, so a verb starts without the others' dependencies, and a
 verb whose optional extra is missing says which one to install.
 """
@@ -55,7 +55,19 @@ EXTRA_OF_VERB = {
     "refit": "refit",
 }
 
+#: A mistake on the command line: the one status every verb gives it, argparse's own.
 USAGE_EXIT = 2
+#: Every exit status of every verb and what it means (``refitwire --help``, README.md's table by
+#: tools/build_exit_codes.py). 0, 1 and 100 are the gate's ``EXIT_*`` too (tests/test_cli.py).
+EXIT_STATUSES = (
+    (0, "success: every check passed (diff, gate: compatible)"),
+    (1, "a check failed, or what was to be checked could not be (a file, a git ref, a schema, a baseline, "
+        "a testee that did not start, a run that checked nothing); one line on stderr, never a traceback"),
+    (USAGE_EXIT, "usage error: an unknown option, a bad or missing value, a missing extra, an unreadable "
+                 "schema folder"),
+    (100, "diff, gate: a breaking change"),
+    (130, "interrupted"),
+)  # fmt: skip
 _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # a value such as --seed -1, never an option
 
 
@@ -97,7 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = next((token for token in argv if not token.startswith("-")), None)
     # The verb list with one line each is only shown by help or a usage error at the top.
     describe = chosen not in VERBS or any(token in ("-h", "--help") for token in argv[: argv.index(chosen)])
-    parser = _Parser(prog="refitwire", description="The refit rendezvous blob: spec, codec, compat.")
+    parser = _Parser(
+        prog="refitwire",
+        description="The refit rendezvous blob: spec, codec, compat.",
+        epilog="exit status, every verb:\n"
+        + "\n".join(f"  {code:<4} {text}" for code, text in EXIT_STATUSES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the statuses one a line
+    )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb in VERBS:
         spec = importlib.util.find_spec(f"refitwire.cli.{verb}")

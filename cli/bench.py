@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from refitwire.cli import USAGE_EXIT
 from refitwire.wire import Registry
 
 
@@ -24,14 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from refitwire.bench import Settings, render, run_bench
+    from refitwire.bench import Settings, render_results, run_bench
 
     if args.repeats is not None and args.repeats < 1:
         print("refitwire: --repeats must be at least 1", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     settings = Settings.tiny(args.repeats) if args.quick else Settings.full(args.repeats)
     result = run_bench(settings, log=lambda msg: print(f"bench: {msg}", file=sys.stderr, flush=True))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
-    sys.stdout.write(render(result))
+    sys.stdout.write(render_results(result))
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from refitwire.cli import USAGE_EXIT
 from refitwire.cli._io import fail
 from refitwire.cli.matrix import (
     Usage,
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             "refitwire conformance: error: one of --testee CMD or --upstream-src PATH is required",
             file=sys.stderr,
         )
-        raise SystemExit(2)
+        raise SystemExit(USAGE_EXIT)
     try:
         under_test = source_participant(args)
         if args.testee:

@@ -3,7 +3,7 @@
 OLD and NEW are files or REF:path in the git history. Each change is printed with its rule
 ID, JSON pointer, the direction it breaks and a severity, and every breaking change with a
 witness blob (or "no witness found"). Exit 0 when nothing breaks, 100 when something does,
-1 on a usage error (unreadable or malformed schema, broken git ref).
+1 on bad input (an unreadable or malformed schema, a broken git ref), 2 on a usage error.
 """
 
 from __future__ import annotations

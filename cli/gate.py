@@ -5,8 +5,8 @@ schema transitively with every released version of its document under the evolut
 (SPEC.md, "Versions and evolution"), proves each breaking finding with a witness blob,
 applies a baseline of accepted breaks, then runs the runtime compat matrix with the
 candidate included and every released reader. Exit 0 compatible, 100 breaking (or
-unproven), 1 usage or internal error, or a runtime step that could not hear from every
-released participant.
+unproven), 1 bad input (a malformed schema, a broken ref, an unreadable baseline) or a runtime
+step that could not hear from every released participant, 2 a usage error.
 """
 
 from __future__ import annotations

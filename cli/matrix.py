@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from refitwire.cli import USAGE_EXIT
 from refitwire.cli._io import fail
 from refitwire.compat import (
     HANDSHAKE_CASE,
@@ -228,7 +229,7 @@ def finish(plan: Plan, args: argparse.Namespace) -> int:
     print(f"refitwire: seed {plan.seed} (rerun with --seed {plan.seed})", file=sys.stderr)
     if args.case and not knows_case(plan, args.case):
         print(f"refitwire: no case {args.case} (seed {plan.seed}, {plan.examples} examples)", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     described: list[str] = []
 
     def describe(started: list[Any]) -> None:

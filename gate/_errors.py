@@ -1,4 +1,7 @@
-"""The gate's one exception: a usage or input error (exit code 1), never a verdict."""
+"""The gate's one exception: bad input (exit 1, one line on stderr), never a verdict.
+
+A mistake on the command line itself is the CLI's usage error (``refitwire.cli.USAGE_EXIT``), not this.
+"""
 
 from __future__ import annotations
 

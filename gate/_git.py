@@ -1,7 +1,7 @@
 """Reading schema documents from the git history: ``REF:path`` and whole trees at a ref.
 
 Every failure (no repository, an unknown ref, a path missing at the ref) is a GateError,
-which the commands turn into a usage error (exit 1), never into a verdict.
+which the commands report as bad input (exit 1, one line), never as a verdict.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from refitwire import PublishedShard, PublishedTensor, tensor_digest, wire, wrap_rendezvous_blob
-from refitwire.cli import VERBS, install_hint, installed_from, main
+from refitwire.cli import EXIT_STATUSES, USAGE_EXIT, VERBS, install_hint, installed_from, main
+from refitwire.gate import EXIT_BREAKING, EXIT_COMPATIBLE, EXIT_ERROR
 
 
 def refitwire(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -225,6 +226,12 @@ def test_every_usage_error_exits_2(argv: list[str], capsys: pytest.CaptureFixtur
     assert code == 2 and last.startswith(f"refitwire {argv[0]}: error: "), last
 
 
+def test_a_verbs_own_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """The checks a verb makes of its options after parsing give the parser's status too."""
+    assert main(["bench", "--repeats", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "refitwire: --repeats must be at least 1"
+
+
 def test_top_level_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert usage_error(["--foo"], capsys) == (2, "refitwire: error: unrecognized arguments: --foo")
     assert usage_error(["--foo", "digest", "x"], capsys) == (
@@ -313,3 +320,49 @@ def test_a_broken_schema_folder_is_one_clear_line_naming_the_file(
     assert "Traceback" not in done.stderr and BROKEN[how] in done.stderr, done.stderr
     assert done.stderr.startswith(f"refitwire {verb}: the schema folder cannot be read: ")
     assert str(folder) in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+# -- one table of exit statuses: the CLI's, shown by --help and README.md -------------------------
+
+ROOT_DIR = Path(__file__).resolve().parents[1]
+#: Every page and module text that may say which status a usage error gives.
+DOCS = [ROOT_DIR / "README.md", *sorted((ROOT_DIR / "docs").glob("*.md")), ROOT_DIR / "compat" / "IMPLEMENTERS.md",
+        *sorted((ROOT_DIR / "cli").glob("*.py")), *sorted((ROOT_DIR / "gate").glob("*.py"))]  # fmt: skip
+_SAID = (
+    re.compile(r"usage(?: or [\w-]+)? error[^.;()]{0,40}?\(?exit(?: code| status)? (\d+)", re.I),
+    re.compile(r"\bexit(?: code| status)? (\d+)[^.;()]{0,40}?usage(?: or [\w-]+)? error", re.I),
+    re.compile(r"\b(\d+)(?: on)?(?: an?)? usage(?: or [\w-]+)? error", re.I),
+)
+
+
+def test_the_readme_states_the_clis_exit_statuses() -> None:
+    done = subprocess.run([sys.executable, str(ROOT_DIR / "tools" / "build_exit_codes.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "refitwire", "--help"], capture_output=True, text=True, timeout=120
+    )
+    for code, text in EXIT_STATUSES:
+        assert f"  {code:<4} {text}" in listed.stdout
+
+
+def test_the_gates_statuses_are_the_clis() -> None:
+    statuses = dict(EXIT_STATUSES)
+    assert {EXIT_COMPATIBLE, EXIT_ERROR, EXIT_BREAKING, USAGE_EXIT} <= set(statuses)
+    assert statuses[USAGE_EXIT].startswith("usage error") and USAGE_EXIT not in (EXIT_ERROR, EXIT_BREAKING)
+
+
+def said_usage_statuses(text: str) -> set[int]:
+    flat = " ".join(text.split())
+    return {int(found) for pattern in _SAID for found in pattern.findall(flat)}
+
+
+def test_every_page_gives_a_usage_error_the_one_status() -> None:
+    said = {
+        path.relative_to(ROOT_DIR).as_posix(): said_usage_statuses(path.read_text(encoding="utf-8"))
+        for path in DOCS
+    }
+    assert {path: codes for path, codes in said.items() if codes - {USAGE_EXIT}} == {}
+    assert said_usage_statuses("malformed input is a usage error (exit 1)") == {
+        1
+    }  # the scan sees a wrong one

@@ -108,19 +108,19 @@ def test_new_major_must_change_the_wire_id(repo: Path) -> None:
 
 
 @pytest.mark.parametrize("ref", ["no-such-ref", "HEAD~5", "-x"])
-def test_broken_ref_is_a_usage_error(repo: Path, ref: str) -> None:
+def test_a_broken_ref_is_bad_input(repo: Path, ref: str) -> None:
     with pytest.raises(GateError, match=ref):  # the CLI prints it as one line: the test below
         run_gate(repo, ref, registry=wire.default_registry(), matrix="never")
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"type": 7}', '{"$ref": "#/$defs/nope"}'])
-def test_malformed_candidate_is_a_usage_error(repo: Path, text: str) -> None:
+def test_a_malformed_candidate_is_bad_input(repo: Path, text: str) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text(text)
     with pytest.raises(GateError, match=r"^schema/rendezvous/1\.3\.0\.json: "):
         run_gate(repo, "HEAD", registry=wire.default_registry(), matrix="never")
 
 
-def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
+def test_bad_input_exits_1_with_one_line(repo: Path) -> None:
     (repo / "schema/rendezvous/1.3.0.json").write_text('{"type": 7}')
     done = _cli(repo)
     assert (done.returncode, done.stdout, len(done.stderr.splitlines())) == (EXIT_ERROR, "", 1), done.stderr
@@ -129,7 +129,7 @@ def test_a_usage_error_exits_1_with_one_line(repo: Path) -> None:
     assert (done.returncode, done.stdout) == (EXIT_ERROR, "") and "refitwire gate:" in done.stderr
 
 
-def test_not_a_git_checkout_is_a_usage_error(tmp_path: Path) -> None:
+def test_not_a_git_checkout_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(GateError):
         run_gate(tmp_path, registry=wire.default_registry(), matrix="never")
 
@@ -239,7 +239,7 @@ def test_expired_baseline_entry_fails_and_suppresses_nothing(repo: Path, tmp_pat
     assert Rule.BASELINE_EXPIRED in text and "BREAKING PROPERTY_ADDED_REQUIRED" in text
 
 
-def test_malformed_baseline_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+def test_a_malformed_baseline_is_bad_input(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(GateError, match=r"baseline\.json"):
         _with_baseline(repo, tmp_path, {"rule": "X"})
 
