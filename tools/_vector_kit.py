@@ -10,6 +10,7 @@ SPEC.md by hand, so the vectors test the reference rather than repeat it.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -57,7 +58,8 @@ def declaring(at: str, document: str = "rendezvous") -> tuple[str, ...]:
         holder = model.at(path[:-1]) if isinstance(path[-1], int) else None  # an object of a level
         return holder is not None and holder.child is not None
 
-    return tuple(v for v in VERSIONS if declares(_clone.registry().wire_model(document, v)))
+    registry = _clone.registry()  # (once: each call stats its files)
+    return tuple(v for v in VERSIONS if declares(registry.wire_model(document, v)))
 
 
 def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
@@ -72,7 +74,8 @@ def writers_of(doc: dict[str, Any], document: str = "rendezvous") -> str:
             fits(item, model, m.child) for m in declared.members if m.child for item in obj.get(m.name, [])
         )
 
-    return " ".join(v for v in VERSIONS if fits(doc, _clone.registry().wire_model(document, v), ()))
+    registry = _clone.registry()
+    return " ".join(v for v in VERSIONS if fits(doc, registry.wire_model(document, v), ()))
 
 
 # -- payloads ------------------------------------------------------------------------------
@@ -257,16 +260,22 @@ def tier_of(expect: dict[str, Any], upstream: str, tags: list[str]) -> str:
     return "recommended" if lenient_upstream or {"upstream-diverges", "limits"} & set(tags) else "required"
 
 
+@functools.lru_cache(maxsize=16)
+def _unknown_to(registry: wire.Registry, version: str) -> tuple[str, ...]:
+    """The members ``version`` does not know and the released upstream readers' version does
+    (asked per vector and version: worked out once per registry, an immutable value)."""
+    return tuple(
+        m
+        for m in added_in(registry)
+        if knows(registry, UPSTREAM_READS, m) and not knows(registry, version, m)
+    )
+
+
 def as_read_by(version: str, blob: bytes) -> bytes:
     """``blob`` with the member names ``version`` does not know, and the released upstream
     readers' version does, renamed to names nobody knows: what the upstream readers must do
     with the blob when they read it as a ``version`` reader would (ignore those members)."""
-    later = [
-        m
-        for m in added_in(_clone.registry())
-        if knows(_clone.registry(), UPSTREAM_READS, m) and not knows(_clone.registry(), version, m)
-    ]
-    for member in later:
+    for member in _unknown_to(_clone.registry(), version):
         blob = re.sub(rb'"(' + re.escape(member.encode()) + rb')"(\s*:)', rb'"unknown_\1"\2', blob)
     return blob
 
