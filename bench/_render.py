@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render"]
+__all__ = ["render_results"]
 
 
 def _ms(t: Any) -> str:
@@ -40,7 +40,7 @@ def _row(r: dict[str, Any], timings: tuple[str, ...], ratios: tuple[tuple[str, i
     return f"  {'':17}{r['entries']:7d} {r['blob_bytes'] / 1e6:5.2f} MB  " + " ".join(cells)
 
 
-def render(result: dict[str, Any]) -> str:
+def render_results(result: dict[str, Any]) -> str:
     s = result["sections"]
     m = result["machine"]
     out = [

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser, registry: Registry) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from refitwire.bench import Settings, render, run_bench
+    from refitwire.bench import Settings, render_results, run_bench
 
     if args.repeats is not None and args.repeats < 1:
         print("refitwire: --repeats must be at least 1", file=sys.stderr)
@@ -34,5 +34,5 @@ def run(args: argparse.Namespace) -> int:
     result = run_bench(settings, log=lambda msg: print(f"bench: {msg}", file=sys.stderr, flush=True))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
-    sys.stdout.write(render(result))
+    sys.stdout.write(render_results(result))
     return 0

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from refitwire.compat._rerun import describe as describe_case
     from refitwire.compat._rerun import known as knows_case
     from refitwire.compat._results import REQUIRED, Outcome, Result
-    from refitwire.compat._run import Plan, start_all, stop_all
+    from refitwire.compat._run import Plan
     from refitwire.compat._run import needs_peers as case_needs_peers
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._session import run_report

@@ -6,7 +6,7 @@ change without notice. The commands are ``refitwire diff`` and ``refitwire gate`
 
 from __future__ import annotations
 
-from refitwire.gate._baseline import BASELINE_SCHEMA, Accepted, load_baseline
+from refitwire.gate._baseline import Accepted, load_baseline
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document, load_document
 from refitwire.gate._errors import GateError
@@ -21,12 +21,12 @@ from refitwire.gate._findings import (
 )
 from refitwire.gate._gate import run_gate
 from refitwire.gate._git import read_source, repo_root
-from refitwire.gate._matrix import MatrixOutcome, run_matrix
+from refitwire.gate._matrix import MatrixOutcome
 from refitwire.gate._report import FORMATS, render
-from refitwire.gate._rules import DIRECTION_TEXT, RULES, Rule
+from refitwire.gate._rules import RULES, Rule
 from refitwire.gate._scaffold import new_version, release
 from refitwire.gate._walk import diff
-from refitwire.gate._witness import Witness, close, find_witness
+from refitwire.gate._witness import Witness, close
 
 __all__ = [
     # running
@@ -34,8 +34,6 @@ __all__ = [
     "compare",
     "diff",
     "evidence",
-    "find_witness",
-    "run_matrix",
     "load_document",
     "load_baseline",
     "render",
@@ -55,8 +53,6 @@ __all__ = [
     "Witness",
     "GateError",
     # constants
-    "BASELINE_SCHEMA",
-    "DIRECTION_TEXT",
     "EXIT_BREAKING",
     "EXIT_COMPATIBLE",
     "EXIT_ERROR",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import DiscoveryTimeout, RefitError, TableRejected, TransferFailed
 from ._open import open_store
-from ._plan import PlanError, ReadRun, SourceShard, check_coverage, dedup_replicas, plan_reads
+from ._plan import PlanError, ReadRun, SourceShard, check_coverage, plan_reads
 from ._store import (
     BatchReadStore,
     DirectoryStore,
@@ -33,7 +33,6 @@ __all__ = [
     "ReadRun",
     "SourceShard",
     "check_coverage",
-    "dedup_replicas",
     "plan_reads",
     # rendezvous
     "BatchReadStore",
