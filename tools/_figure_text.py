@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import _figure_refit
 from _figure_transcripts import TRANSCRIPTS, transcript_text
 from refitwire.cli.cache import human as size  # one way to write a size, the cache verb's
 
@@ -102,4 +103,19 @@ def texts(measured: dict[str, dict[str, Any]]) -> dict[str, str]:
     for name in TRANSCRIPTS:
         if name in measured:
             out[name] = transcript_text(name, measured[name], _stamp(measured[name]))
+    written_by = {"refit-demo": [("refit-demo", _figure_refit.demo_text)],
+                  "refit-models": [("refit-models", _figure_refit.models_text)],
+                  "refit-shapes": [("refit-shapes", _figure_refit.shapes_text)],
+                  "refit-scaling": [("refit-scaling", _figure_refit.scaling_text)],
+                  "fleet": [("fleet", _figure_refit.fleet_text), ("refit-discovery", _figure_refit.discovery_text)],
+                  "bench": [("bench", _figure_refit.bench_text)], "fuzz": [("fuzz", _figure_refit.fuzz_text)]}  # fmt: skip
+    for source, figures in written_by.items():
+        if source in measured:
+            found = measured[source]
+            out.update((name, write(_runs_of(found), _stamp(found))) for name, write in figures)
     return out
+
+
+def _runs_of(found: dict[str, Any]) -> Any:
+    """A measurement without its stamp; the per-model and per-layout runs as the dict they were."""
+    return {key: value for key, value in found.items() if key not in ("load", "date", "cores", "cpu")}

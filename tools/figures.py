@@ -3,7 +3,7 @@
     python tools/figures.py [--only NAME...] [--build-env] [--keep FILE | --from FILE]
     python tools/figures.py --check
 
-Each figure sits in README.md, docs/*.md or compat/IMPLEMENTERS.md between generated markers,
+Each figure sits in README.md, docs/*.md, compat/IMPLEMENTERS.md or fuzz/README.md between markers,
 ``<!-- figure: NAME -->...<!-- /figure -->``, inside its sentence; the text between them is
 written by this script from a run, never typed. What each NAME runs (:data:`FIGURES`): the
 matrix (``refitwire matrix --seed 5 --examples 200``: its cases, seconds, failures, expected
@@ -13,8 +13,10 @@ example testee (``--seed 5``, size cases and released versions included), the tr
 two runs against a broken testee (:mod:`_figure_transcripts`), the start of the
 codec verbs (``validate``, ``decode``, ``digest``, ``schema list``; median of five starts
 each), the size of every cache the kit writes (``refitwire cache --json``; the upstream
-environments one by one), and, only with ``--build-env`` (it downloads and installs
-torch), the build of one upstream environment into a temporary folder. Each figure ends with
+environments one by one), the refits and benchmarks of :mod:`_figure_refit` (the default
+refit, the per-model and real-shape refits over real NIXL, discovery at fleet scale with a
+real redis-server, ``refitwire bench``, the fuzzer), and, only with ``--build-env`` (it
+downloads and installs torch), the build of one upstream environment into a temporary folder. Each figure ends with
 the machine it was measured on (cores, CPU model), the load average while it ran and the date.
 
 Figures are measured one after the other, never side by side. ``--only`` measures and writes
@@ -25,7 +27,8 @@ from such a file without measuring again (to change the wording, not the numbers
 
 ``--check`` measures nothing: it exits 1 when a marker is missing from a place that must hold
 it (:data:`PLACES`), names a figure this script does not know, is not closed, is nested, is
-empty, or does not name the machine and the date. It never compares numbers: they vary from
+empty, or does not name the machine and the date, and when a figure (a time, size, throughput
+or count of a run) is typed outside the markers (:mod:`_figure_scan`). It never compares numbers: they vary from
 one machine and one load to the next, so a figure that differs from what this machine would
 measure now is not an error; run the script to bring them up to date.
 """
@@ -49,6 +52,9 @@ from pathlib import Path
 from typing import Any
 
 import _clone  # noqa: F401  (this checkout's packages first)
+import _figure_disk
+import _figure_refit
+from _figure_scan import typed_figures
 from _figure_text import COUNTED, texts
 from _figure_transcripts import TRANSCRIPTS, measure_transcript
 
@@ -74,6 +80,14 @@ PLACES = {
     "conformance-reference": ["compat/IMPLEMENTERS.md"],
     "faulty-run": ["compat/IMPLEMENTERS.md"],
     "faulty-case": ["compat/IMPLEMENTERS.md"],
+    "refit-demo": ["README.md", "docs/refit.md"],
+    "refit-models": ["README.md", "docs/refit.md"],
+    "refit-shapes": ["README.md", "docs/refit.md"],
+    "refit-scaling": ["docs/refit.md"],
+    "refit-discovery": ["README.md"],
+    "fleet": ["docs/refit.md"],
+    "bench": ["README.md"],
+    "fuzz": ["fuzz/README.md"],
 }
 SEED = 5
 EXAMPLES = 200
@@ -82,7 +96,8 @@ JS_TESTEE = ROOT / "compat" / "testees" / "js" / "testee.js"
 
 def documents() -> list[Path]:
     """Every file a figure may sit in."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "compat" / "IMPLEMENTERS.md"]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "compat" / "IMPLEMENTERS.md",
+            ROOT / "fuzz" / "README.md"]  # fmt: skip
 
 
 # -- the markers -------------------------------------------------------------------------------
@@ -123,6 +138,9 @@ def check(files: dict[str, str]) -> list[str]:
     for path, text in files.items():
         found, bad = figures_in(text)
         problems += [f"{path}: {line}" for line in bad]
+        problems += [f"{path}: line {line}: {figure!r} is typed: a figure is written by a script from a run "
+                     "(a marker here), or is no measurement (ALLOWED in tools/_figure_scan.py)"
+                     for line, figure in typed_figures(text)]  # fmt: skip
         for name, start, end in found:
             where[name].add(path)
             line = text.count("\n", 0, start) + 1
@@ -282,56 +300,12 @@ def measure_codec_start(work: Path, repeats: int = 5) -> dict[str, Any]:
     return {"medians": medians, "repeats": repeats}
 
 
-def _du(path: Path) -> int:
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    for root, dirs, files in os.walk(path):
-        for name in [*dirs, *files, *([""] if root == str(path) else [])]:
-            try:
-                info = os.lstat(os.path.join(root, name) if name else root)
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) not in seen:
-                seen.add((info.st_dev, info.st_ino))
-                total += info.st_blocks * 512
-    return total
-
-
-def measure_caches(work: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [*_refitwire(), "cache", "--json"], capture_output=True, text=True, check=True, cwd=work
-    )
-    listed = json.loads(done.stdout)
-    sizes = {cache["name"]: cache["bytes"] for cache in listed["caches"]}
-    envs = next(cache for cache in listed["caches"] if cache["name"] == "compat-envs")
-    each = {Path(entry).name: _du(Path(entry)) for entry in envs["entries"] if Path(entry).is_dir()}
-    return {"sizes": sizes, "total": listed["bytes"], "envs": each}
-
-
-def measure_env_build(work: Path) -> dict[str, Any]:
-    version = "0.7.0"
-    folder = work / "envs"
-    argv = [
-        sys.executable,
-        "-m",
-        "refitwire.compat.upstream.envs",
-        "--versions",
-        version,
-        "--cache",
-        str(folder),
-    ]
-    wall, code, err = _run(argv, work)
-    if code != 0:
-        raise SystemExit(f"the environment build failed ({code}): {err}")
-    return {"version": version, "wall": round(wall, 1), "bytes": _du(folder / f"modelexpress-{version}")}
-
-
 def measure(names: list[str], work: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     runs: dict[str, Callable[[], dict[str, Any]]] = {
         "matrix": lambda: measure_matrix(work),
         "page": lambda: measure_page(work),
         "codec-start": lambda: measure_codec_start(work),
-        "caches": lambda: measure_caches(work),
+        "caches": lambda: _figure_disk.measure_caches(_refitwire(), work),
         "conformance-reference": lambda: measure_conformance(
             work,
             f"{sys.executable} -m refitwire.compat.testees.reference",
@@ -340,8 +314,15 @@ def measure(names: list[str], work: Path) -> Iterator[tuple[str, dict[str, Any]]
         "conformance-js": lambda: measure_conformance(
             work, f"node {JS_TESTEE}", "node compat/testees/js/testee.js"
         ),
-        "env-build": lambda: measure_env_build(work),
+        "env-build": lambda: _figure_disk.measure_env_build(work),
         **{name: (lambda name=name: measure_transcript(name, _refitwire(), ROOT)) for name in TRANSCRIPTS},
+        "refit-demo": lambda: _figure_refit.measure_demo(_refitwire(), work),
+        "refit-models": lambda: _figure_refit.measure_models(_refitwire(), work),
+        "refit-shapes": lambda: _figure_refit.measure_shapes(_refitwire(), work),
+        "refit-scaling": lambda: _figure_refit.measure_scaling(_refitwire(), work),
+        "fleet": lambda: _figure_refit.measure_fleet(work),
+        "bench": lambda: _figure_refit.measure_bench(_refitwire(), work),
+        "fuzz": lambda: _figure_refit.measure_fuzz(ROOT, work),
     }
     for name in names:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
@@ -352,7 +333,9 @@ def measure(names: list[str], work: Path) -> Iterator[tuple[str, dict[str, Any]]
 SOURCE = {"matrix": "matrix", "matrix-expected": "matrix", "matrix-counted": "matrix", "matrix-throughput": "matrix",
           "page": "page", "codec-start": "codec-start", "caches": "caches", "env-size": "caches",
           "size-cases": "caches", "env-build": "env-build", "conformance-js": "conformance-js",
-          "conformance-reference": "conformance-reference", **{name: name for name in TRANSCRIPTS}}  # fmt: skip
+          "conformance-reference": "conformance-reference", **{name: name for name in TRANSCRIPTS},
+          "refit-demo": "refit-demo", "refit-models": "refit-models", "refit-shapes": "refit-shapes", "refit-scaling": "refit-scaling",
+          "refit-discovery": "fleet", "fleet": "fleet", "bench": "bench", "fuzz": "fuzz"}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
