@@ -82,6 +82,23 @@ def test_the_check_sees_a_private_import() -> None:
     assert not offender.exists()
 
 
+def test_only_the_reference_reads_the_wires_low_layer() -> None:
+    """The kit reaches the wire through its one internal API, never ``refitwire._wire``; the API
+    (``refitwire.wire``, the reference's own public module) reads the library's private modules."""
+    kit_module = ROOT / "compat" / "_layering_probe.py"
+    assert [
+        line.split(" imports ")[1]
+        for line in private_imports(kit_module, "from refitwire._wire import Registry\n")
+    ] == ["refitwire._wire"]
+    api = ROOT / "reference" / "wire" / "__init__.py"
+    assert (
+        private_imports(
+            api, "from refitwire._codec import rendezvous_document\nfrom refitwire._wire import pointer\n"
+        )
+        == []
+    )
+
+
 #: The kit's packages; the library (``refitwire``, ``refitwire.wire``, ``refitwire.refit``) stands
 #: without them. ``python -m refitwire`` (reference/__main__.py) is the CLI's door, not the library.
 KIT = ("refitwire.compat", "refitwire.gate", "refitwire.cli", "refitwire.bench")
