@@ -15,9 +15,9 @@ import argparse
 import sys
 
 from refitwire.cli import USAGE_EXIT
+from refitwire.cli._errors import Usage
 from refitwire.cli._io import fail
 from refitwire.cli.matrix import (
-    Usage,
     add_common,
     finish,
     plan_options,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from refitwire.cli import USAGE_EXIT
+from refitwire.cli._errors import Usage
 from refitwire.cli._io import fail
 from refitwire.compat import (
     HANDSHAKE_CASE,
@@ -50,11 +51,6 @@ from refitwire.compat import (
     without_base_failures,
 )
 from refitwire.wire import Registry
-
-
-class Usage(ValueError):
-    """A bad flag value (a path that is no source tree, an unreadable list or report): exit 2."""
-
 
 FORMATS = ("text", "wide", "markdown", "json", "junit", "html")  # text: a grid for 100 columns
 

@@ -38,13 +38,13 @@ if TYPE_CHECKING:
     from refitwire.compat._caches import Cache, caches, disk_size
     from refitwire.compat._caches import prune as prune_caches
     from refitwire.compat._candidate import Candidate
-    from refitwire.compat._delta import BaseMismatch
     from refitwire.compat._delta import Group as BaseGroup
     from refitwire.compat._delta import compare as compare_with_base
     from refitwire.compat._delta import grouped as group_against_base
     from refitwire.compat._delta import render as render_base_comparison
     from refitwire.compat._delta import under_test as participants_under_test
     from refitwire.compat._delta import without_known as without_base_failures
+    from refitwire.compat._errors import BaseMismatch, ReportError
     from refitwire.compat._expected import load_file as load_expected_failures
     from refitwire.compat._html import badges as html_badges
     from refitwire.compat._html import gate_page as html_gate_page
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report
     from refitwire.compat._render import summary as render_summary
-    from refitwire.compat._report import Report, ReportError, errored_run, read_report
+    from refitwire.compat._report import Report, errored_run, read_report
     from refitwire.compat._report import ok as report_ok
     from refitwire.compat._rerun import describe as describe_case
     from refitwire.compat._rerun import known as knows_case

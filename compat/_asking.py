@@ -25,8 +25,9 @@ from refitwire.compat import (
     _size_budget,
     _write_unknown,
 )
+from refitwire.compat._errors import KitCrash
 from refitwire.compat._plan import CaseId, Plan, Started
-from refitwire.compat._results import RECOMMENDED, KitCrash, Outcome, Result, crashed, judged
+from refitwire.compat._results import RECOMMENDED, Outcome, Result, crashed, judged
 from refitwire.wire import Registry
 
 

@@ -20,6 +20,7 @@ import collections
 import dataclasses
 from dataclasses import dataclass
 
+from refitwire.compat._errors import BaseMismatch
 from refitwire.compat._report import Report
 from refitwire.compat._results import REQUIRED, Outcome, Result
 
@@ -29,10 +30,6 @@ UNDER_TEST = "(under test)"
 _BAD = (Outcome.FAILED, Outcome.ERRORED, Outcome.XPASSED)
 
 Key = tuple[str, str, str, str]
-
-
-class BaseMismatch(ValueError):
-    """The two reports cannot be compared (another seed or example count, an incomplete base)."""
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from refitwire.compat import _checks
+from refitwire.compat._errors import ProtocolError, YardstickFailed
 from refitwire.compat._participants import reference
-from refitwire.compat._protocol import ProtocolError
-from refitwire.compat._results import Broken, Decoded, KitCrash, Reply, broken_cause
+from refitwire.compat._results import Broken, Decoded, Reply, broken_cause
 from refitwire.compat._testee import Testee, excerpt_text
 from refitwire.wire import ENV_VAR, Registry
 
@@ -208,10 +208,6 @@ def load() -> str:
     except OSError:
         return "load average unknown"
     return f"load average {one:.1f} (5 min: {five:.1f}) on {os.cpu_count()} cores"
-
-
-class YardstickFailed(KitCrash):
-    """The reference reader beside the reader did not start or did not read a table."""
 
 
 @contextlib.contextmanager

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.compat import _cases
-from refitwire.compat._protocol import ProtocolError, check_message
+from refitwire.compat._errors import ProtocolError
+from refitwire.compat._protocol import check_message
 from refitwire.compat._results import (
     REQUIRED,
     Broken,

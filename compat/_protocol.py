@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
+from refitwire.compat._errors import ProtocolError
 from refitwire.wire import (
     PROTOCOL_MESSAGES,
     join,
@@ -38,10 +39,6 @@ REPLY_WORDS = {
     "rejected": "a rejection", "skipped": "a skipped reply", "errored": "an errored reply",
 }  # fmt: skip
 _SHOWN = 3  # problems a message words; the rest are counted
-
-
-class ProtocolError(Exception):
-    """A testee broke the protocol (bad JSON, wrong seq, a reply that fails its schema, silence)."""
 
 
 def check_message(message: Any, kind: str) -> None:

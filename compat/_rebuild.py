@@ -24,8 +24,9 @@ from refitwire.compat import (
     _sizes,
     _write_unknown,
 )
+from refitwire.compat._errors import ProtocolError
 from refitwire.compat._plan import Plan, Started
-from refitwire.compat._protocol import ProtocolError, count, read, write
+from refitwire.compat._protocol import count, read, write
 from refitwire.wire import Registry, blob_limit
 
 TEXT_LIMIT = 4000  # characters of a blob or payload shown (and recorded) as text

@@ -17,14 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from refitwire.compat._errors import ReportError
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat._testee import excerpt
 
 REPORT_SCHEMA = "urn:refitwire:schema:report:1"
-
-
-class ReportError(ValueError):
-    """A report line that is not JSON or not a report record (the line number is in the message)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from refitwire.compat._protocol import ProtocolError, explain, kinds, needs
+from refitwire.compat._errors import KitCrash, ProtocolError
+from refitwire.compat._protocol import explain, kinds, needs
 from refitwire.compat._testee import excerpt_text
 from refitwire.wire import general_pointer, pointer, protocol_validator, show_pointer
 
@@ -337,10 +338,6 @@ def general(at: str) -> str:
 
 
 # -- the kit's own crashes: errored cases, never a verdict -----------------------------------
-
-
-class KitCrash(Exception):
-    """The kit's own code raised while preparing a case (its traceback is the message)."""
 
 
 def crashed(

@@ -18,9 +18,9 @@ from typing import Any
 
 from refitwire.compat import _expected, _kinds
 from refitwire.compat._asking import Scope
+from refitwire.compat._errors import ProtocolError
 from refitwire.compat._participants import Participant
 from refitwire.compat._plan import Plan, Progress, Started
-from refitwire.compat._protocol import ProtocolError
 from refitwire.compat._rebuild import Source
 from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result, broken_cause, listing
 from refitwire.compat._testee import Testee, excerpt_text, reply_limit

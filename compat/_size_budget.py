@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 from refitwire.compat import _cases, _checks, _growth, _sizes
+from refitwire.compat._errors import YardstickFailed
 from refitwire.compat._growth import ROOM
 from refitwire.compat._results import (
     REQUIRED,
@@ -166,7 +167,7 @@ def _beside(
         try:
             with _growth.yardstick(r.version, registry, timeout_s, check_messages) as yard:
                 grown = _growth.read_beside(r, yard, small, case.blob, timeout_s, warm_s)
-        except _growth.YardstickFailed as exc:  # the kit's: growth errored, the limit read as before
+        except YardstickFailed as exc:  # the kit's: growth errored, the limit read as before
             at_limit = [] if only == GROWTH_CASE else _read(r, case, warm_s, timeout_s, registry)
             return [crashed(exc, GROWTH_CASE, REQUIRED, reader=r.label), *at_limit], warm_s
         results = [_verdict(r.label, case, grown)]

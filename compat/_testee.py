@@ -20,6 +20,7 @@ import msgspec
 import orjson
 from refitwire import wire
 from refitwire.compat import _protocol as proto
+from refitwire.compat._errors import ProtocolError
 from refitwire.wire import LineProcess, NoReply, ProcessExited, ReplyTooLong, blob_limit, no_gc
 
 #: How many reply bytes one byte of a valid blob's text becomes at most in the answer to it:
@@ -167,13 +168,13 @@ class Testee:
         reply = self._exchange(proto.start(), seq=None, timeout_s=self.start_timeout_s)
         proto.check_message(reply, "response")
         if "implementation" not in reply:
-            raise proto.ProtocolError(f"handshake answered with {json.dumps(reply)[:200]}")
+            raise ProtocolError(f"handshake answered with {json.dumps(reply)[:200]}")
         impl = reply["implementation"]
         identity = Identity(
             impl["name"], impl["version"], impl["language"], reply["spec_version"], tuple(reply["roles"])
         )
         if self.identity is not None and identity != self.identity:
-            raise proto.ProtocolError(
+            raise ProtocolError(
                 f"restarted testee changed identity: {json.dumps(asdict(identity))} != {json.dumps(asdict(self.identity))}"
             )
         self.identity = identity
@@ -197,7 +198,7 @@ class Testee:
             if self._proc is None or not self._proc.alive():
                 self._restart("the process had exited")
             reply = self._exchange(message, seq=self._seq, timeout_s=timeout_s, check=not probe)
-        except proto.ProtocolError as exc:
+        except ProtocolError as exc:
             self._restart(str(exc), quiet=True)
             raise
         return reply
@@ -211,15 +212,15 @@ class Testee:
         if self.restarts >= self.max_restarts:
             if quiet:
                 return
-            raise proto.ProtocolError(f"{why}; gave up after {self.restarts} restarts")
+            raise ProtocolError(f"{why}; gave up after {self.restarts} restarts")
         self.restarts += 1
         self.stderr.append(f"[refitwire] restart {self.restarts}: {why}")
         try:
             self.start()
-        except (proto.ProtocolError, OSError) as exc:
+        except (ProtocolError, OSError) as exc:
             self._proc = None
             if not quiet:
-                raise proto.ProtocolError(f"{why}; restart failed: {exc}") from None
+                raise ProtocolError(f"{why}; restart failed: {exc}") from None
 
     # -- one exchange -----------------------------------------------------------------------
 
@@ -233,31 +234,29 @@ class Testee:
         try:
             proc.send(_dumps(message))
         except OSError as exc:
-            raise proto.ProtocolError(f"cannot write to the testee: {exc}") from None
+            raise ProtocolError(f"cannot write to the testee: {exc}") from None
         try:
             line = proc.reply(timeout_s)
         except NoReply:
             hint = "" if self._answered else " (none so far: a testee must flush stdout after each line)"
-            raise proto.ProtocolError(f"no reply within {timeout_s:g} s{hint}") from None
+            raise ProtocolError(f"no reply within {timeout_s:g} s{hint}") from None
         except ReplyTooLong as exc:
-            raise proto.ProtocolError(str(exc)) from None
+            raise ProtocolError(str(exc)) from None
         except ProcessExited:
-            raise proto.ProtocolError(
+            raise ProtocolError(
                 f"the testee exited (status {json.dumps(proc.proc.poll())}) without replying"
             ) from None
         try:
             reply = _loads(line)
         except ValueError:
-            raise proto.ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
+            raise ProtocolError(f"reply is not JSON: {_as_text(line)}") from None
         except RecursionError:  # (a testee that echoes a blob's deepest unknown member, say)
-            raise proto.ProtocolError(
-                f"reply nested too deep for the runner to read: {_as_text(line)}"
-            ) from None
+            raise ProtocolError(f"reply nested too deep for the runner to read: {_as_text(line)}") from None
         if not isinstance(reply, dict):
-            raise proto.ProtocolError(f"reply is not a JSON object: {_as_text(line)}")
+            raise ProtocolError(f"reply is not a JSON object: {_as_text(line)}")
         self._answered = True
         if seq is not None and reply.get("seq") != seq:
-            raise proto.ProtocolError(f"reply has seq {json.dumps(reply.get('seq'))}, expected {seq}")
+            raise ProtocolError(f"reply has seq {json.dumps(reply.get('seq'))}, expected {seq}")
         return reply  # in step with the testee; the runner checks the reply against its schema
 
 

@@ -23,6 +23,7 @@ import jsonschema_rs
 import refitwire
 from refitwire.compat import Candidate
 from refitwire.gate._document import Document
+from refitwire.gate._errors import ReaderCrash
 from refitwire.wire import Registry, pointer, show_pointer
 
 
@@ -39,10 +40,6 @@ class Rejection(NamedTuple):
 Reader = Callable[[Any], "str | None"]
 #: The same reader, its complaint as a record.
 Rejecter = Callable[[Any], "Rejection | None"]
-
-
-class ReaderCrash(RuntimeError):
-    """A reader raised instead of answering: a bug in the kit, never "rejected" or "no witness"."""
 
 
 def reader(document: Document, registry: Registry) -> Reader:

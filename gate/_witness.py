@@ -31,7 +31,8 @@ from typing import Any
 import jsonschema_rs
 from refitwire.gate._change import Change
 from refitwire.gate._document import Document
-from refitwire.gate._readers import ReaderCrash, is_release, reader, rejecter
+from refitwire.gate._errors import ReaderCrash
+from refitwire.gate._readers import is_release, reader, rejecter
 from refitwire.gate._rules import Direction, Rule
 from refitwire.gate._samples import interesting, minimal_instance
 from refitwire.wire import (

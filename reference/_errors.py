@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from refitwire._wire import show_pointer
+from refitwire._wire import SchemaFolderError, show_pointer
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -114,3 +114,23 @@ def _json_text(value: Any, room: int) -> str:
             break
         text += ("" if text == opening else ", ") + prefix + _json_text(item, room - len(text))
     return text + closing
+
+
+class LinesError(Exception):
+    """The exchange with the child failed; the subclass says how."""
+
+
+class NoReply(LinesError):
+    """No reply line within the timeout."""
+
+
+class ProcessExited(LinesError):
+    """The child closed its reply stream (it exited) before replying."""
+
+
+class ReplyTooLong(LinesError):
+    """A reply line over the limit (the rest of the line is skipped)."""
+
+
+class SpecError(SchemaFolderError):
+    """SPEC.md has a table row (or a dtype list) this parser cannot read; the message names the line."""

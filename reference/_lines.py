@@ -19,6 +19,8 @@ import threading
 from collections.abc import Sequence
 from typing import IO
 
+from refitwire._errors import LinesError, NoReply, ProcessExited, ReplyTooLong
+
 __all__ = ["LineProcess", "LinesError", "NoReply", "ProcessExited", "REPLY_FD", "ReplyTooLong"]
 
 #: In a command line: the number of the reply pipe (a child that answers on a pipe of its own).
@@ -26,22 +28,6 @@ REPLY_FD = "{reply_fd}"
 #: How long an ended child's stderr is waited for, to its end: its last lines (a traceback) are
 #: what a report shows of it; a process it left behind holding the pipe open is not waited out.
 STDERR_DRAIN_S = 2.0
-
-
-class LinesError(Exception):
-    """The exchange with the child failed; the subclass says how."""
-
-
-class NoReply(LinesError):
-    """No reply line within the timeout."""
-
-
-class ProcessExited(LinesError):
-    """The child closed its reply stream (it exited) before replying."""
-
-
-class ReplyTooLong(LinesError):
-    """A reply line over the limit (the rest of the line is skipped)."""
 
 
 class LineProcess:

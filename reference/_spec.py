@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from refitwire import _wire
-from refitwire._spec_rules import SpecError, SpecRules, parse_spec
+from refitwire._errors import SpecError
+from refitwire._spec_rules import SpecRules, parse_spec
 from refitwire._wire import Registry, version_key
 
 __all__ = [

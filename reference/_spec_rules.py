@@ -37,7 +37,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from refitwire._wire import SchemaFolderError, parse_version, version_key
+from refitwire._errors import SpecError
+from refitwire._wire import parse_version, version_key
 
 __all__ = ["LEVELS", "SpecError", "SpecLimit", "SpecRule", "SpecRules", "parse_spec"]
 
@@ -61,10 +62,6 @@ _VERSION_HEADER = ("version", "adds")
 #: The pointer cell of a rule that binds the writer alone (section 2.4): it names no place in a
 #: blob, so no reader rejects a blob for it.
 _WRITER_ALONE = "none: a rule of the writer"
-
-
-class SpecError(SchemaFolderError):
-    """SPEC.md has a table row (or a dtype list) this parser cannot read; the message names the line."""
 
 
 def strength(keywords: tuple[str, ...]) -> int:

@@ -13,26 +13,12 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from refitwire.compat.upstream._errors import EnvBuildError
+
 __all__ = ["EnvBuildError", "build_lock", "disk_usage", "run_step"]
 
 _STEP_TIMEOUT_S = 1200
 _TAIL_LINES = 40
-
-
-class EnvBuildError(RuntimeError):
-    """Building the environment for ``version`` failed at ``step``."""
-
-    def __init__(self, version: str, step: str, detail: str, log: Path | None = None) -> None:
-        self.version = version
-        self.step = step
-        self.detail = detail
-        self.log = log
-        where = f" (full log: {log})" if log else ""
-        super().__init__(f"modelexpress {version}: {step} failed{where}\n{detail}")
-
-    def __reduce__(self) -> tuple[type[EnvBuildError], tuple[str, str, str, Path | None]]:
-        # Rebuilt from the fields (the default passes the message alone, which __init__ cannot take).
-        return type(self), (self.version, self.step, self.detail, self.log)
 
 
 def _tail(text: str, lines: int = _TAIL_LINES) -> str:

@@ -29,6 +29,8 @@ from email.parser import Parser
 from pathlib import Path
 from types import ModuleType
 
+from refitwire.compat.upstream._errors import DependenciesUnknown
+
 __all__ = ["DependenciesUnknown", "added", "applicable", "base_release", "project", "released_requires"]
 
 _NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -36,10 +38,6 @@ _EXTRA_RE = re.compile(r"\bextra\b")
 _VERSION_RE = re.compile(r"^v?(\d+(?:\.\d+)*)(.*)$")
 _SITE_PACKAGES = ("lib/python*/site-packages", "Lib/site-packages")
 _PIP_TIMEOUT_S = 180
-
-
-class DependenciesUnknown(LookupError):
-    """A release's declared dependencies could not be found (the message says where it looked)."""
 
 
 def project(line: str) -> str:

@@ -56,8 +56,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from refitwire.compat.upstream._build_steps import EnvBuildError, build_lock, disk_usage, run_step
+from refitwire.compat.upstream._build_steps import build_lock, disk_usage, run_step
 from refitwire.compat.upstream._dependencies import project
+from refitwire.compat.upstream._errors import EnvBuildError
 from refitwire.compat.upstream._locations import ENV_VAR, cache_dir, cache_dirs
 
 __all__ = [

@@ -45,20 +45,13 @@ from refitwire.compat.upstream._dependencies import (
     project,
     released_requires,
 )
+from refitwire.compat.upstream._errors import SourceError, SourceWarning
 
 __all__ = ["SourceError", "SourceTree", "SourceWarning", "locate"]
 
 #: Where the package sits in the ModelExpress repository.
 CLIENT_ROOT = Path("modelexpress_client/python")
 _MODULE = Path("modelexpress/refit/reshard/rendezvous.py")
-
-
-class SourceError(ValueError):
-    """The path is not a ModelExpress source tree (the message says what was looked for)."""
-
-
-class SourceWarning(UserWarning):
-    """What :func:`locate` says when given no ``log``: the tree's environment may lack something."""
 
 
 @dataclass(frozen=True)

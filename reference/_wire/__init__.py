@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from refitwire._wire._basics import (
     References,
-    RefError,
     general_pointer,
     is_index,
     join,
@@ -32,6 +31,7 @@ from refitwire._wire._default import (
     released_versions,
     unreleased_versions,
 )
+from refitwire._wire._errors import RefError, SchemaFolderError
 from refitwire._wire._model import (
     EXACT_INTEGERS,
     JSON_TYPES,
@@ -43,7 +43,7 @@ from refitwire._wire._model import (
     integer_bounds,
     schema_types,
 )
-from refitwire._wire._registry import Registry, SchemaFolderError
+from refitwire._wire._registry import Registry
 
 __all__ = [
     "ENV_VAR", "EXACT_INTEGERS", "JSON_TYPES", "Level", "Member", "NO_CONST", "RefError", "References", "Registry",

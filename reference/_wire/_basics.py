@@ -17,6 +17,7 @@ from typing import Any
 import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
+from refitwire._wire._errors import RefError
 from refitwire._wire._vocabulary import KEYWORDS, asserts_nothing
 
 __all__ = [
@@ -108,10 +109,6 @@ def version_key(version: str) -> tuple[int, int, int]:
 
 
 # -- $ref -----------------------------------------------------------------------------------------
-
-
-class RefError(ValueError):
-    """A ``$ref`` that does not resolve, or a reference cycle."""
 
 
 class References:

@@ -15,7 +15,8 @@ import threading
 from importlib import resources
 from pathlib import Path
 
-from refitwire._wire._registry import Registry, SchemaFolderError, unreleased_files
+from refitwire._wire._errors import SchemaFolderError
+from refitwire._wire._registry import Registry, unreleased_files
 
 #: Names another schema folder the default registry is built from (a copy of ``schema/``).
 ENV_VAR = "REFITWIRE_SCHEMA_DIR"

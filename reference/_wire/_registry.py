@@ -20,17 +20,13 @@ from types import MappingProxyType
 from typing import Any
 
 from refitwire._wire._basics import parse_version, version_key
+from refitwire._wire._errors import SchemaFolderError
 from refitwire._wire._model import WireModel, compile_model
 
 __all__ = ["Registry", "SchemaFolderError", "unreleased_files"]
 
 #: What a ``schema/`` folder holds, said with every error about one.
 _LAYOUT = "a schema folder holds index.json, SPEC.md and one folder of schema files per document"
-
-
-class SchemaFolderError(ValueError):
-    """A schema folder that cannot be read: a file it must hold is missing, or is not JSON (or
-    SPEC.md has a row its parser cannot read). The message names the file and what is wrong."""
 
 
 def _read(path: Path) -> bytes:

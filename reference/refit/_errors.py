@@ -1,4 +1,6 @@
-"""Why a refit step was refused before or during the transfer. Records with fields, short messages.
+"""Every exception of the refit package: why a step was refused before or during the transfer,
+and the failures of its parts (layouts, plans, peers, child processes, stores). Records with
+fields, short messages.
 
 Each error pickles and copies by its fields (``__reduce__``), so one raised in a worker
 process reaches the parent whole.
@@ -6,7 +8,27 @@ process reaches the parent whole.
 
 from __future__ import annotations
 
-__all__ = ["DiscoveryTimeout", "NixlMissing", "RefitError", "TableRejected", "TransferFailed"]
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._model import Box
+
+__all__ = [
+    "ChildDied",
+    "DiscoveryTimeout",
+    "LayoutError",
+    "NixlMissing",
+    "PeerError",
+    "PeerTimeout",
+    "PlanError",
+    "RefitError",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreUnavailable",
+    "TableRejected",
+    "TransferFailed",
+]
 
 
 class RefitError(Exception):
@@ -70,3 +92,72 @@ class TransferFailed(RefitError):
 class NixlMissing(ImportError):
     """NIXL itself is not installed (``_nixl`` raises it on import). Tests skip on exactly this,
     so a broken import of our own code fails them instead of skipping them."""
+
+
+class LayoutError(ValueError):
+    """A layout that cannot be read or used; the message is one line naming the source."""
+
+
+class PeerError(RuntimeError):
+    """NIXL failed a read from ``peer`` (a dead peer, or a bad remote range)."""
+
+    def __init__(self, peer: str, message: str) -> None:
+        self.peer = peer
+        super().__init__(message)
+
+
+class PeerTimeout(TimeoutError):
+    """Reads from ``peers`` did not finish in time (peers alive but not progressing)."""
+
+    def __init__(self, peers: list[str], message: str) -> None:
+        self.peers = peers
+        super().__init__(message)
+
+
+def fmt_box(offset: Sequence[int], shape: Sequence[int]) -> str:
+    """``[0:4, 2:6]`` for offset (0, 2) and shape (4, 4); ``[]`` for a scalar."""
+    if len(offset) != len(shape):
+        return f"offset {tuple(offset)} shape {tuple(shape)}"
+    return "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(offset, shape, strict=True)) + "]"
+
+
+class PlanError(ValueError):
+    """A wanted box cannot be planned from the published shards.
+
+    A record: ``rule`` is a stable id, ``tensor`` and ``box`` name the wanted
+    box, ``region`` is the hole or the doubly covered part when there is one.
+    """
+
+    def __init__(self, rule: str, tensor: str, box: Box, detail: str, region: Box | None = None) -> None:
+        self.rule = rule
+        self.tensor = tensor
+        self.box = box
+        self.detail = detail
+        self.region = region
+        super().__init__(f"{detail} (tensor {tensor!r}, wanted {fmt_box(*box)}) [{rule}]")
+
+
+class ChildDied(RuntimeError):
+    """A child exited, or did not answer in time."""
+
+
+class StoreError(RefitError):
+    """The store itself failed (not a blob in it); ``store`` is its URL or path, never a password."""
+
+    rule = "STORE"
+
+    def __init__(self, store: str, detail: str) -> None:
+        self.store, self.detail = store, detail
+        super().__init__(f"{store}: {detail} [{self.rule}]")
+
+
+class StoreUnavailable(StoreError):
+    """The store could not be reached or refused us, after bounded retries."""
+
+    rule = "STORE_UNAVAILABLE"
+
+
+class StoreCorrupt(StoreError):
+    """The store holds something that is not a rendezvous namespace where ours should be."""
+
+    rule = "STORE_CORRUPT"

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._errors import LayoutError
 from ._model import Model, Split, TensorSpec, element_size
 
 __all__ = ["PRESETS", "LayoutError", "layout_model", "parse_bytes", "read_layout", "scale_layout", "split_of"]
@@ -36,10 +37,6 @@ Entry = tuple[str, str, tuple[int, ...]]  # name, dtype, shape
 # safetensors dtype names, and the torch-style names a JSON layout may use.
 _DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32",
            "bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}  # fmt: skip
-
-
-class LayoutError(ValueError):
-    """A layout that cannot be read or used; the message is one line naming the source."""
 
 
 def _dense_8b() -> list[Entry]:

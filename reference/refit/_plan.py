@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._errors import PlanError, fmt_box
+
 __all__ = [
     "PlanError",
     "ReadRun",
@@ -34,29 +36,6 @@ PLAN_BOX_OUT_OF_BOUNDS = "PLAN_BOX_OUT_OF_BOUNDS"
 def _ints(values: Iterable[Any]) -> tuple[int, ...]:
     # operator.index rejects "4" and 4.0, which the wire reader lets through (§1.4).
     return tuple(operator.index(v) for v in values)
-
-
-def fmt_box(offset: Sequence[int], shape: Sequence[int]) -> str:
-    """``[0:4, 2:6]`` for offset (0, 2) and shape (4, 4); ``[]`` for a scalar."""
-    if len(offset) != len(shape):
-        return f"offset {tuple(offset)} shape {tuple(shape)}"
-    return "[" + ", ".join(f"{o}:{o + s}" for o, s in zip(offset, shape, strict=True)) + "]"
-
-
-class PlanError(ValueError):
-    """A wanted box cannot be planned from the published shards.
-
-    A record: ``rule`` is a stable id, ``tensor`` and ``box`` name the wanted
-    box, ``region`` is the hole or the doubly covered part when there is one.
-    """
-
-    def __init__(self, rule: str, tensor: str, box: Box, detail: str, region: Box | None = None) -> None:
-        self.rule = rule
-        self.tensor = tensor
-        self.box = box
-        self.detail = detail
-        self.region = region
-        super().__init__(f"{detail} (tensor {tensor!r}, wanted {fmt_box(*box)}) [{rule}]")
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,9 @@ from typing import IO, Any
 
 from refitwire.wire import REPLY_FD, LineProcess, LinesError, NoReply
 
+from ._errors import ChildDied
+
 __all__ = ["Child", "ChildDied", "reply_channel"]
-
-
-class ChildDied(RuntimeError):
-    """A child exited, or did not answer in time."""
 
 
 class Child:

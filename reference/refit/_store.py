@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ._errors import RefitError
+from ._errors import StoreCorrupt, StoreError, StoreUnavailable
 
 __all__ = [
     "BatchReadStore",
@@ -92,28 +92,6 @@ SETTLE_NS = 2_000_000_000
 def _key_of(name: str) -> str | None:
     """The key a directory entry holds, or ``None`` for a temporary or a stray file."""
     return name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) and not name.startswith(".") else None
-
-
-class StoreError(RefitError):
-    """The store itself failed (not a blob in it); ``store`` is its URL or path, never a password."""
-
-    rule = "STORE"
-
-    def __init__(self, store: str, detail: str) -> None:
-        self.store, self.detail = store, detail
-        super().__init__(f"{store}: {detail} [{self.rule}]")
-
-
-class StoreUnavailable(StoreError):
-    """The store could not be reached or refused us, after bounded retries."""
-
-    rule = "STORE_UNAVAILABLE"
-
-
-class StoreCorrupt(StoreError):
-    """The store holds something that is not a rendezvous namespace where ours should be."""
-
-    rule = "STORE_CORRUPT"
 
 
 def check_key(key: str) -> str:

@@ -25,8 +25,8 @@ from __future__ import annotations
 from refitwire._codec import rendezvous_document
 from refitwire._decoded import decoded_members
 from refitwire._digest import ROW_BYTES, THREADED_MIN_BYTES, RowDigest, slice_digests
-from refitwire._errors import as_json_value
-from refitwire._lines import REPLY_FD, LineProcess, LinesError, NoReply, ProcessExited, ReplyTooLong
+from refitwire._errors import LinesError, NoReply, ProcessExited, ReplyTooLong, SpecError, as_json_value
+from refitwire._lines import REPLY_FD, LineProcess
 from refitwire._models import classes_of
 from refitwire._registry import (
     PROTOCOL_MESSAGES,
@@ -37,7 +37,7 @@ from refitwire._registry import (
     schema_bytes,
 )
 from refitwire._spec import EMPTY_WHEN_ABSENT, blob_limit, check_version, dtype_sizes, knows, spec_rules
-from refitwire._spec_rules import LEVELS, SpecError, SpecRules, parse_spec
+from refitwire._spec_rules import LEVELS, SpecRules, parse_spec
 from refitwire._spec_text import SpecText, TextBlock, spec_text
 from refitwire._typed import typed_read
 from refitwire._validate import check, no_gc, parse, semantic_violations, writer_violations

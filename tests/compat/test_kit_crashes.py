@@ -94,7 +94,8 @@ def test_a_kit_crash_makes_the_command_an_errored_run(
 def test_a_crashing_rule_is_no_verdict_of_a_candidate_or_a_gate_reader(crashing_rule: str) -> None:
     """A candidate is read by the library's reader: its crash raises (it was once "no
     violations"); the gate's reader of a released version raises ReaderCrash (once "rejected")."""
-    from refitwire.gate._readers import ReaderCrash, reader
+    from refitwire.gate._errors import ReaderCrash
+    from refitwire.gate._readers import reader
 
     document = VALID
     schema = schema_document("rendezvous", latest())

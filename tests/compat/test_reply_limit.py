@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from refitwire import to_decoded, unwrap_rendezvous_blob, wire
 from refitwire.compat import Plan, _testee, reference
+from refitwire.compat._errors import ProtocolError
 from refitwire.compat._run import start_all, stop_all
 from refitwire.compat._testee import _reply_limit, reply_limit
 from refitwire.wire import blob_limit
@@ -92,7 +93,7 @@ def test_a_member_on_every_shard_raises_the_limit(tmp_path: Path) -> None:
 
 def test_a_testee_given_no_limit_reads_with_the_packages_own() -> None:
     testee = _testee.Testee(["true"], start_timeout_s=30.0)
-    with pytest.raises(_testee.proto.ProtocolError):  # ``true`` answers no handshake
+    with pytest.raises(ProtocolError):  # ``true`` answers no handshake
         testee.start()  # (the limit is set before it is asked)
     assert testee.max_reply == reply_limit(wire.default_registry())
 

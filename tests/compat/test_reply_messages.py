@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema_rs
 import pytest
 from refitwire.compat import _protocol, _results, _testee
-from refitwire.compat._protocol import REPLY_WORDS, ProtocolError, check_message, expected, kinds
+from refitwire.compat._errors import ProtocolError
+from refitwire.compat._protocol import REPLY_WORDS, check_message, expected, kinds
 
 SCRIPTED = Path(__file__).with_name("scripted_testee.py")
 PAYLOAD = {"agent_name": "a", "metadata_endpoint": "", "agent_meta_b64": "", "tensors": []}

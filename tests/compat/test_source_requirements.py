@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from refitwire.compat.upstream import _dependencies, envs
-from refitwire.compat.upstream._dependencies import DependenciesUnknown, base_release, released_requires
+from refitwire.compat.upstream._dependencies import base_release, released_requires
+from refitwire.compat.upstream._errors import DependenciesUnknown
 from refitwire.compat.upstream.source import SourceWarning, locate
 
 RELEASED = ("0.6.0", "0.7.0")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from refitwire.compat import _testee
-from refitwire.compat._protocol import ProtocolError
+from refitwire.compat._errors import ProtocolError
 
 HOSTILE = Path(__file__).with_name("hostile_testees.py")
 
