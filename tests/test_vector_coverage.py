@@ -15,8 +15,18 @@ from typing import Any
 from _support import VECTORS
 
 TOOLS = VECTORS.parent.parent / "tools"
-RANK = {"description": "Rank of the publisher.", "type": "integer", "minimum": 0, "maximum": 2147483647,
-        "x-added-in": "1.3.0"}  # fmt: skip
+RANK = {"description": "Rank of the publisher.", "type": "integer", "minimum": 0, "maximum": 2147483647}
+
+
+def _versions() -> tuple[str, str]:
+    """The newest release, and a version after every one this checkout holds (a clone's candidate
+    included): the candidate the test scaffolds."""
+    from refitwire import wire
+
+    registry = wire.default_registry()
+    major, minor, _ = wire.parse_version(registry.known_versions("rendezvous")[-1]) or (1, 0, 0)
+    return registry.released_versions()[-1], f"{major}.{minor + 1}.0"
+
 
 GENERATE = """
 import json, sys
@@ -27,16 +37,16 @@ json.dump([v for v in valid + invalid if "member:/publisher_rank" in v["tags"]],
 """
 
 
-def _candidate_vectors(tmp: Path) -> list[dict[str, Any]]:
+def _candidate_vectors(tmp: Path, version: str) -> list[dict[str, Any]]:
     schema = tmp / "schema"
     shutil.copytree(VECTORS.parent, schema, ignore=shutil.ignore_patterns("vectors", "protocol", "report"))
     env = {**os.environ, "REFITWIRE_SCHEMA_DIR": str(schema)}
-    done = subprocess.run([sys.executable, "-m", "refitwire", "schema", "new", "1.3.0", "--schema-dir", str(schema)],
+    done = subprocess.run([sys.executable, "-m", "refitwire", "schema", "new", version, "--schema-dir", str(schema)],
                           capture_output=True, text=True, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    path = schema / "rendezvous" / "1.3.0.json"
+    path = schema / "rendezvous" / f"{version}.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    document["properties"]["publisher_rank"] = RANK
+    document["properties"]["publisher_rank"] = {**RANK, "x-added-in": version}
     path.write_text(json.dumps(document, indent=2), encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", GENERATE, str(TOOLS)], capture_output=True, text=True, env=env,
                           timeout=300)  # fmt: skip
@@ -46,16 +56,17 @@ def _candidate_vectors(tmp: Path) -> list[dict[str, Any]]:
 
 
 def test_a_candidates_new_member_gets_required_vectors_with_no_tool_edit(tmp_path: Path) -> None:
-    found = _candidate_vectors(tmp_path)
-    invalid = [v for v in found if not v["expect"]["1.3.0"]["valid"]]
-    rules = {v["expect"]["1.3.0"]["rule"] for v in invalid}
+    released, new = _versions()
+    found = _candidate_vectors(tmp_path, new)
+    invalid = [v for v in found if not v["expect"][new]["valid"]]
+    rules = {v["expect"][new]["rule"] for v in invalid}
     assert {"INTEGER_LITERAL", "TYPE", "JSON"} <= rules and len(invalid) > 20, rules
     # the range rule of a member with no x-rule is the schema's: the literal forms past its bounds
     for v in invalid:
-        if v["expect"]["1.3.0"]["rule"] != "JSON":
-            assert v["expect"]["1.2.0"]["valid"], v["description"]  # a 1.2.0 reader must ignore it
-            assert v["expect"]["1.3.0"]["pointer"] == "/publisher_rank"
-            # The released readers (1.2.0) accept it as they must; that makes it no less Required.
+        if v["expect"][new]["rule"] != "JSON":
+            assert v["expect"][released]["valid"], v["description"]  # a released reader must ignore it
+            assert v["expect"][new]["pointer"] == "/publisher_rank"
+            # The released readers accept it as they must; that makes it no less Required.
             assert v["tier"] == "required", v["description"]
 
 

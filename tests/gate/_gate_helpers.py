@@ -40,8 +40,13 @@ def make_repo(tmp: Path) -> Path:
     (repo / "schema").mkdir(parents=True)
     for name in ("index.json", "SPEC.md"):
         shutil.copy(SCHEMA / name, repo / "schema" / name)
-    for document in ("rendezvous", "shard-table"):
-        shutil.copytree(SCHEMA / document, repo / "schema" / document)
+    # the files the index lists, not a candidate this checkout may hold (a clone's 1.3.0): the
+    # tests scaffold their own candidates on the released versions
+    index = json.loads((SCHEMA / "index.json").read_text(encoding="utf-8"))
+    for entries in index["documents"].values():
+        for entry in entries:
+            (repo / "schema" / entry["path"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(SCHEMA / entry["path"], repo / "schema" / entry["path"])
     git(repo, "init", "-q", "-b", "main")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "schema")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "released")
