@@ -14,12 +14,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
+from refitwire.compat import _cases, _forms
+from refitwire.compat._built_cases import RefusalCase
 from refitwire.compat._causes import byte_cause, named_rules
+from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._protocol import count, read, write
 from refitwire.compat._results import (
+    BYTES,
     NO_POINTER,
     NO_REFUSAL_RULE,
     NO_RULE,
+    REASON,
     RECOMMENDED,
     REQUIRED,
     Broken,
@@ -37,9 +42,6 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
-from refitwire.compat.cases import _cases, _forms
-from refitwire.compat.cases._built_cases import RefusalCase
-from refitwire.compat.cases._json_text import first_repeated_name
 from refitwire.wire import Registry, check, parse, show_pointer, version_key, writer_violations
 
 
@@ -172,7 +174,7 @@ def read_vector(r: Any, case: _cases.ReadCase, registry: Registry) -> Iterator[R
 
 
 def reason(case: str, reader: str, reply: Rejected, rule: str, pointer: str) -> Result:
-    base = {"case": f"{case}#rule", "tier": RECOMMENDED, "reader": reader}
+    base = {"case": f"{case}{REASON}", "tier": RECOMMENDED, "reader": reader}
     if not reply.rule:
         return Result(
             **base, outcome=Outcome.SKIPPED, message=f"{NO_RULE} (the spec says {rule})", symptom=NO_RULE
@@ -240,7 +242,7 @@ def write_vector(w: Any, case: _cases.WriteCase, registry: Registry) -> Iterator
     else:
         yield Result(**base, outcome=Outcome.PASSED)
     if case.blob is not None:
-        bytes_base = {**base, "case": f"{case.id}:bytes", "tier": RECOMMENDED}
+        bytes_base = {**base, "case": f"{case.id}{BYTES}", "tier": RECOMMENDED}
         yield bytes_result(bytes_base, reply.blob, case.blob, case.description)
 
 
@@ -305,7 +307,7 @@ def write_generated(
         if expected is not None:
             results.append(
                 bytes_result(
-                    {**base, "case": f"{cid}:bytes", "tier": RECOMMENDED}, blob, expected, "WRITE_FORMAT"
+                    {**base, "case": f"{cid}{BYTES}", "tier": RECOMMENDED}, blob, expected, "WRITE_FORMAT"
                 )
             )
     return results, blob
@@ -368,7 +370,7 @@ def refusal(w: Any, case: RefusalCase, registry: Registry) -> Iterator[Result]:
     reply = exchange(w.testee, write(0, case.payload))
     if isinstance(reply, Errored):
         yield Result(**base, outcome=Outcome.PASSED)
-        yield refusal_reason({**base, "case": f"{case.id}#rule"}, reply, case.rule, registry)
+        yield refusal_reason({**base, "case": f"{case.id}{REASON}"}, reply, case.rule, registry)
         return
     if isinstance(reply, Written):
         # Which wrong answer it is, so that a writer that starts repairing payloads it used to

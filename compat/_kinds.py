@@ -14,19 +14,25 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.compat import _asking, _merge, _rebuild, _size_budget
+from refitwire.compat import (
+    _asking,
+    _built_cases,
+    _cases,
+    _digest,
+    _merge,
+    _rebuild,
+    _size_budget,
+    _sizes,
+)
 from refitwire.compat._asking import Asked, Scope
 from refitwire.compat._plan import CaseId, Plan, Started
 from refitwire.compat._rebuild import Inputs, Source
-from refitwire.compat._results import RECOMMENDED, REQUIRED
-from refitwire.compat.cases import _built_cases, _cases, _digest, _sizes
+from refitwire.compat._results import BYTES, REASON, RECOMMENDED, REQUIRED
 from refitwire.wire import Registry, blob_limit
 
 __all__ = [
     "HANDSHAKE", "KINDS", "Asked", "CaseId", "Inputs", "Kind", "kind", "kind_of", "known_cases", "parse",
 ]  # fmt: skip
-
-RULE, BYTES = "#rule", ":bytes"  # the results derived from a case: the reason it gave, the bytes it wrote
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ def _own_tier(case: Any) -> str:
 
 def _rejects(case: Any) -> tuple[str, ...]:
     """A vector's read gives a reason (``#rule``) where some version must reject it."""
-    return (RULE,) if any(e is not None and not e["valid"] for e in case.expect.values()) else ()
+    return (REASON,) if any(e is not None and not e["valid"] for e in case.expect.values()) else ()
 
 
 def _none(registry: Registry, version: str) -> Sequence[Any]:
@@ -140,15 +146,15 @@ KINDS: tuple[Kind, ...] = (
     Kind("handshake", "", "handshake", "participant", _fixed(REQUIRED), _none, _asks_none, _planned_none,
          _rebuild.inputs_none, _rebuild.show_nothing),
     Kind("read", "read:", "read:<vector id>[#rule]", "reader", _own_tier, _read_cases, _asking.ask_read,
-         _asking.planned_read, _rebuild.inputs_read, _rebuild.show_read, derived=(RULE,), derives=_rejects),
+         _asking.planned_read, _rebuild.inputs_read, _rebuild.show_read, derived=(REASON,), derives=_rejects),
     Kind("count", "count:", "count:<vector id>[#rule], or count", "reader", _own_tier, _count_cases,
          _asking.ask_count, _asking.planned_offered("count"), _rebuild.inputs_count, _rebuild.show_count,
-         derived=(RULE,), derives=_rejects),
+         derived=(REASON,), derives=_rejects),
     Kind("merge", "merge:", "merge:<vector id>[#rule], or merge", "reader", _own_tier, _merge_cases,
          _asking.ask_merge, _asking.planned_offered("merge"), _rebuild.inputs_merge, _rebuild.show_merge,
-         derived=(RULE,)),
+         derived=(REASON,)),
     Kind("size", "size:", "size:<what>[#rule]", "reader", _own_tier, _size_cases, _asking.ask_size,
-         _asking.planned_size, _rebuild.inputs_size, _rebuild.show_read, derived=(RULE,),
+         _asking.planned_size, _rebuild.inputs_size, _rebuild.show_read, derived=(REASON,),
          derives=lambda case: (), rerun_flags=("--size-limit",)),
     Kind("protocol", "protocol:", "protocol:<probe>", "protocol", _fixed(REQUIRED), _probe_cases,
          _asking.ask_protocol, _asking.planned_protocol, _rebuild.inputs_protocol, _rebuild.show_nothing),
@@ -159,7 +165,7 @@ KINDS: tuple[Kind, ...] = (
          derived=(BYTES,)),
     Kind("refuse", "refuse:", "refuse:<RULE>-<12 hex of the rule and the break>[#rule]", "writer",
          _fixed(RECOMMENDED), _refusal_cases, _asking.ask_refuse, _asking.planned_refuse,
-         _rebuild.inputs_refuse, _rebuild.show_write, derived=(RULE,)),
+         _rebuild.inputs_refuse, _rebuild.show_write, derived=(REASON,)),
     Kind(_cases.GENERATED, f"{_cases.GENERATED}-", "gen-<n>, gen-<string class>[:bytes]", "writer",
          _fixed(REQUIRED), _none, _asking.ask_generated, _asking.planned_generated, _rebuild.inputs_generated,
          _rebuild.show_generated, derived=(BYTES,), peers=True, uses_seed=True),

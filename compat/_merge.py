@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from refitwire.compat import _forms
+from refitwire.compat._cases import first_difference
 from refitwire.compat._results import (
+    REASON,
     RECOMMENDED,
     Broken,
     Decoded,
@@ -31,8 +34,6 @@ from refitwire.compat._results import (
     exchange,
     pointer_of,
 )
-from refitwire.compat.cases import _forms
-from refitwire.compat.cases._cases import first_difference
 from refitwire.wire import Registry, WireModel, spec_rules
 
 __all__ = ["MergeCase", "check_merge", "merge_cases", "merge_terms", "same_merge"]
@@ -128,7 +129,7 @@ def check_merge(who: Any, case: MergeCase, registry: Registry) -> Iterator[Resul
                 f"{case.description}: {reply.message}",
             )
         elif reply.rule not in (None, case.expect["refuse"]):
-            yield _failed({**base, "case": f"{case.id}#rule", "tier": RECOMMENDED},
+            yield _failed({**base, "case": f"{case.id}{REASON}", "tier": RECOMMENDED},
                           f"wrong rule: named {reply.rule}, the spec says {case.expect['refuse']}", reply.message)  # fmt: skip
         else:
             yield Result(**base, outcome=Outcome.PASSED)

@@ -22,6 +22,10 @@ from refitwire.compat._testee import excerpt_text
 from refitwire.wire import general_pointer, pointer, protocol_validator, show_pointer
 
 REQUIRED, RECOMMENDED = "required", "recommended"
+#: The results derived from a case, named by its ID and a suffix: the reason a rejection gave
+#: (``ID#rule``) and the bytes a writer wrote (``ID:bytes``). Each kind says which it derives
+#: (``_kinds.Kind.derived``); the checks name their derived results with these, never as text.
+REASON, BYTES = "#rule", ":bytes"
 NO_RULE = "rejection gave no rule"  # the symptom of a rejection without a rule: counted, not failed
 NO_POINTER = "rejection gave no pointer"  # a rule without a pointer: its #rule case fails, and is counted
 NO_REFUSAL_RULE = "refusal gave no rule"  # a writer refusal naming no rule: failed (WRITE_VALID) and counted
