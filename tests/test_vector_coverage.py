@@ -164,6 +164,8 @@ def test_every_member_inside_the_table_is_broken_in_a_later_object() -> None:
     }
     for level, where in ((tensors, (tensors[-1], 1)), (shards, (tensors[-1], 1, shards[-1], 1))):
         for member in model.level(*level).members:
+            if not wire.asserting(member.schema):  # any JSON value: nothing to break
+                continue
             at = wire.pointer(*where, member.name)
             assert any(p == at or p.startswith(at + "/") for p in later), at
 
