@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from refitwire.compat._run import needs_peers as case_needs_peers
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._session import run_report
-    from refitwire.compat._sizes import count_tensors, size_cases
+    from refitwire.compat.cases._sizes import count_tensors, size_cases
 
 
 _WHERE = lazy_names(__file__)

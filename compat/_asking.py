@@ -15,19 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from refitwire.compat import (
-    _built_cases,
-    _cases,
-    _checks,
-    _digest,
-    _merge,
-    _probes,
-    _size_budget,
-    _write_unknown,
-)
+from refitwire.compat import _checks, _merge, _probes, _size_budget
 from refitwire.compat._errors import KitCrash
 from refitwire.compat._plan import CaseId, Plan, Started
 from refitwire.compat._results import RECOMMENDED, Outcome, Result, crashed, judged
+from refitwire.compat.cases import _built_cases, _cases, _digest, _write_unknown
 from refitwire.wire import Registry
 
 

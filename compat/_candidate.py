@@ -25,8 +25,8 @@ from typing import Any
 import jsonschema_rs
 from refitwire import InvalidBlob, Violation, from_decoded, violations, wire, wrap_rendezvous_blob
 from refitwire.compat._errors import UnknownVersion
-from refitwire.compat._forms import objects_at
 from refitwire.compat._hypothesis import deterministic, kit_draws
+from refitwire.compat.cases._forms import objects_at
 from refitwire.wire import Registry, check, parse_version, version_key, writer_violations
 
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _cases
 from refitwire.compat._results import dumps_short
+from refitwire.compat.cases import _cases
 from refitwire.wire import Registry, join, spec_rules
 
 

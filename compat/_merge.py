@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from refitwire.compat import _forms
-from refitwire.compat._cases import first_difference
 from refitwire.compat._results import (
     REASON,
     RECOMMENDED,
@@ -34,6 +32,8 @@ from refitwire.compat._results import (
     exchange,
     pointer_of,
 )
+from refitwire.compat.cases import _forms
+from refitwire.compat.cases._cases import first_difference
 from refitwire.wire import Registry, WireModel, spec_rules
 
 __all__ = ["MergeCase", "check_merge", "merge_cases", "merge_terms", "same_merge"]

@@ -12,7 +12,6 @@ import base64
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _cases
 from refitwire.compat._errors import ProtocolError
 from refitwire.compat._protocol import check_message
 from refitwire.compat._results import (
@@ -28,6 +27,7 @@ from refitwire.compat._results import (
     exchange,
 )
 from refitwire.compat._testee import excerpt_text
+from refitwire.compat.cases import _cases
 
 UNKNOWN_COMMAND = "refitwire-probe-unknown-command"
 UNKNOWN_MEMBER = "refitwire_probe_unknown_member"

@@ -12,9 +12,10 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _cases, _kinds
+from refitwire.compat import _kinds
 from refitwire.compat._plan import Plan, Started
 from refitwire.compat._rebuild import Inputs, Source
+from refitwire.compat.cases import _cases
 from refitwire.wire import Registry
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from refitwire.compat import _cases, _checks, _growth, _sizes
+from refitwire.compat import _checks, _growth
 from refitwire.compat._errors import YardstickFailed
 from refitwire.compat._growth import ROOM
 from refitwire.compat._results import (
@@ -45,6 +45,7 @@ from refitwire.compat._results import (
     crashed,
     judged,
 )
+from refitwire.compat.cases import _cases, _sizes
 from refitwire.wire import Registry, blob_limit, no_gc
 
 #: The small table is this fraction of the limit.

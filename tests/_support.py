@@ -125,7 +125,7 @@ def full_payload(version: str) -> tuple[Any, dict[str, Any]]:
     """The wire model of ``version`` and a valid payload with every member it declares, none
     absent: what a standalone implementation (which restates the members) is held to."""
     from refitwire import wire
-    from refitwire.compat._cases import member_values
+    from refitwire.compat.cases._cases import member_values
 
     model = wire.default_registry().wire_model("rendezvous", version)
 
@@ -147,7 +147,7 @@ def full_payload(version: str) -> tuple[Any, dict[str, Any]]:
 
 def members_in_order(document: dict[str, Any], model: Any) -> bool:
     """Whether every object of a written blob holds exactly its level's members, in the schema's order."""
-    from refitwire.compat._forms import objects_at
+    from refitwire.compat.cases._forms import objects_at
 
     return all(
         list(obj) == list(level.names)

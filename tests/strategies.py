@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from refitwire import PublishedTensor, from_decoded, wire
-from refitwire.compat._cases import decoded_payloads, decoded_tensors
+from refitwire.compat.cases._cases import decoded_payloads, decoded_tensors
 
 tensors = decoded_tensors(wire.default_registry()).map(PublishedTensor.model_validate)
 

@@ -18,7 +18,7 @@ import pytest
 from _support import VECTORS
 from refitwire import tensor_digest, wire
 from refitwire._spec import dtype_sizes
-from refitwire.compat._digest import tensor_bytes
+from refitwire.compat.cases._digest import tensor_bytes
 from refitwire.compat.upstream import envs
 
 FOLDER = VECTORS / "digest"

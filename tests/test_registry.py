@@ -87,7 +87,11 @@ def test_the_index_lists_every_schema_file_on_disk() -> None:
         for d in ("rendezvous", "shard-table")
         for p in (SCHEMA_DIR / d).glob("*.json")
     }
-    assert listed == on_disk
+    registry = wire.default_registry()  # a file the index does not list is a candidate, never released
+    candidates = {
+        f"{d}/{v}.json" for d in ("rendezvous", "shard-table") for v in registry.candidate_versions(d)
+    }
+    assert listed == on_disk - candidates and not listed & candidates
     assert (
         json.loads(schema_bytes("index.json", wire.default_registry()))["latest"] == released_versions()[-1]
     )
@@ -109,7 +113,8 @@ def test_added_in_is_what_the_latest_schemas_annotate() -> None:
         for path, member in _members(schema(document, released_versions()[-1])):
             if member["x-added-in"] != released_versions()[0]:
                 annotated[path.rsplit("/", 1)[1]] = member["x-added-in"]
-    assert added_in(wire.default_registry()) == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}
+    released = {m: v for m, v in added_in(wire.default_registry()).items() if v in released_versions()}
+    assert released == annotated == {"digest": "1.1.0", "publisher_step": "1.2.0"}  # (a candidate's aside)
 
 
 def test_a_caller_changing_a_schema_document_does_not_change_the_reader() -> None:

@@ -107,7 +107,7 @@ def read_cases(vectors: list[dict[str, Any]]) -> dict[str, list[str]]:
 def write_cases() -> dict[str, list[str]]:
     """rule -> the write cases that fail a writer breaking it: the refusals of the rule, and the
     golden payloads (with and without unknown members) whose blob would show the breach."""
-    from refitwire.compat import _built_cases, _cases, _write_unknown
+    from refitwire.compat.cases import _built_cases, _cases, _write_unknown
 
     found: dict[str, list[str]] = {}
     for version in _clone.registry().released_versions():

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import _clone
 from refitwire import compat
-from refitwire.compat import _sizes
 from refitwire.compat._results import RECOMMENDED
+from refitwire.compat.cases import _sizes
 from refitwire.wire import blob_limit
 
 

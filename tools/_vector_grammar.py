@@ -37,7 +37,7 @@ from typing import Any
 from _vector_kit import VERSIONS, py_dumps
 from _vector_model import RAW, bad, base, get, good, integer_places, model, place, put
 from refitwire import wire
-from refitwire.compat._cases import STRING_CLASSES
+from refitwire.compat.cases._cases import STRING_CLASSES
 from refitwire.wire import NO_CONST
 
 #: RFC 8259 section 6: ``number = [ minus ] int [ frac ] [ exp ]``.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from _vector_kit import D1, WIRE, blob_doc, mutated, py_dumps, raw_invalid, vector
-from refitwire.compat._built_cases import nonzero_pad_bits
+from refitwire.compat.cases._built_cases import nonzero_pad_bits
 
 
 def invalid_vectors() -> list[dict[str, Any]]:

@@ -20,8 +20,8 @@ from typing import Any
 import _clone
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
 from refitwire._spec import added_in, knows, wire_schema_id
-from refitwire.compat._cases import name_id
-from refitwire.compat._forms import decoded_document
+from refitwire.compat.cases._cases import name_id
+from refitwire.compat.cases._forms import decoded_document
 from refitwire.compat.upstream.adapter_testee import SPEC_VERSION as UPSTREAM_READS
 from refitwire.wire import version_key
 

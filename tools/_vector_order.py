@@ -4,7 +4,7 @@ whatever the rule and however deep; two at one value (an integer written as a nu
 breaks a box or a span there), the first by rule ID in ASCII order.
 
 The violations are the rules JSON Schema cannot say, each broken alone by one change
-(``compat._built_cases.RULE_BREAKS``: pad bits, a rank, a box, an element size, a span) and
+(``compat.cases._built_cases.RULE_BREAKS``: pad bits, a rank, a box, an element size, a span) and
 ``INTEGER_LITERAL`` at every integer place of the model; each pair of different rules is written
 as the base blob orders its members and with every object's members in reverse. The expected
 answer follows from the two single violations (each the reference's for that break alone, as
@@ -23,7 +23,7 @@ from _vector_kit import VERSIONS, at_one_value, first_violation, vector
 from _vector_model import base, get, integer_places, put, text
 from _vector_upstream import upstream_verdict
 from refitwire import InvalidBlob, unwrap_rendezvous_blob, wire
-from refitwire.compat._built_cases import RULE_BREAKS
+from refitwire.compat.cases._built_cases import RULE_BREAKS
 
 Change = Callable[[dict[str, Any]], Any]
 

@@ -6,7 +6,7 @@ vector ID, measured by ``python tools/build_vectors.py --measure-upstream`` (nee
 environments, ``REFITWIRE_ENVS``), which starts every released reader and sends it the blob.
 A blob no reader was asked about yet reads as ``accepts`` (the lenient, Recommended guess)
 and ``--check`` reports it as unmeasured. The same run hands every released writer each writer
-refusal case of its version (``compat._built_cases.refusal_cases``: one per break of each
+refusal case of its version (``compat.cases._built_cases.refusal_cases``: one per break of each
 keyword of each member) and records which it writes instead of refusing (``writes``). Last, the
 kit's own checks run on the released participants alone (``_upstream_cases.py``, the matrix as
 ``refitwire matrix`` judges it) and every single-sided case they all fail is recorded
@@ -72,7 +72,7 @@ def stale_entries() -> list[str]:
 
 def refusal_ids() -> dict[str, Any]:
     """The writer refusal cases of the released writers' version, by case ID."""
-    from refitwire.compat._built_cases import refusal_cases
+    from refitwire.compat.cases._built_cases import refusal_cases
     from refitwire.compat.upstream.adapter_testee import SPEC_VERSION
 
     return {c.id: c for c in refusal_cases(SPEC_VERSION, _clone.registry())}

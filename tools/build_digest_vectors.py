@@ -29,7 +29,7 @@ from typing import Any
 
 import _clone
 from refitwire._spec import dtype_sizes
-from refitwire.compat._digest import digest_request
+from refitwire.compat.cases._digest import digest_request
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 
 OUT = Path(__file__).resolve().parent.parent / "schema" / "vectors" / "digest" / "digest.json"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import _clone
-from refitwire.compat._forms import decoded_schema, envelope_schema
+from refitwire.compat.cases._forms import decoded_schema, envelope_schema
 
 FOLDER = Path(__file__).resolve().parents[1] / "schema" / "protocol"
 

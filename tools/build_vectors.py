@@ -44,8 +44,8 @@ from _vector_names import name_vectors
 from _vector_order import index_order_vectors, order_vectors
 from _vector_stages import stage_pair_vectors
 from _vector_structure import structure_vectors
-from refitwire.compat._cases import name_id
-from refitwire.compat._magnitudes import METADATA_BYTES, agent_metadata
+from refitwire.compat.cases._cases import name_id
+from refitwire.compat.cases._magnitudes import METADATA_BYTES, agent_metadata
 
 # -- the vectors ---------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from refitwire import InvalidBlob, wire
-from refitwire.compat._json_text import first_repeated_name
+from refitwire.compat.cases._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import blob_limit, check, tokens
 
@@ -285,7 +285,7 @@ def _copies(request: Reply, reply: Reply) -> Reply | None:
     """Writes every member of the payload, known or not, into the blob."""
     if request.get("cmd") != "write" or "WRITE_KNOWN_MEMBERS" not in str(reply.get("message", "")):
         return reply
-    from refitwire.compat._cases import project
+    from refitwire.compat.cases._cases import project
 
     payload = request["payload"]
     known = project(payload, VERSION, wire.default_registry())

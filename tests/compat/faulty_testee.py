@@ -17,7 +17,7 @@ from typing import Any
 
 from refitwire import InvalidBlob, wire
 from refitwire._validate import parse
-from refitwire.compat._json_text import first_repeated_name
+from refitwire.compat.cases._json_text import first_repeated_name
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import blob_limit
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import pydantic
 import pytest
 from refitwire import wire
-from refitwire.compat._built_cases import base_payload
+from refitwire.compat.cases._built_cases import base_payload
 from refitwire.compat.upstream.adapter_testee import Adapter
 
 #: (level as ``--member`` names it, name): one new member at each level.

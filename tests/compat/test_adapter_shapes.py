@@ -20,7 +20,7 @@ import pytest
 from refitwire import PublishedShard as RefShard
 from refitwire import PublishedTensor as RefTensor
 from refitwire import RendezvousPayload, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
-from refitwire.compat._built_cases import base_payload
+from refitwire.compat.cases._built_cases import base_payload
 from refitwire.compat.upstream.adapter_testee import Adapter
 
 _NONE = dataclasses.MISSING

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from refitwire import wire
 from refitwire.compat import Plan, candidates, reference, report_ok, run_matrix
-from refitwire.compat._built_cases import refusal_cases
 from refitwire.compat._results import KIT_CRASHED
+from refitwire.compat.cases._built_cases import refusal_cases
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gate"))
 from _gate_helpers import make_repo, refitwire, write

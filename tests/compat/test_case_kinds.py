@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _cases, _html, _kinds, _report, _run
+from refitwire.compat import _html, _kinds, _report, _run
 from refitwire.compat._rebuild import Source
 from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result
+from refitwire.compat.cases import _cases
 
 
 def _every_id() -> list[str]:

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from _support import proposed_schema
 from refitwire import compat, wire
-from refitwire.compat import _built_cases, _cases, _render, _report, _results, _run
-from refitwire.compat._digest import digest_cases
+from refitwire.compat import _render, _report, _results, _run
 from refitwire.compat._results import Outcome, Result
+from refitwire.compat.cases import _built_cases, _cases
+from refitwire.compat.cases._digest import digest_cases
 from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")

@@ -15,7 +15,7 @@ from refitwire import (
     wire,
     wrap_rendezvous_blob,
 )
-from refitwire.compat._forms import decoded_schema, project
+from refitwire.compat.cases._forms import decoded_schema, project
 
 ROOT = Path(__file__).resolve().parents[2]
 

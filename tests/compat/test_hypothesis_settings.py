@@ -7,8 +7,8 @@ import json
 import _profiles
 import hypothesis
 from refitwire import wire
-from refitwire.compat import _cases
 from refitwire.compat import hypothesis_settings as deterministic
+from refitwire.compat.cases import _cases
 
 SCHEMA = json.dumps({"type": "string", "pattern": "^[a-z]{3,5}$"}, sort_keys=True)
 
@@ -41,7 +41,7 @@ def test_a_loaded_test_profile_does_not_change_the_values_the_kit_draws() -> Non
 
 
 _DRAW = (
-    "import hashlib, json, sys; from refitwire import wire; from refitwire.compat._cases import generated_payloads; "
+    "import hashlib, json, sys; from refitwire import wire; from refitwire.compat.cases._cases import generated_payloads; "
     "p = generated_payloads(int(sys.argv[1]), 6, wire.default_registry()); "
     "print(hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest())"
 )

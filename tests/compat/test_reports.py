@@ -16,7 +16,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from refitwire.compat import _cases, _render, _report
+from refitwire.compat import _render, _report
+from refitwire.compat.cases import _cases
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 #: What the faulty testee is labelled: by its start reply (the reference's name and version).

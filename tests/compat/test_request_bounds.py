@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from refitwire import released_versions, wire
-from refitwire.compat import _built_cases, _cases, _digest, _protocol, _sizes, _write_unknown
+from refitwire.compat import _protocol
+from refitwire.compat.cases import _built_cases, _cases, _digest, _sizes, _write_unknown
 from refitwire.wire import blob_limit, dtype_sizes
 
 

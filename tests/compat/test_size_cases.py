@@ -17,8 +17,9 @@ import orjson
 import pytest
 from _support import proposed_schema
 from refitwire import InvalidBlob, released_versions, to_decoded, unwrap_rendezvous_blob, wire
-from refitwire.compat import _cases, _checks, _forms, _growth, _results, _size_budget, _sizes, _testee
+from refitwire.compat import _checks, _growth, _results, _size_budget, _testee
 from refitwire.compat._results import Outcome
+from refitwire.compat.cases import _cases, _forms, _sizes
 from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")

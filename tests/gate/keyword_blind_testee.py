@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema_rs
 from refitwire import released_versions, wire
-from refitwire.compat._forms import decoded_document
+from refitwire.compat.cases._forms import decoded_document
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import compile_model
 

@@ -40,7 +40,8 @@ import json, sys
 sys.path.insert(0, "tools")
 import _clone  # noqa: F401  (this copy's packages)
 from refitwire import wire
-from refitwire.compat import _cases, _digest, _expected
+from refitwire.compat import _expected
+from refitwire.compat.cases import _cases, _digest
 registry = wire.default_registry()
 found = {}
 for case in _expected.known_cases(registry):

@@ -16,7 +16,7 @@ import pytest
 from _gate_helpers import candidate_registry
 from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
-from refitwire.compat._built_cases import refusal_cases
+from refitwire.compat.cases._built_cases import refusal_cases
 from refitwire.wire import Registry, decoded_members
 
 FLAVOR = {"description": "The wire flavour.", "type": "string", "const": "mx-v2", "x-added-in": "1.3.0"}

@@ -90,7 +90,7 @@ IN_CLONE = 'import json, sys\nsys.path.insert(0, "tools")\nimport _clone  # noqa
 INSPECT = (
     IN_CLONE
     + """
-from refitwire.compat import _built_cases, _cases
+from refitwire.compat.cases import _built_cases, _cases
 from refitwire.compat.keywords import domain
 from refitwire import wire
 version = sys.argv[1]

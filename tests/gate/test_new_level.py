@@ -17,9 +17,9 @@ import pytest
 from _gate_helpers import candidate_registry
 from refitwire import from_decoded, to_decoded, unwrap_rendezvous_blob, wire, wrap_rendezvous_blob
 from refitwire._errors import InvalidBlob
-from refitwire.compat import _cases
-from refitwire.compat._built_cases import refusal_cases
-from refitwire.compat._forms import decoded_document
+from refitwire.compat.cases import _cases
+from refitwire.compat.cases._built_cases import refusal_cases
+from refitwire.compat.cases._forms import decoded_document
 from refitwire.wire import Registry
 
 SCALES = {

@@ -135,7 +135,7 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
     """In-process: the candidate is the default registry with the checkout's new files, passed
     explicitly; nothing is registered, so no other test sees it."""
     from refitwire import wire
-    from refitwire.compat import _cases
+    from refitwire.compat.cases import _cases
 
     repo = make_repo(tmp_path)
     _add_members(repo)
@@ -149,7 +149,7 @@ def test_payloads_carry_a_candidates_new_members(tmp_path: Path) -> None:
         _cases.conform(p, "1.2.0", n, wire.default_registry()) is p for n, p in enumerate(payloads.values())
     )
     # ... and a writer of the candidate is asked to refuse each of them out of bounds or mistyped.
-    from refitwire.compat._built_cases import refusal_cases
+    from refitwire.compat.cases._built_cases import refusal_cases
 
     refusals = {c.description: c.rule for c in refusal_cases("1.3.0", registry)}
     assert refusals["/publisher_rank: -1, below its minimum 0"] == "SCHEMA"  # the schema names no rule for it

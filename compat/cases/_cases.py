@@ -11,7 +11,6 @@ from importlib import resources
 from typing import Any, Literal
 
 import orjson
-from refitwire.compat import _forms, _magnitudes
 from refitwire.compat._hypothesis import (
     deterministic,
     given,
@@ -19,8 +18,9 @@ from refitwire.compat._hypothesis import (
     kit_draws,
     st,
 )
-from refitwire.compat._json_text import first_repeated_name
 from refitwire.compat._results import RECOMMENDED, REQUIRED, dumps_short, general
+from refitwire.compat.cases import _forms, _magnitudes
+from refitwire.compat.cases._json_text import first_repeated_name
 from refitwire.wire import Registry, WireModel, dtype_sizes, pointer, show_pointer, spec_rules, version_key
 
 __all__ = ["RECOMMENDED", "REQUIRED"]

@@ -169,10 +169,10 @@ def size_cases(limit: int) -> tuple[SizeCase, ...]:
 
 def expected_read(case: SizeCase, model: WireModel) -> bytes:
     """What a reader of ``model`` must decode from valid ``case``, as canonical JSON text
-    (:func:`~refitwire.compat._cases.canonical_json`): worked out once per case and shape of
+    (:func:`~refitwire.compat.cases._cases.canonical_json`): worked out once per case and shape of
     the decoded form (the members of each level), and kept beside the tables, so a run
     compares one reply with bytes rather than parsing and projecting the table again."""
-    from refitwire.compat import _cases, _forms
+    from refitwire.compat.cases import _cases, _forms
     from refitwire.wire import decoded_members, no_gc
 
     shape = [

@@ -19,8 +19,8 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _forms
 from refitwire.compat._protocol import write
+from refitwire.compat.cases import _forms
 from refitwire.compat.keywords import Break, breaks, level_breaks
 from refitwire.wire import Member, WireModel, pointer, protocol_validator
 

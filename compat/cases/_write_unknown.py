@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from refitwire import wire
-from refitwire.compat import _cases, _forms
+from refitwire.compat.cases import _cases, _forms
 
 __all__ = ["unknown_member_cases"]
 

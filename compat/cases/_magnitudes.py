@@ -21,7 +21,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from refitwire.compat._forms import objects_at
+from refitwire.compat.cases._forms import objects_at
 from refitwire.wire import Member, Registry, dtype_sizes
 
 __all__ = ["MAGNITUDE_CLASSES", "NAME_LENGTH_UNBOUNDED", "agent_metadata", "magnitude_payloads"]

@@ -1,5 +1,5 @@
 """Cases built at run time rather than committed: writer refusals (the size cases are
-``refitwire.compat._sizes``).
+``refitwire.compat.cases._sizes``).
 
 A writer refusal case hands a writer a payload that breaks one writer-side rule; the only
 right answer is a refusal (``errored`` with a message), never a blob (``WRITE_VALID``).
@@ -105,7 +105,7 @@ def refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
 @functools.cache
 def _refusal_cases(version: str, registry: Registry) -> tuple[RefusalCase, ...]:
     # kept per registry (immutable), never per "whichever is the default now"
-    from refitwire.compat import _cases, _refusals
+    from refitwire.compat.cases import _cases, _refusals
 
     model = _cases.model_of(version, registry)
     base = _cases.conform(
