@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -80,13 +81,17 @@ def test_every_rule_is_emitted_by_a_gate_module() -> None:
     assert [r.id for r in Rule if r.id not in emitted] == []
 
 
-def test_no_gate_module_spells_a_rule_id() -> None:
-    # Only the catalogue writes an ID as text; anywhere else a typo would be a new, undocumented rule.
-    spelt = {
-        name: found
-        for name, tree in _gate_modules().items()
-        if name != "_rules.py" and (found := _spelt(tree))
-    }
+def test_no_module_spells_a_rule_id() -> None:
+    """Only the catalogue writes an ID as text; anywhere else (a gate module, or the CLI, compat,
+    the library or the tools that read findings) a typo would be a new, undocumented rule."""
+    trees = {f"gate/{name}": tree for name, tree in _gate_modules().items() if name != "_rules.py"}
+    for package in ("refitwire", "refitwire.compat", "refitwire.cli", "refitwire.refit", "refitwire.bench"):
+        folder = Path(importlib.import_module(package).__file__ or "").resolve().parent
+        for path in sorted(folder.rglob("*.py")):
+            trees.setdefault(path.as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+    for path in sorted(TOOLS.glob("*.py")):
+        trees[f"tools/{path.name}"] = ast.parse(path.read_text(encoding="utf-8"))
+    spelt = {name: found for name, tree in trees.items() if (found := _spelt(tree))}
     assert spelt == {}
 
 
