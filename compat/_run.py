@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from refitwire.compat import _expected, _kinds
-from refitwire.compat._asking import Scope
+from refitwire.compat.runner import _expected, _kinds
+from refitwire.compat.runner._asking import Scope
 from refitwire.compat._errors import ProtocolError
-from refitwire.compat._participants import Participant
-from refitwire.compat._plan import Plan, Progress, Started
-from refitwire.compat._rebuild import Source
+from refitwire.compat.runner._participants import Participant
+from refitwire.compat.runner._plan import Plan, Progress, Started
+from refitwire.compat.runner._rebuild import Source
 from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result, broken_cause, listing
 from refitwire.compat._testee import Testee, excerpt_text, reply_limit
 from refitwire.wire import Registry
@@ -61,9 +61,19 @@ def start_all(plan: Plan) -> tuple[list[Started], list[Result]]:
 
     wanted = needed(plan)
     workers = max(2, os.cpu_count() or 2)
+    # The kit's own participants start in a second or so; the others (the released packages and
+    # source trees import torch: 6 to 8 s each at load 12) are started first, so that the last of
+    # the few started at a time is not one of them. The results keep the plan's order.
+    first = sorted(range(len(wanted)), key=lambda i: wanted[i].kind in _QUICK_TO_START)
     with ThreadPoolExecutor(max_workers=min(workers, max(1, len(wanted)))) as pool:
-        done = list(pool.map(start, wanted))
+        futures = {i: pool.submit(start, wanted[i]) for i in first}
+        done = [futures[i].result() for i in range(len(wanted))]
     return _distinct([s for s in done if isinstance(s, Started)]), [r for r in done if isinstance(r, Result)]
+
+
+#: The participant kinds that are the kit's own programs (a Python module of the kit, node with
+#: one script): quick to start, so started after the others.
+_QUICK_TO_START = frozenset({"reference", "candidate", "generation", "example"})
 
 
 def needs_peers(only: str | None) -> bool:
