@@ -10,6 +10,7 @@ only ever shrinks.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,28 @@ def test_a_late_import_closing_a_loop_is_a_cycle(arrows: dict[str, set[str]]) ->
 def test_floors_count_a_cycle_as_one_floor() -> None:
     assert import_graph.floors({"a": {"b"}, "b": {"c"}, "c": set()}) == 3
     assert import_graph.floors({"a": {"b"}, "b": {"c"}, "c": {"b"}}) == 2
+
+
+LOW_LAYER = "refitwire._wire"
+
+
+def above_the_low_layer(arrows: Mapping[str, Iterable[str]]) -> list[str]:
+    """Each arrow from the wire's low layer to a module outside it."""
+
+    def low(module: str) -> bool:
+        return module == LOW_LAYER or module.startswith(f"{LOW_LAYER}.")
+
+    return sorted(f"{m} -> {i}" for m, imported in arrows.items() if low(m) for i in imported if not low(i))
+
+
+def test_the_wires_low_layer_imports_nothing_above_it(arrows: dict[str, set[str]]) -> None:
+    """``refitwire._wire`` lies below the library's modules, which import it, and the internal API
+    ``refitwire.wire``, which imports them: an import of either from it would close a circle."""
+    assert LOW_LAYER in arrows
+    assert above_the_low_layer(arrows) == []
+
+
+def test_the_check_sees_the_low_layer_reach_up(arrows: dict[str, set[str]]) -> None:
+    planted = {m: set(i) for m, i in arrows.items()}
+    planted[f"{LOW_LAYER}._model"].add("refitwire._errors")
+    assert above_the_low_layer(planted) == [f"{LOW_LAYER}._model -> refitwire._errors"]
