@@ -3,9 +3,10 @@
 Each scenario is a ``git clone`` of this checkout changed as a contributor would, with the
 documented commands only (README, "Contributing"; docs/wire-model.md): ``refitwire schema new
 1.3.0``, an edit to the new schema files or a SPEC.md row or paragraph stamped ``(1.3.0)``,
-``python tools/regenerate.py``. Then the clone's own tests that the change touches (its golden
-vectors and writes, the frozen generations, the case IDs and lists keyed by them, the digest
-vectors) pass, ``regenerate --check`` passes, and ``refitwire gate`` reports what the change
+``python tools/regenerate.py``. Then ``regenerate --check`` passes, the clone's own tests pass
+(after the optional members, its whole quick tier, as its CI runs it; after the other changes,
+the tests the change touches: its golden vectors and writes, the frozen generations, the case
+IDs and lists keyed by them, the digest vectors), and ``refitwire gate`` reports what the change
 does to released readers and writers, with witnesses the released readers check.
 
 * optional members of shapes the released ones lack, any JSON value among them: the boolean
@@ -36,6 +37,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.upstream]
 ROOT = Path(__file__).resolve().parents[2]
 #: The clone's own packages first (tools/_clone.py), as its CI would import them.
 CLONE_PY = "import sys; sys.path.insert(0, 'tools'); import _clone; "
+#: pytest of the clone's own packages, in the main process and in each xdist worker alike: the
+#: plugin tools/_clone.py (on PYTHONPATH) puts them first before any test imports refitwire.
+CLONE_PYTEST = ("-m", "pytest", "-p", "_clone", "-p", "no:cacheprovider", "-q")
 #: The tests of the clone each scenario runs: what a change to the wire touches.
 TOUCHED = [
     "tests/test_vectors.py",
@@ -65,7 +69,7 @@ def _upstream_built() -> None:
 
 
 def _run(repo: Path, *argv: str, timeout: int = 2400) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, envs.ENV_VAR: str(envs.cache_dir())}
+    env = {**os.environ, envs.ENV_VAR: str(envs.cache_dir()), "PYTHONPATH": str(repo / "tools")}
     env.pop("REFITWIRE_SCHEMA_DIR", None)  # the clone's own schema/, as the tools read it
     return subprocess.run([sys.executable, *argv], cwd=repo, capture_output=True, text=True, env=env,
                           timeout=timeout)  # fmt: skip
@@ -119,6 +123,13 @@ def _touched_tests_pass(repo: Path) -> None:
     _ok(_run(repo, "tools/regenerate.py", "--check"))
     argv = [*TOUCHED, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
     _ok(_run(repo, "-c", CLONE_PY + f"import pytest; sys.exit(pytest.main({argv!r}))", timeout=3600))
+
+
+def _quick_tier_passes(repo: Path) -> str:
+    """The clone's whole quick tier (pyproject.toml's default selection), importing the clone's
+    packages: the project's own suite passes after the change, not only what it touches."""
+    _ok(_run(repo, "tools/regenerate.py", "--check"))
+    return _ok(_run(repo, *CLONE_PYTEST, "tests", "-n", "2", timeout=5400))
 
 
 def _gate(repo: Path) -> list[dict[str, Any]]:
@@ -188,6 +199,20 @@ print(json.dumps(out))
 
 def test_the_clones_tests_pass_after_new_shapes(shapes: dict[str, Any]) -> None:
     _touched_tests_pass(shapes["repo"])
+
+
+@pytest.mark.xfail(
+    strict=True,  # (a fix is noticed: the test then passes, and strict makes that a failure to remove this)
+    raises=AssertionError,
+    reason="issue 45, open: such a clone's quick tier still fails where tests copy the clone's SPEC.md with "
+    "its 1.3.0 rows (gate tests see extra SPEC_TEXT_ADDED), where vectors name the fallback rule SCHEMA of "
+    "a member without x-rule, in test_new_level's fixture, test_merge_cases, test_hostile_testees, "
+    "test_candidate_registry's matrix run, test_codec's lazy table and test_released_text "
+    "(53 failed and 37 errors at 4520a2c; the failing ones rerun at ff0da2d: 26 failed and 6 errors)",
+)
+def test_the_clones_whole_quick_tier_passes_after_new_shapes(shapes: dict[str, Any]) -> None:
+    summary = _quick_tier_passes(shapes["repo"]).strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
 
 
 # -- a member required from a new version ------------------------------------------------------
