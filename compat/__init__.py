@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 # first and the helpers bound after them: `compat.generations()` stays the function.
 from refitwire.compat import generations as _generations_package
 from refitwire.compat import upstream as _upstream_package
-from refitwire.compat._participants import (
+from refitwire.compat.runner._participants import (
     Participant,
     candidates,
     generations,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from refitwire.compat._cache import cache_home
     from refitwire.compat._caches import Cache, caches, disk_size
     from refitwire.compat._caches import prune as prune_caches
-    from refitwire.compat._candidate import Candidate
     from refitwire.compat._delta import Group as BaseGroup
     from refitwire.compat._delta import compare as compare_with_base
     from refitwire.compat._delta import grouped as group_against_base
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from refitwire.compat._delta import under_test as participants_under_test
     from refitwire.compat._delta import without_known as without_base_failures
     from refitwire.compat._errors import BaseMismatch, ReportError
-    from refitwire.compat._expected import load_file as load_expected_failures
     from refitwire.compat._html import badges as html_badges
     from refitwire.compat._html import gate_page as html_gate_page
     from refitwire.compat._html import page as html_page
@@ -55,9 +53,6 @@ if TYPE_CHECKING:
     from refitwire.compat._junit import Status as JUnitStatus
     from refitwire.compat._junit import Suite as JUnitSuite
     from refitwire.compat._junit import render as render_junit
-    from refitwire.compat._kinds import HANDSHAKE as HANDSHAKE_CASE
-    from refitwire.compat._kinds import kind_of as case_kind
-    from refitwire.compat._participants import upstream_source
     from refitwire.compat._render import first_lines as render_first
     from refitwire.compat._render import render as render_report
     from refitwire.compat._render import summary as render_summary
@@ -71,6 +66,11 @@ if TYPE_CHECKING:
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._session import run_report
     from refitwire.compat.cases._sizes import count_tensors, size_cases
+    from refitwire.compat.runner._candidate import Candidate
+    from refitwire.compat.runner._expected import load_file as load_expected_failures
+    from refitwire.compat.runner._kinds import HANDSHAKE as HANDSHAKE_CASE
+    from refitwire.compat.runner._kinds import kind_of as case_kind
+    from refitwire.compat.runner._participants import upstream_source
 
 
 _WHERE = lazy_names(__file__)

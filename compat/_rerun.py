@@ -12,10 +12,10 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from refitwire.compat import _kinds
-from refitwire.compat._plan import Plan, Started
-from refitwire.compat._rebuild import Inputs, Source
 from refitwire.compat.cases import _cases
+from refitwire.compat.runner import _kinds
+from refitwire.compat.runner._plan import Plan, Started
+from refitwire.compat.runner._rebuild import Inputs, Source
 from refitwire.wire import Registry
 
 

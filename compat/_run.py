@@ -16,14 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
+from refitwire.compat._errors import ProtocolError
+from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result, broken_cause, listing
+from refitwire.compat._testee import Testee, excerpt_text, reply_limit
 from refitwire.compat.runner import _expected, _kinds
 from refitwire.compat.runner._asking import Scope
-from refitwire.compat._errors import ProtocolError
 from refitwire.compat.runner._participants import Participant
 from refitwire.compat.runner._plan import Plan, Progress, Started
 from refitwire.compat.runner._rebuild import Source
-from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result, broken_cause, listing
-from refitwire.compat._testee import Testee, excerpt_text, reply_limit
 from refitwire.wire import Registry
 
 __all__ = [

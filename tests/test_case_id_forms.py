@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from refitwire import wire
-from refitwire.compat import _expected
 from refitwire.compat.cases import _built_cases, _cases
+from refitwire.compat.runner import _expected
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 sys.path.insert(0, str(TOOLS))

@@ -8,7 +8,7 @@ edit elsewhere never renames it. A sentence concerns the rule of its row and the
 a rule's cases are, on the read side, the vectors that expect it (a rejection naming it, or an
 acceptance resting on it) and, on the write side, the refusals of it and the golden writer
 payloads whose written blob is checked for it (every written blob is checked for every writer
-rule: ``compat._checks.written_problem``). A sentence with no case on either side is a gap.
+rule: ``compat.runner._checks.written_problem``). A sentence with no case on either side is a gap.
 """
 
 from __future__ import annotations

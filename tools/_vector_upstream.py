@@ -177,7 +177,7 @@ def expected_failures(vectors: list[dict[str, Any]]) -> str:
     }
     reasons = {e["case"]: e for e in data["expected_failures"]}
     entries = []
-    from refitwire.compat import _kinds  # the case kinds' table reads an ID
+    from refitwire.compat.runner import _kinds  # the case kinds' table reads an ID
 
     for case, found in sorted(_FAILURES.items()):
         parsed = _kinds.parse(case)
@@ -195,7 +195,7 @@ def expected_failures(vectors: list[dict[str, Any]]) -> str:
 def _entry(case: str, found: dict[str, str], vector: dict[str, Any] | None) -> dict[str, str]:
     """A new entry's reason and link: the vector's rule and description for a tolerated invalid
     vector, else the check's own message (its rule, when it names one)."""
-    from refitwire.compat import _kinds  # the case kinds' table reads an ID
+    from refitwire.compat.runner import _kinds  # the case kinds' table reads an ID
 
     parsed = _kinds.parse(case)
     bad = [o for o in vector["expect"].values() if not o["valid"]] if vector else []
@@ -208,7 +208,7 @@ def _entry(case: str, found: dict[str, str], vector: dict[str, Any] | None) -> d
         )
         return {"case": case, "reason": f"{who} it ({rule}): {vector['description']}",
                 "link": f"schema/SPEC.md#{rule}"}  # fmt: skip
-    from refitwire.compat._causes import named_rules
+    from refitwire.compat.runner._causes import named_rules
 
     named = [r for r in named_rules(found["message"], _clone.registry()) if r != "WRITE_VALID"]
     link = f"schema/SPEC.md#{named[0]}" if named else "schema/SPEC.md#7-conformance-tiers"

@@ -36,9 +36,9 @@ from typing import Any
 
 import _clone
 from refitwire import InvalidBlob, from_decoded, wrap_rendezvous_blob
-from refitwire.compat._merge import merge_terms, same_merge
 from refitwire.compat.cases._built_cases import base_payload
 from refitwire.compat.cases._cases import member_values, name_id
+from refitwire.compat.cases._merge import merge_terms, same_merge
 from refitwire.compat.upstream import ADAPTER_SCRIPT, envs
 from refitwire.wire import decoded_members, dtype_sizes, version_key
 

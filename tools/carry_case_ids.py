@@ -36,9 +36,9 @@ from typing import Any
 import _clone
 from _vector_kit import content_key
 from refitwire import wire
-from refitwire.compat._expected import known_cases, stale
 from refitwire.compat.cases._built_cases import refusal_cases
 from refitwire.compat.cases._cases import content_id, name_id
+from refitwire.compat.runner._expected import known_cases, stale
 
 ROOT = _clone.ROOT
 VECTORS = ROOT / "schema" / "vectors"

@@ -10,7 +10,7 @@ multi-byte UTF-8, at the limit and one byte over it, in about a third as many ch
 fewer UTF-16 code units than bytes), so a reader that counts the decoded text accepts the one
 over the limit. ``size:many-tensors`` is an eighth of the limit filled with as many small
 tensors as fit. A reader's growth is judged from the same realistic table at a sixteenth of
-the limit to the one at it (``refitwire.compat._size_budget``).
+the limit to the one at it (``refitwire.compat.runner._size_budget``).
 
 Tiers (SPEC.md section 5): a reader MUST read a blob of up to the limit within the
 per-request timeout (Required: writers may write that much, and every released reader

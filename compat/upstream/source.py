@@ -20,7 +20,7 @@ sdist), then every dependency the tree declares that the release it descends fro
 :mod:`._dependencies`). torch stays the pinned CPU build. When the release's declaration
 cannot be found, the environment gets the recipe alone and ``log`` says so.
 
-Stdlib only: this runs in refitwire's own process (``compat._participants``, the tests), never
+Stdlib only: this runs in refitwire's own process (``compat.runner._participants``, the tests), never
 in an upstream environment, but ``packaging`` is no dependency of refitwire; markers are
 evaluated with it where it happens to be importable.
 """

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _html, _kinds, _report, _run
-from refitwire.compat._rebuild import Source
+from refitwire.compat import _html, _report, _run
 from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result
 from refitwire.compat.cases import _cases
+from refitwire.compat.runner import _kinds
+from refitwire.compat.runner._rebuild import Source
 
 
 def _every_id() -> list[str]:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _asking, _checks, _kinds, _run
+from refitwire.compat import _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.cases import _cases
+from refitwire.compat.runner import _asking, _checks, _kinds
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import spec_rules
 

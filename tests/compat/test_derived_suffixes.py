@@ -8,8 +8,8 @@ import ast
 from pathlib import Path
 
 import refitwire.compat
-from refitwire.compat._kinds import KINDS
 from refitwire.compat._results import BYTES, REASON
+from refitwire.compat.runner._kinds import KINDS
 
 COMPAT = Path(refitwire.compat.__file__).resolve().parent
 

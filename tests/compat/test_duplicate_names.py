@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from refitwire import wire
-from refitwire.compat import _checks
 from refitwire.compat._results import Outcome
 from refitwire.compat.cases import _cases
+from refitwire.compat.runner import _checks
 
 
 class _StrictReader:

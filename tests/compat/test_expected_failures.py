@@ -6,8 +6,8 @@ unnoticed while the failure it excused shows up as new."""
 from __future__ import annotations
 
 from refitwire import wire
-from refitwire.compat import _expected
 from refitwire.compat.cases import _cases
+from refitwire.compat.runner import _expected
 
 
 def _known_cases() -> dict[str, str]:

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from _support import proposed_schema
 from refitwire import wire
-from refitwire.compat import _checks, _growth, _size_budget, _testee
-from refitwire.compat._growth import Round, Took
+from refitwire.compat import _testee
 from refitwire.compat._results import Broken, Decoded, Outcome, Result, Skipped
 from refitwire.compat.cases import _sizes
+from refitwire.compat.runner import _checks, _growth, _size_budget
+from refitwire.compat.runner._growth import Round, Took
 from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")

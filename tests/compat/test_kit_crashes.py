@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from refitwire import from_decoded, latest, released_versions, schema_document, wire, wrap_rendezvous_blob
 from refitwire.compat import Candidate, Plan, errored_run, report_ok, run_matrix
-from refitwire.compat._participants import reference
+from refitwire.compat.runner._participants import reference
 from refitwire.gate import Document
 
 DECODED = {"agent_name": "a", "metadata_endpoint": "h:1", "agent_meta_b64": "bQ==", "publisher_step": 7,

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from faulty_conformance import COMPRESS_PAST, FAULTS
 from refitwire import wire
-from refitwire.compat import _checks
 from refitwire.compat._results import REQUIRED, Outcome
 from refitwire.compat.cases import _cases, _magnitudes
 from refitwire.compat.cases._forms import objects_at
+from refitwire.compat.runner import _checks
 from refitwire.compat.testees.reference import answer
 
 REGISTRY = wire.default_registry()

@@ -3,8 +3,8 @@ as one (pointers with ``*``), yet still tells a wrong index from a wrong member.
 
 from __future__ import annotations
 
-from refitwire.compat._checks import reason
 from refitwire.compat._results import Outcome, Rejected
+from refitwire.compat.runner._checks import reason
 
 
 def test_a_wrong_index_is_told_apart_from_a_wrong_member() -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _checks
 from refitwire.compat.cases._built_cases import refusal_cases
+from refitwire.compat.runner import _checks
 from refitwire.compat.testees.reference import answer
 
 #: the payload a writer is asked to refuse: an address of 2^64

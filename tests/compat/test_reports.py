@@ -142,7 +142,7 @@ def test_a_testee_cannot_excuse_its_failures_by_the_name_it_gives(tmp_path: Path
     """The released 0.7.0 adapter, run as a third-party testee, names itself ``modelexpress``;
     the cases listed for the released package still count as its failures."""
     from refitwire import compat
-    from refitwire.compat import _expected
+    from refitwire.compat.runner import _expected
     from refitwire.compat.upstream import ADAPTER_SCRIPT
 
     found, _ = compat.upstream()

@@ -17,9 +17,10 @@ import orjson
 import pytest
 from _support import proposed_schema
 from refitwire import InvalidBlob, released_versions, to_decoded, unwrap_rendezvous_blob, wire
-from refitwire.compat import _checks, _growth, _results, _size_budget, _testee
+from refitwire.compat import _results, _testee
 from refitwire.compat._results import Outcome
 from refitwire.compat.cases import _cases, _forms, _sizes
+from refitwire.compat.runner import _checks, _growth, _size_budget
 from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")

@@ -75,7 +75,7 @@ def test_a_pip_installed_kit_exports_its_schema_folder_to_scaffold_in(tmp_path: 
 
 
 def test_an_undeclared_member_is_told_to_declare_a_spec_version() -> None:
-    from refitwire.compat._checks import written_problem
+    from refitwire.compat.runner._checks import written_problem
 
     blob = json.dumps({
         "schema": "mx.reshard.shard_table.v1", "agent_name": "a", "metadata_endpoint": "h:1",

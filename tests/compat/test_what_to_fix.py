@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from refitwire.compat import _render, _report, _run, _session, _testee
-from refitwire.compat._participants import Participant
 from refitwire.compat._results import Outcome, Result
+from refitwire.compat.runner._participants import Participant
 from refitwire.wire import default_registry
 
 HERE = Path(__file__).parent

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _checks
 from refitwire.compat.cases import _write_unknown
+from refitwire.compat.runner import _checks
 from refitwire.compat.testees.reference import answer
 
 

@@ -40,7 +40,7 @@ import json, sys
 sys.path.insert(0, "tools")
 import _clone  # noqa: F401  (this copy's packages)
 from refitwire import wire
-from refitwire.compat import _expected
+from refitwire.compat.runner import _expected
 from refitwire.compat.cases import _cases, _digest
 registry = wire.default_registry()
 found = {}

@@ -81,7 +81,7 @@ def test_a_rule_stated_twice_for_one_version_is_still_an_error() -> None:
 
 
 def test_the_engine_reads_a_changed_rule_per_version(tmp_path: Path) -> None:
-    from refitwire.compat._merge import merge_terms  # what the merge vectors and checks are built on
+    from refitwire.compat.cases._merge import merge_terms  # what the merge vectors and checks are built on
 
     registry = _with_spec(tmp_path, _rule_changed_in_1_3_0)
     terms = {v: merge_terms(registry.wire_model("rendezvous", v), registry)[1] for v in ("1.2.0", "1.3.0")}

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from refitwire.compat._participants import Participant
 from refitwire.compat._testee import Identity, Testee
+from refitwire.compat.runner._participants import Participant
 from refitwire.wire import Registry
 
 if TYPE_CHECKING:
-    from refitwire.compat import _expected
+    from refitwire.compat.runner import _expected
 
 __all__ = ["CaseId", "Plan", "Progress", "Started"]
 

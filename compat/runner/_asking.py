@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from refitwire.compat import _checks, _merge, _probes, _size_budget
 from refitwire.compat._errors import KitCrash
-from refitwire.compat._plan import CaseId, Plan, Started
 from refitwire.compat._results import RECOMMENDED, Outcome, Result, crashed, judged
-from refitwire.compat.cases import _built_cases, _cases, _digest, _write_unknown
+from refitwire.compat.cases import _built_cases, _cases, _digest, _merge, _write_unknown
+from refitwire.compat.runner import _checks, _probes, _size_budget
+from refitwire.compat.runner._plan import CaseId, Plan, Started
 from refitwire.wire import Registry
 
 
@@ -89,7 +89,7 @@ class Scope:
         if version not in self.registry.candidate_versions():
             return None
         if version not in self._candidates:
-            from refitwire.compat._candidate import Candidate  # the kit: only for a candidate
+            from refitwire.compat.runner._candidate import Candidate  # the kit: only for a candidate
 
             self._candidates[version] = Candidate(self.registry, version)
         return self._candidates[version]

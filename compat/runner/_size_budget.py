@@ -10,7 +10,7 @@ table, read while the load was other than at its read at the limit. So (SPEC.md 
   has ``size:growth`` skipped, one that cannot read it fails it.
 - **Growth** (case ``size:growth``): the reference reader, a testee of its own, reads that
   table and the one at the limit beside the reader, in rounds, and the reader fails when it
-  grew more than ``GROWTH_TOLERANCE`` times as much as the reference (``refitwire.compat._growth``).
+  grew more than ``GROWTH_TOLERANCE`` times as much as the reference (``refitwire.compat.runner._growth``).
   The reader's read at the limit is also ``size:at-limit``'s.
 - **Allowance**: the read at the limit is stopped at ``ROOM`` times what a reader growing as the
   reference did needs; the other cases at ``ROOM`` x the reader's fastest read of the small
@@ -29,9 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from refitwire.compat import _checks, _growth
 from refitwire.compat._errors import YardstickFailed
-from refitwire.compat._growth import ROOM
 from refitwire.compat._results import (
     REQUIRED,
     Broken,
@@ -46,6 +44,8 @@ from refitwire.compat._results import (
     judged,
 )
 from refitwire.compat.cases import _cases, _sizes
+from refitwire.compat.runner import _checks, _growth
+from refitwire.compat.runner._growth import ROOM
 from refitwire.wire import Registry, blob_limit, no_gc
 
 #: The small table is this fraction of the limit.

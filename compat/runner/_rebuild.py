@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.compat import _merge, _probes, _size_budget
 from refitwire.compat._errors import ProtocolError
-from refitwire.compat._plan import Plan, Started
 from refitwire.compat._protocol import count, read, write
-from refitwire.compat.cases import _built_cases, _cases, _digest, _sizes, _write_unknown
+from refitwire.compat.cases import _built_cases, _cases, _digest, _merge, _sizes, _write_unknown
+from refitwire.compat.runner import _probes, _size_budget
+from refitwire.compat.runner._plan import Plan, Started
 from refitwire.wire import Registry, blob_limit
 
 TEXT_LIMIT = 4000  # characters of a blob or payload shown (and recorded) as text

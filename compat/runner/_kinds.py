@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refitwire.compat import _asking, _merge, _rebuild, _size_budget
-from refitwire.compat._asking import Asked, Scope
-from refitwire.compat._plan import CaseId, Plan, Started
-from refitwire.compat._rebuild import Inputs, Source
 from refitwire.compat._results import BYTES, REASON, RECOMMENDED, REQUIRED
-from refitwire.compat.cases import _built_cases, _cases, _digest, _sizes
+from refitwire.compat.cases import _built_cases, _cases, _digest, _merge, _sizes
+from refitwire.compat.runner import _asking, _rebuild, _size_budget
+from refitwire.compat.runner._asking import Asked, Scope
+from refitwire.compat.runner._plan import CaseId, Plan, Started
+from refitwire.compat.runner._rebuild import Inputs, Source
 from refitwire.wire import Registry, blob_limit
 
 __all__ = [

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire import InvalidBlob, from_decoded, to_decoded, unwrap_rendezvous_blob, wrap_rendezvous_blob
-from refitwire.compat._causes import byte_cause, named_rules
 from refitwire.compat._protocol import count, read, write
 from refitwire.compat._results import (
     BYTES,
@@ -42,6 +41,7 @@ from refitwire.compat._results import (
 from refitwire.compat.cases import _cases, _forms
 from refitwire.compat.cases._built_cases import RefusalCase
 from refitwire.compat.cases._json_text import first_repeated_name
+from refitwire.compat.runner._causes import byte_cause, named_rules
 from refitwire.wire import Registry, check, parse, show_pointer, version_key, writer_violations
 
 

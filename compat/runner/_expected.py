@@ -84,7 +84,7 @@ def known_cases(registry: Registry) -> dict[str, str]:
     the participant it judges (``reader`` or ``writer``): each case kind's IDs, derived results
     included (``_kinds.known_cases``). A generated case is not here: its ID is the seed's
     (``gen-N``), and no list keeps it."""
-    from refitwire.compat._kinds import known_cases as by_kind  # the table sits above this module
+    from refitwire.compat.runner._kinds import known_cases as by_kind  # the table sits above this module
 
     return by_kind(registry)
 

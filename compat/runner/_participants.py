@@ -47,7 +47,7 @@ def reference(registry: Registry) -> list[Participant]:
 
 def candidates(schema_dir: Path, registry: Registry) -> list[Participant]:
     """The reference speaking each unreleased version found in ``schema_dir`` (the gate's candidate)."""
-    from refitwire.compat._candidate import candidate_versions
+    from refitwire.compat.runner._candidate import candidate_versions
 
     command = (
         sys.executable,
@@ -124,7 +124,7 @@ def upstream_source(
 def _declared(spec_version: str | None, schema_dir: Path | None, registry: Registry) -> tuple[str, ...]:
     """The adapter's ``--spec-version`` and ``--member`` flags for a source tree."""
     if spec_version is None and schema_dir is not None:
-        from refitwire.compat._candidate import candidate_versions
+        from refitwire.compat.runner._candidate import candidate_versions
 
         found = candidate_versions(schema_dir, registry)
         spec_version = found[-1] if found else None
@@ -132,7 +132,7 @@ def _declared(spec_version: str | None, schema_dir: Path | None, registry: Regis
         return ("--spec-version", spec_version) if spec_version else ()
     if schema_dir is None:
         raise ValueError(f"declares spec version {spec_version!r}, a candidate: it needs --schema-dir")
-    from refitwire.compat._candidate import load, with_candidates
+    from refitwire.compat.runner._candidate import load, with_candidates
     from refitwire.wire import version_key
 
     model = load(

@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from refitwire.compat import _checks
 from refitwire.compat._errors import ProtocolError, YardstickFailed
-from refitwire.compat._participants import reference
 from refitwire.compat._results import Broken, Decoded, Reply, broken_cause
 from refitwire.compat._testee import Testee, excerpt_text
+from refitwire.compat.runner import _checks
+from refitwire.compat.runner._participants import reference
 from refitwire.wire import ENV_VAR, Registry
 
 #: A reader may grow this many times as much as the reference from a sixteenth of the limit to it.
