@@ -38,8 +38,9 @@ def make_repo(tmp: Path) -> Path:
     index, the schema documents and SPEC.md (its rules are part of each released version)."""
     repo = tmp / "repo"
     (repo / "schema").mkdir(parents=True)
-    for name in ("index.json", "SPEC.md"):
-        shutil.copy(SCHEMA / name, repo / "schema" / name)
+    shutil.copy(SCHEMA / "index.json", repo / "schema" / "index.json")
+    spec = released_spec((SCHEMA / "SPEC.md").read_text(encoding="utf-8"))
+    (repo / "schema" / "SPEC.md").write_text(spec, encoding="utf-8")
     # the files the index lists, not a candidate this checkout may hold (a clone's 1.3.0): the
     # tests scaffold their own candidates on the released versions
     index = json.loads((SCHEMA / "index.json").read_text(encoding="utf-8"))
@@ -51,6 +52,25 @@ def make_repo(tmp: Path) -> Path:
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "schema")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "released")
     return repo
+
+
+def released_spec(text: str) -> str:
+    """SPEC.md ``text`` as the released versions state it: without the blocks a candidate this
+    checkout holds adds of its own (a clone's 1.3.0 rows of the members and versions tables, its
+    stamped rules and paragraphs), which a test's own 1.3.0 would otherwise find as its text."""
+    from refitwire.wire import spec_text
+
+    registry = wire.default_registry()
+    candidates = set(registry.candidate_versions())
+    lines = text.split("\n")
+    drop: set[int] = set()
+    for block in spec_text(text, registry.released_versions()[0]).blocks:
+        if block.since in candidates:
+            start, count = block.line - 1, block.raw.count("\n") + 1
+            drop.update(range(start, start + count))
+            if block.kind != "row" and start + count < len(lines) and not lines[start + count].strip():
+                drop.add(start + count)  # (the blank line after a paragraph)
+    return "\n".join(line for n, line in enumerate(lines) if n not in drop)
 
 
 def write_text_locks(repo: Path) -> None:
