@@ -37,40 +37,40 @@ if TYPE_CHECKING:
     from refitwire.compat._cache import cache_home
     from refitwire.compat._caches import Cache, caches, disk_size
     from refitwire.compat._caches import prune as prune_caches
-    from refitwire.compat._delta import Group as BaseGroup
-    from refitwire.compat._delta import compare as compare_with_base
-    from refitwire.compat._delta import grouped as group_against_base
-    from refitwire.compat._delta import render as render_base_comparison
-    from refitwire.compat._delta import under_test as participants_under_test
-    from refitwire.compat._delta import without_known as without_base_failures
     from refitwire.compat._errors import BaseMismatch, ReportError
-    from refitwire.compat._html import badges as html_badges
-    from refitwire.compat._html import gate_page as html_gate_page
-    from refitwire.compat._html import page as html_page
     from refitwire.compat._hypothesis import deterministic as hypothesis_settings
     from refitwire.compat._hypothesis import kit_draws as hypothesis_draws
-    from refitwire.compat._junit import Case as JUnitCase
-    from refitwire.compat._junit import Status as JUnitStatus
-    from refitwire.compat._junit import Suite as JUnitSuite
-    from refitwire.compat._junit import render as render_junit
-    from refitwire.compat._render import first_lines as render_first
-    from refitwire.compat._render import render as render_report
-    from refitwire.compat._render import summary as render_summary
-    from refitwire.compat._report import Report, errored_run, read_report
-    from refitwire.compat._report import ok as report_ok
-    from refitwire.compat._rerun import describe as describe_case
-    from refitwire.compat._rerun import known as knows_case
     from refitwire.compat._results import REQUIRED, Outcome, Result
-    from refitwire.compat._run import Plan
-    from refitwire.compat._run import needs_peers as case_needs_peers
     from refitwire.compat._session import execute as run_matrix
     from refitwire.compat._session import run_report
     from refitwire.compat.cases._sizes import count_tensors, size_cases
+    from refitwire.compat.report._delta import Group as BaseGroup
+    from refitwire.compat.report._delta import compare as compare_with_base
+    from refitwire.compat.report._delta import grouped as group_against_base
+    from refitwire.compat.report._delta import render as render_base_comparison
+    from refitwire.compat.report._delta import under_test as participants_under_test
+    from refitwire.compat.report._delta import without_known as without_base_failures
+    from refitwire.compat.report._html import badges as html_badges
+    from refitwire.compat.report._html import gate_page as html_gate_page
+    from refitwire.compat.report._html import page as html_page
+    from refitwire.compat.report._junit import Case as JUnitCase
+    from refitwire.compat.report._junit import Status as JUnitStatus
+    from refitwire.compat.report._junit import Suite as JUnitSuite
+    from refitwire.compat.report._junit import render as render_junit
+    from refitwire.compat.report._render import first_lines as render_first
+    from refitwire.compat.report._render import render as render_report
+    from refitwire.compat.report._render import summary as render_summary
+    from refitwire.compat.report._report import Report, errored_run, read_report
+    from refitwire.compat.report._report import ok as report_ok
+    from refitwire.compat.report._rerun import describe as describe_case
+    from refitwire.compat.report._rerun import known as knows_case
     from refitwire.compat.runner._candidate import Candidate
     from refitwire.compat.runner._expected import load_file as load_expected_failures
     from refitwire.compat.runner._kinds import HANDSHAKE as HANDSHAKE_CASE
     from refitwire.compat.runner._kinds import kind_of as case_kind
     from refitwire.compat.runner._participants import upstream_source
+    from refitwire.compat.runner._run import Plan
+    from refitwire.compat.runner._run import needs_peers as case_needs_peers
 
 
 _WHERE = lazy_names(__file__)

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from refitwire.compat import _report
-from refitwire.compat._run import Plan, Progress, Started, run, start_all, stop_all
+from refitwire.compat.report import _report
+from refitwire.compat.runner._run import Plan, Progress, Started, run, start_all, stop_all
 
 PROGRESS_EVERY = 2000  # results between two progress lines on stderr
 

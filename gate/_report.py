@@ -2,7 +2,7 @@
 
 Every format places a finding in its file: SARIF results and GitHub annotations carry the
 line and column of the finding's JSON pointer (``_locate``); JUnit is written by the one
-shared writer (``refitwire.compat._junit``), one suite per comparison.
+shared writer (``refitwire.compat.report._junit``), one suite per comparison.
 """
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ def test_the_released_code_still_gives_every_recorded_digest() -> None:
 
 def test_a_digest_case_can_be_rerun_alone() -> None:
     """``--case digest:ID`` finds the case and shows its input and upstream's digest."""
-    from refitwire.compat import _rerun
-    from refitwire.compat._run import Plan
+    from refitwire.compat.report import _rerun
+    from refitwire.compat.runner._run import Plan
 
     v = CASES[0]
     plan = Plan(registry=wire.default_registry(), participants=[], examples=0)

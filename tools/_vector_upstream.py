@@ -122,8 +122,8 @@ def measured_failures() -> dict[str, dict[str, str]]:
     """Case ID -> role, tier and message of each single-sided case (one side: a read, a write, a
     refusal, a Recommended size case, a digest case, a probe) that every released participant
     fails, as the kit's own checks judge it. Run in a fresh process: it reads the vectors this build just wrote."""
-    from refitwire.compat._report import read_report
     from refitwire.compat._results import Outcome
+    from refitwire.compat.report._report import read_report
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, str(Path(__file__).with_name("_upstream_cases.py")), tmp], check=True)

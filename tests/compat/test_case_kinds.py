@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _html, _report, _run
 from refitwire.compat._results import LISTED_PER_GROUP, REQUIRED, Outcome, Result
 from refitwire.compat.cases import _cases
-from refitwire.compat.runner import _kinds
+from refitwire.compat.report import _html, _report
+from refitwire.compat.runner import _kinds, _run
 from refitwire.compat.runner._rebuild import Source
 
 

@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 from _support import proposed_schema
 from refitwire import compat, wire
-from refitwire.compat import _render, _report, _results, _run
+from refitwire.compat import _results
 from refitwire.compat._results import Outcome, Result
 from refitwire.compat.cases import _built_cases, _cases
 from refitwire.compat.cases._digest import digest_cases
+from refitwire.compat.report import _render, _report
+from refitwire.compat.runner import _run
 from refitwire.wire import blob_limit
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")

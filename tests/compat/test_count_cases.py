@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 from refitwire import wire
-from refitwire.compat import _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.cases import _cases
-from refitwire.compat.runner import _asking, _checks, _kinds
+from refitwire.compat.runner import _asking, _checks, _kinds, _run
 from refitwire.compat.testees.reference import answer
 from refitwire.wire import spec_rules
 

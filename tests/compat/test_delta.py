@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from refitwire.compat import REQUIRED, Outcome, Report, Result
-from refitwire.compat._delta import compare, render, without_known
-from refitwire.compat._report import Footer, Header
+from refitwire.compat.report._delta import compare, render, without_known
+from refitwire.compat.report._report import Footer, Header
 
 TREE = {"label": "modelexpress@0.8.0.dev0+gabc", "kind": "upstream-source"}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refitwire.compat import _render, _report
+from refitwire.compat.report import _render, _report
 from refitwire.compat.upstream import envs
 
 HERE = Path(__file__).parent

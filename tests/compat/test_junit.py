@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from refitwire.compat._junit import Case, Suite, render, xml_safe
+from refitwire.compat.report._junit import Case, Suite, render, xml_safe
 
 
 def test_counts_are_derived_from_cases() -> None:

@@ -17,10 +17,9 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 from refitwire import wire
-from refitwire.compat import _run
 from refitwire.compat._results import RECOMMENDED, REQUIRED, Outcome, Result
 from refitwire.compat.cases import _merge
-from refitwire.compat.runner import _asking, _kinds
+from refitwire.compat.runner import _asking, _kinds, _run
 from refitwire.compat.testees.reference import answer
 
 ROOT = Path(__file__).resolve().parents[2]

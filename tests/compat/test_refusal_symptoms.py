@@ -113,8 +113,8 @@ def test_refusals_of_one_wrong_behaviour_are_one_group_with_their_count() -> Non
     the same wrong blob (its step as a string: TYPE) has one cause, so comparing it with a base that
     refused them all lists one group with the count of its cases, not one group per refused rule."""
     from refitwire.compat import Report
-    from refitwire.compat._delta import compare, grouped, render
-    from refitwire.compat._report import Footer, Header
+    from refitwire.compat.report._delta import compare, grouped, render
+    from refitwire.compat.report._report import Footer, Header
 
     cases = {c.rule: c for c in refusal_cases("1.2.0", wire.default_registry())}  # one case per rule
     assert len(cases) >= 5, sorted(cases)

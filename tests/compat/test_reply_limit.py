@@ -16,8 +16,8 @@ import pytest
 from refitwire import to_decoded, unwrap_rendezvous_blob, wire
 from refitwire.compat import Plan, _testee, reference
 from refitwire.compat._errors import ProtocolError
-from refitwire.compat._run import start_all, stop_all
 from refitwire.compat._testee import _reply_limit, reply_limit
+from refitwire.compat.runner._run import start_all, stop_all
 from refitwire.wire import blob_limit
 
 SHARD_MEMBER = {"type": "string", "x-added-in": "1.3.0", "description": "A member on every shard."}

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from refitwire.compat import _render, _report
 from refitwire.compat.cases import _cases
+from refitwire.compat.report import _render, _report
 
 FAULTY = Path(__file__).with_name("faulty_testee.py")
 #: What the faulty testee is labelled: by its start reply (the reference's name and version).

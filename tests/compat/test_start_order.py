@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from refitwire import wire
 from refitwire.compat import Participant, Plan
-from refitwire.compat._run import start_all, stop_all
+from refitwire.compat.runner._run import start_all, stop_all
 
 #: A testee that notes its start in a log, then answers the handshake and nothing else.
 _PROGRAM = """

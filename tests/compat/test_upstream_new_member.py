@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 from refitwire import wire
-from refitwire.compat._report import read_report
 from refitwire.compat._testee import reply_limit
 from refitwire.compat.cases._sizes import realistic_table
+from refitwire.compat.report._report import read_report
 from refitwire.compat.runner._participants import upstream_source
 from refitwire.compat.upstream import envs
 from refitwire.wire import blob_limit

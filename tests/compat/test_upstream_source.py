@@ -21,8 +21,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from refitwire.compat import _delta
-from refitwire.compat._report import Report, read_report
+from refitwire.compat.report import _delta
+from refitwire.compat.report._report import Report, read_report
 from refitwire.compat.upstream import envs
 from refitwire.compat.upstream.source import locate
 

@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from refitwire.compat import _render, _report, _run, _session, _testee
+from refitwire.compat import _session, _testee
 from refitwire.compat._results import Outcome, Result
+from refitwire.compat.report import _render, _report
+from refitwire.compat.runner import _run
 from refitwire.compat.runner._participants import Participant
 from refitwire.wire import default_registry
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refitwire.compat import _report
+from refitwire.compat.report import _report
 from refitwire.compat.upstream import envs
 
 pytestmark = [pytest.mark.slow, pytest.mark.upstream]

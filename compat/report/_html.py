@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-from refitwire.compat import _badge, _render
-from refitwire.compat._report import Report
 from refitwire.compat._results import LISTED_PER_GROUP, Outcome, Result, listing
+from refitwire.compat.report import _badge, _render
+from refitwire.compat.report._report import Report
 from refitwire.compat.runner import _kinds
 
 MAX_INPUTS = 400  # distinct cases whose recorded input the page carries

@@ -15,10 +15,10 @@ import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from refitwire.compat import _junit
-from refitwire.compat._report import Header, Report
 from refitwire.compat._results import COUNTED, RECOMMENDED, REQUIRED, Outcome, Result, listing
 from refitwire.compat._results import blamed as blamed  # the page and the gate ask the report's renderer
+from refitwire.compat.report import _junit
+from refitwire.compat.report._report import Header, Report
 from refitwire.compat.runner import _kinds
 
 VECTORS = "(vectors)"

@@ -21,8 +21,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from refitwire.compat._errors import BaseMismatch
-from refitwire.compat._report import Report
 from refitwire.compat._results import REQUIRED, Outcome, Result
+from refitwire.compat.report._report import Report
 
 #: What the participant under test is called in a key, whatever its label.
 UNDER_TEST = "(under test)"
