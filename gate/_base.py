@@ -29,6 +29,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,15 @@ from refitwire.compat import (
 )
 from refitwire.gate._errors import GateError
 from refitwire.gate._git import default_base, repo_root, resolve
-from refitwire.gate._matrix import MatrixOutcome, heard, matrix_report, run_matrix, under_test_flags
+from refitwire.gate._matrix import (
+    MatrixOutcome,
+    Scope,
+    heard,
+    judge,
+    matrix_report,
+    run_matrix,
+    under_test_flags,
+)
 
 #: The cache (under the kit's cache home) of the bases' reports; ``refitwire cache`` lists it.
 CACHE = "gate-bases"
@@ -302,31 +311,42 @@ def run_against_base(
     rerun = shlex.join(["refitwire", "matrix", "--only-under-test", "--seed", str(seed),
                         "--examples", str(examples), *flags])  # fmt: skip
     base = find_base(cwd, against)
-    found: Report | MatrixOutcome | str
-    if isinstance(base, Base):
-        notes.append(
-            f"judged against the base {base.label} ({base.commit[:12]}): only what the change adds counts"
-        )
-        found = base_report(base, under_test, seed=seed, examples=examples, command=command,
-                            schema_dir=schema_dir, log=log)  # fmt: skip
-    else:
-        found = base
-    if isinstance(found, str) or not isinstance(base, Base):  # no base: the Required tier alone
-        assert isinstance(found, str)
-        notes.append(f"no base to compare with ({found}): judged on the Required tier only")
+    if not isinstance(base, Base):  # no base: the Required tier alone
+        notes.append(f"no base to compare with ({base}): judged on the Required tier only")
         outcome = run_matrix(
             schema_dir, command, testees=under_test.testees, upstream_src=under_test.upstream_src,
             examples=examples, seed=seed, released=released, allow_missing=allow_missing,
             required_only=True, only_under_test=True,
         )  # fmt: skip
         return outcome, notes
+    notes.append(
+        f"judged against the base {base.label} ({base.commit[:12]}): only what the change adds counts"
+    )
+
+    def change() -> Report | MatrixOutcome:
+        log("running the change (the working tree)")
+        started = time.monotonic()
+        found = matrix_report(schema_dir, command, testees=under_test.testees, upstream_src=under_test.upstream_src,
+                              examples=examples, seed=seed, only_under_test=True)  # fmt: skip
+        log(f"the change's run took {time.monotonic() - started:.0f} s")
+        return found
+
+    # The change's run does not depend on the base's: it runs beside a base that is not cached yet
+    # (each run waits on its participants' replies most of the time, so two share two cores well).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(change)
+        found = base_report(base, under_test, seed=seed, examples=examples, command=command,
+                            schema_dir=schema_dir, log=log)  # fmt: skip
+        head = running.result()
+    if isinstance(found, str):  # the base's tree lacks what is under test: the Required tier alone
+        notes.append(f"no base to compare with ({found}): judged on the Required tier only")
+        if isinstance(head, MatrixOutcome):
+            return head, notes
+        return judge(
+            head, Scope(), released, allow_missing, schema_dir.name, flags, required_only=True
+        ), notes
     if isinstance(found, MatrixOutcome):
         return MatrixOutcome("errored", f"the base's run: {found.detail}"), notes
-    log("running the change (the working tree)")
-    started = time.monotonic()
-    head = matrix_report(schema_dir, command, testees=under_test.testees, upstream_src=under_test.upstream_src,
-                         examples=examples, seed=seed, only_under_test=True)  # fmt: skip
-    log(f"the change's run took {time.monotonic() - started:.0f} s")
     if isinstance(head, MatrixOutcome):
         return head, notes
     if _started_badly(head):  # not started in either: nothing was judged, so nothing is compatible

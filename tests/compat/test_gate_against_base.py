@@ -121,3 +121,32 @@ def test_without_a_base_it_says_so_and_judges_the_required_tier_only(
     )
     assert done.returncode == 0, said  # its Recommended failures are shown, not charged
     assert "not counted: with no base to compare with, only Required failures count" in done.stdout, said
+
+
+def test_a_tree_its_base_does_not_have_is_judged_on_the_required_tier_only(
+    released_tree: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A pull request that adds the tree: the base has nothing to run, so the change's run (made
+    beside the base's attempt) is judged alone, on the Required tier, saying why."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("the tree comes in a pull request\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "no tree yet")
+    _git(repo, "checkout", "-q", "-b", "pull-request")
+    shutil.copytree(released_tree, repo / PACKAGE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the tree")
+    argv = [sys.executable, "-m", "refitwire", "gate", "--upstream-src", PACKAGE, "--seed", SEED,
+            "--examples", EXAMPLES]  # fmt: skip
+    done = subprocess.run(
+        argv, cwd=repo, capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL
+    )
+    said = done.stdout + done.stderr
+    assert f"no base to compare with (--upstream-src {PACKAGE} does not exist at the base)" in done.stdout, (
+        said
+    )
+    assert done.returncode == 0, said  # its Recommended failures are shown, not charged
+    assert "not counted: with no base to compare with, only Required failures count" in done.stdout, said
