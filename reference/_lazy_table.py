@@ -63,9 +63,10 @@ class LazyTable(Sequence["PublishedTensor"]):
         """Every entry as the checked read holds it, no model built: for a reader that only
         looks (compares geometry, collects digests) and does not keep what it looks at.
 
-        Each entry reads by attribute as its model does, for every member the version read
-        declares (``name``, ``full_shape``, ``shards``, and each shard's ``addr``, ``digest``,
-        ...; arrays as tuples, an absent optional member as ``None``), and cannot be changed.
+        Each entry reads by attribute as its model does, for every member the model has
+        (``name``, ``full_shape``, ``shards``, and each shard's ``addr``, ``digest``, ...; arrays
+        as tuples, an absent optional member as ``None``, and so one only a later version or a
+        candidate declares), and cannot be changed.
         A blob the fast typed read could not vouch for (see ``refitwire._typed``) was read as
         plain dicts: then this builds the models.
         """

@@ -40,8 +40,9 @@ class _Unsupported(Exception):
 class _Compiled:
     """One document kind at one version: its msgspec decoder and its residual checks."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, newest: Any) -> None:
         self.root = root
+        self.newest = newest  # the newest version's schema, whose members the library's models hold
         self.structs: dict[str, Any] = {}
         self.residuals: list[tuple[tuple[str, ...], Any]] = []  # (path, check over the values there)
         self.decoder = msgspec.json.Decoder(self._type(root, (), "Document"))
@@ -113,10 +114,14 @@ class _Compiled:
         if required - set(node.get("properties", {})):
             raise _Unsupported("a required member without a schema")
         # frozen: a lazy table hands these out (``entries_as_read``) and builds its models from them;
-        # omit_defaults: as plain values (``msgspec.to_builtins``) an absent member stays absent
+        # omit_defaults: as plain values (``msgspec.to_builtins``) an absent member stays absent.
+        # A member only a later version declares is a class attribute ``None``, not a field (this
+        # version's blob must not hold it): read by attribute, as on the model, it is absent
+        later = _members_at(self.newest, path) - set(node.get("properties", {}))
         struct = msgspec.defstruct(
-            name, fields, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True, omit_defaults=True
-        )
+            name, fields, kw_only=True, forbid_unknown_fields=True, gc=False, frozen=True, omit_defaults=True,
+            namespace=dict.fromkeys(sorted(later)),
+        )  # fmt: skip
         self.structs[name] = struct
         return struct
 
@@ -130,6 +135,14 @@ class _Compiled:
             if not check([v for v in _values(values, path) if v is not None]):
                 return None
         return document
+
+
+def _members_at(schema: Any, path: tuple[str, ...]) -> set[str]:
+    """The members of the object at ``path`` (``*`` for an array's items) of a resolved schema."""
+    node = schema
+    for step in path:
+        node = node.get("items", {}) if step == "*" else node.get("properties", {}).get(step, {})
+    return set(node.get("properties", {}))
 
 
 def _values(memo: dict[tuple[str, ...], list[Any]], path: tuple[str, ...]) -> list[Any]:
@@ -175,10 +188,10 @@ def _at_most(bound: int, values: list[int]) -> bool:
 
 
 @functools.cache
-def _compiled(model: WireModel) -> _Compiled | None:
-    """One model's decoder, kept per model (models are immutable)."""
+def _compiled(model: WireModel, newest: WireModel) -> _Compiled | None:
+    """One model's decoder, kept per model and the newest of its registry (models are immutable)."""
     try:
-        return _Compiled(model.resolved)
+        return _Compiled(model.resolved, newest.resolved)
     except (_Unsupported, TypeError, ValueError):  # pragma: no cover - the released schemas all compile
         return None  # msgspec refused a type built from it: the exact path reads everything
 
@@ -190,7 +203,7 @@ def typed_read(blob: Any, kind: str, version: str, registry: Registry) -> Any:
     ASCII blobs within the size limit (what the reference writer emits), so every
     encoding rule holds when it answers.
     """
-    compiled = _compiled(registry.wire_model(kind, version))
+    compiled = _compiled(registry.wire_model(kind, version), registry.newest_model(kind))
     if (
         type(blob) is not bytes
         or len(blob) > blob_limit(registry, version)

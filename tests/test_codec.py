@@ -14,6 +14,7 @@ from refitwire import (
     decode_shard_table,
     encode_shard_table,
     merge_shard_tables,
+    schema_document,
     unwrap_rendezvous_blob,
     wire,
     wrap_rendezvous_blob,
@@ -191,6 +192,46 @@ def test_the_lazy_table_shows_its_entries_as_read_without_building_models() -> N
     document["tensors"][1]["shards"][0]["future_member"] = 1
     exact = unwrap_rendezvous_blob(json.dumps(document).encode(), lazy=True).tensors
     assert isinstance(exact, LazyTable) and list(exact.entries_as_read()) == eager
+
+
+def _with_a_later_shard_member() -> wire.Registry:
+    """The default registry and a candidate whose shards have one more member."""
+    newest = wire.default_registry().released_versions()[-1]
+    schema = schema_document("rendezvous", newest)
+    schema["x-spec-version"] = "1.9.0"
+    schema["$defs"]["shard"]["properties"]["numa_node"] = {
+        "type": "integer",
+        "minimum": 0,
+        "x-added-in": "1.9.0",
+    }
+    return wire.default_registry().with_resource("rendezvous", "1.9.0", schema)
+
+
+@pytest.mark.parametrize("later", ["released", "candidate"])
+def test_a_member_only_a_later_version_declares_reads_as_absent_from_the_entries_as_read(later: str) -> None:
+    """An entry as read has every member its model has: one the blob's version lacks (a 1.0.0
+    blob has no ``digest``; a candidate's new member in a released blob) is ``None`` on both,
+    not an AttributeError on one; a blob of that version still must not hold it."""
+    registry = wire.default_registry() if later == "released" else _with_a_later_shard_member()
+    version = registry.released_versions()[0 if later == "released" else -1]
+    classes = wire.classes_of(registry)
+    absent = set(classes.shard.model_fields) - set(
+        registry.wire_model("rendezvous", version).level(*classes.shard_level).names
+    )
+    assert absent, f"{version} declares every shard member of the newest version"
+    blob = wrap_rendezvous_blob(b"m", "r0", "h:1", [tensor(shard((0, 0)))], 3, spec_version=version)
+    lazy = unwrap_rendezvous_blob(blob, lazy=True, spec_version=version, registry=registry).tensors
+    eager = unwrap_rendezvous_blob(blob, spec_version=version, registry=registry).tensors
+    assert isinstance(lazy, LazyTable) and lazy._typed
+    got, want = lazy.entries_as_read()[0].shards[0], eager[0].shards[0]
+    assert _members(got, tuple(classes.shard.model_fields)) == _members(
+        want, tuple(classes.shard.model_fields)
+    )
+    assert {name: getattr(got, name) for name in absent} == dict.fromkeys(absent)
+    with_it = json.loads(blob)
+    with_it["tensors"][0]["shards"][0][sorted(absent)[0]] = None
+    assert not unwrap_rendezvous_blob(json.dumps(with_it).encode(), lazy=True, spec_version=version,
+                                      registry=registry).tensors._typed  # type: ignore[attr-defined]  # fmt: skip
 
 
 @pytest.mark.parametrize("lazy", [False, True])

@@ -264,10 +264,10 @@ def test_the_compiler_refuses_a_keyword_it_does_not_translate() -> None:
     from refitwire.wire import resolve_refs
 
     root = resolve_refs(schema_document("rendezvous", released_versions()[-1]))
-    _Compiled(root)
+    _Compiled(root, root)
     root["properties"]["agent_name"]["minLength"] = 1
     with pytest.raises(_Unsupported):
-        _Compiled(root)
+        _Compiled(root, root)
 
 
 def test_a_writer_that_leaves_the_endpoint_out_is_told_so_not_that_it_wrote_null() -> None:
