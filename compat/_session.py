@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from refitwire.compat.report import _report
-from refitwire.compat.runner._run import Plan, Progress, Started, run, start_all, stop_all
+from refitwire.compat.report import Report, Writer, footer, header
+from refitwire.compat.runner import Plan, Progress, Started, run, start_all, stop_all
 
 PROGRESS_EVERY = 2000  # results between two progress lines on stderr
 
@@ -38,19 +38,17 @@ def execute(
 
 def run_report(
     plan: Plan, stream: IO[str] | None = None, *, then: Callable[[list[Started]], None] | None = None
-) -> _report.Report:
+) -> Report:
     """As :func:`execute`, returning the typed report (each result serialised once, for ``stream``,
     and never read back)."""
     return _execute(plan, stream, then).report()
 
 
-def _execute(
-    plan: Plan, stream: IO[str] | None, then: Callable[[list[Started]], None] | None
-) -> _report.Writer:
+def _execute(plan: Plan, stream: IO[str] | None, then: Callable[[list[Started]], None] | None) -> Writer:
     t0 = time.perf_counter()
     started, failed_starts = start_all(plan)
-    out = _report.Writer(stream)
-    out.put(_report.header(started, plan))
+    out = Writer(stream)
+    out.put(header(started, plan))
     progress = Progress()
     t1, shown = time.perf_counter(), 0
     try:
@@ -63,5 +61,5 @@ def _execute(
             then(started)
     finally:
         stop_all(started)
-    out.put(_report.footer(out.results, started, time.perf_counter() - t0))
+    out.put(footer(out.results, started, time.perf_counter() - t0))
     return out

@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from refitwire.compat.cases import _cases
-from refitwire.compat.runner import _kinds
-from refitwire.compat.runner._plan import Plan, Started
-from refitwire.compat.runner._rebuild import Inputs, Source
+from refitwire.compat.runner import Inputs, Plan, Source, Started, _kinds
 from refitwire.wire import Registry
 
 

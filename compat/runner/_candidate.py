@@ -26,7 +26,7 @@ import jsonschema_rs
 from refitwire import InvalidBlob, Violation, from_decoded, violations, wire, wrap_rendezvous_blob
 from refitwire.compat._errors import UnknownVersion
 from refitwire.compat._hypothesis import deterministic, kit_draws
-from refitwire.compat.cases._forms import objects_at
+from refitwire.compat.cases import objects_at
 from refitwire.wire import Registry, check, parse_version, version_key, writer_violations
 
 

@@ -38,9 +38,7 @@ from refitwire.compat._results import (
     general,
     violation_text,
 )
-from refitwire.compat.cases import _cases, _forms
-from refitwire.compat.cases._built_cases import RefusalCase
-from refitwire.compat.cases._json_text import first_repeated_name
+from refitwire.compat.cases import RefusalCase, _cases, _forms, first_repeated_name
 from refitwire.compat.runner._causes import byte_cause, named_rules
 from refitwire.wire import Registry, check, parse, show_pointer, version_key, writer_violations
 
