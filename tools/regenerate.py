@@ -4,7 +4,8 @@ The one command after a schema change (docs/wire-model.md, "Adding an optional m
 from the checkout with any interpreter that has the kit's dependencies: the tools import this
 checkout's own packages (``tools/_clone.py``), never an installed kit's. In order:
 
-1. every ``x-rule`` of every schema file has its row in ``schema/SPEC.md``;
+1. every member whose keywords go past its type names its rule (``x-rule``), and every
+   ``x-rule`` of every schema file has its row in ``schema/SPEC.md``;
 2. the golden vectors, with the released upstream readers' and writers' verdicts measured
    (``build_vectors.py --measure-upstream``; needs the upstream environments,
    ``$REFITWIRE_ENVS``), then built again so the verdicts set each vector's tier, and the
@@ -35,9 +36,12 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import _clone
+
+if TYPE_CHECKING:
+    from refitwire.wire import Member, Registry
 
 TOOLS = Path(__file__).resolve().parent
 STEPS = (
@@ -104,6 +108,35 @@ def members_without_version() -> list[str]:
     return missing
 
 
+def members_without_rule(registry: Registry) -> list[str]:
+    """``file member: keywords`` for each member (or its items) whose keywords, past its type,
+    state no SPEC rule: a value breaking one would be rejected naming no rule of SPEC.md
+    (``WireModel.rule_at`` finds no ``x-rule`` at or above it). docs/wire-model.md asks every
+    member that holds values to bounds, a pattern or a list for an ``x-rule`` and its row."""
+    from refitwire.wire import KEYWORDS, spec_rules
+
+    known = {rule.id for rule in spec_rules(registry).rules}
+    missing = []
+    for document in registry.documents:
+        for version in registry.known_versions(document):
+            model = registry.wire_model(document, version)
+            for member in model.members():
+                at: list[str | int] = [part for step in member.level for part in (step, 0)]
+                value: Member | None = member
+                while value is not None:
+                    at.append(value.name if value is member else 0)
+                    asserting = [k for k in value.schema if k in KEYWORDS and k != "type"
+                                 and KEYWORDS[k].asserts and KEYWORDS[k].descent is None]  # fmt: skip
+                    unruled = [k for k in asserting if model.rule_at(k, at) not in known]
+                    if unruled:
+                        where = member.place + ("" if value is member else " (its items)")
+                        missing.append(
+                            f"schema/{document}/{version}.json {where}: {', '.join(unruled)} with no x-rule"
+                        )
+                    value = value.items
+    return missing
+
+
 def _rules(node: Any, at: str) -> Iterator[tuple[str, str]]:
     from refitwire.wire import join
 
@@ -133,6 +166,18 @@ def main(argv: list[str]) -> int:
         print(line, file=sys.stderr)
     if missing:
         print("add a row to schema/SPEC.md for each rule (section 2), then run this again", file=sys.stderr)
+        return 1
+    from refitwire.wire import Registry
+
+    unruled = members_without_rule(Registry.from_folder(_clone.ROOT / "schema"))
+    for line in unruled:
+        print(line, file=sys.stderr)
+    if unruled:
+        print(
+            'name the SPEC rule each of these states: an "x-rule" at the member, with its row in '
+            "schema/SPEC.md (section 2), then run this again",
+            file=sys.stderr,
+        )
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         ids = str(Path(tmp) / "vectors-before.json")  # the vectors as they were, to find listed IDs again

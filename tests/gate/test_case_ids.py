@@ -30,9 +30,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.upstream]
 
 ROOT = Path(__file__).resolve().parents[2]
 RANK = {"description": "Rank of the publisher.", "type": "integer", "minimum": 0, "maximum": 2147483647,
-        "x-added-in": "1.3.0"}  # fmt: skip
+        "x-rule": "RANK_RANGE", "x-added-in": "1.3.0"}  # fmt: skip
 NUMA = {"description": "NUMA node of the shard's memory.", "type": "integer", "minimum": 0, "maximum": 255,
-        "x-added-in": "1.3.0"}  # fmt: skip
+        "x-rule": "NUMA_RANGE", "x-added-in": "1.3.0"}  # fmt: skip
+#: the rules the two members state (a member's keywords past its type name one: docs/wire-model.md)
+SPEC_ROWS = (
+    "| `RANK_RANGE` | (1.3.0) `publisher_rank`, when present, MUST be an integer in [0, 2^31). | `/publisher_rank` |",
+    "| `NUMA_RANGE` | (1.3.0) `numa_node`, when present, MUST be an integer in [0, 255]. | `/tensors/i/shards/j/numa_node` |",
+)  # fmt: skip
 #: Every case ID of the copy, by kind (read/count/write/refuse/merge/size from the expected-failure
 #: index, then the digests and a seed's generated payloads), each with what it says it tests.
 IDS = """
@@ -97,6 +102,10 @@ def evolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             schema["properties"]["publisher_rank"] = RANK
         schema["$defs"]["shard"]["properties"]["numa_node"] = NUMA
         path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+    spec = repo / "schema" / "SPEC.md"
+    text = spec.read_text(encoding="utf-8")
+    step = next(line for line in text.splitlines() if line.startswith("| `STEP_RANGE` |"))
+    spec.write_text(text.replace(step, "\n".join((step, *SPEC_ROWS))), encoding="utf-8")
     done = _run(repo, "tools/regenerate.py")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {"repo": repo, "before": before, "after": _ids(repo)}

@@ -51,11 +51,19 @@ TOUCHED = [
 ANY = {"description": "Any JSON value.", "x-added-in": "1.3.0"}
 OPTIONAL = {
     "hint": ANY,  # any JSON value, stamped
-    "label": {"description": "A nullable label.", "type": ["string", "null"], "maxLength": 8, "x-added-in": "1.3.0"},
-    "ratio": {"description": "A ratio.", "type": "number", "exclusiveMinimum": 0, "maximum": 1, "x-added-in": "1.3.0"},
+    "label": {"description": "A nullable label.", "type": ["string", "null"], "maxLength": 8, "x-rule": "LABEL_LENGTH",
+              "x-added-in": "1.3.0"},
+    "ratio": {"description": "A ratio.", "type": "number", "exclusiveMinimum": 0, "maximum": 1, "x-rule": "RATIO_RANGE",
+              "x-added-in": "1.3.0"},
 }  # fmt: skip
 RANK = {"description": "Rank of the publisher.", "type": "integer", "minimum": 0, "maximum": 4095,
-        "x-added-in": "1.3.0"}  # fmt: skip
+        "x-rule": "RANK_RANGE", "x-added-in": "1.3.0"}  # fmt: skip
+#: the rules those members state: a member's keywords past its type name one (docs/wire-model.md)
+RULE_ROWS = {
+    "label": "| `LABEL_LENGTH` | (1.3.0) `label`, when present and not `null`, MUST have at most 8 characters. | `/label` |",
+    "ratio": "| `RATIO_RANGE` | (1.3.0) `ratio`, when present, MUST be a number in (0, 1]. | `/ratio` |",
+    "publisher_rank": "| `RANK_RANGE` | (1.3.0) `publisher_rank` MUST be an integer in [0, 4095]. | `/publisher_rank` |",
+}  # fmt: skip
 MERGE_ROW = "| `MERGE_CONSISTENT` | Tables merged by tensor `name` MUST agree on `dtype` (ignoring the `torch.` prefix), `elsize` and `full_shape`. | none: not a rule of the blob |"  # fmt: skip
 DTYPES_END = "`complex64`; 16: `complex128`.\n"
 NEW_DTYPE = "bits8"  # (a label the released upstream's torch knows: it digests the digest vectors)
@@ -107,6 +115,13 @@ def _edit_spec(repo: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def _add_rule_rows(repo: Path, *members: str) -> None:
+    """SPEC.md's rows (section 2.2, after ``STEP_RANGE``) for the rules of ``members``."""
+    text = (repo / "schema" / "SPEC.md").read_text(encoding="utf-8")
+    step = next(line for line in text.splitlines() if line.startswith("| `STEP_RANGE` |"))
+    _edit_spec(repo, step, "\n".join((step, *(RULE_ROWS[m] for m in members))))
+
+
 def _vectors(repo: Path) -> list[dict[str, Any]]:
     folder = repo / "schema" / "vectors"
     return [v for name in ("writer-output.json", "legal-forms.json", "invalid.json")
@@ -156,6 +171,7 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for document in ("rendezvous", "shard-table"):
         _edit_schema(repo, document, lambda s: s["$defs"]["shard"]["properties"].update(anything=ANY))
     _edit_schema(repo, "rendezvous", lambda s: s["properties"].update(OPTIONAL))
+    _add_rule_rows(repo, "label", "ratio")
     _ok(_run(repo, "tools/regenerate.py"))
     return {"repo": repo, "refused": refused, "writes_before": writes_before}
 
@@ -227,6 +243,7 @@ def required(tmp_path_factory: pytest.TempPathFactory) -> Path:
         schema["required"].append("publisher_rank")
 
     _edit_schema(repo, "rendezvous", edit)
+    _add_rule_rows(repo, "publisher_rank")
     _ok(_run(repo, "tools/regenerate.py"))
     return repo
 

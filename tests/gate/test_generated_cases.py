@@ -35,40 +35,49 @@ MEMBERS: dict[str, dict[str, Any]] = {
         "job": {"description": "The job.", "type": "object", "properties": {
             "rank": {"type": "integer", "minimum": 0, "maximum": 1023},
             "world_size": {"type": "integer", "minimum": 1, "maximum": 1024}},
-            "required": ["rank", "world_size"], "additionalProperties": False, "x-added-in": "1.3.0"},
+            "required": ["rank", "world_size"], "additionalProperties": False, "x-rule": "JOB_FORMAT",
+            "x-added-in": "1.3.0"},
         "job_id": {"description": "The job's id.", "type": "string", "pattern": "^[a-z][a-z0-9-]*$",
                    "maxLength": 64, "x-rule": "JOB_ID_FORMAT", "x-added-in": "1.3.0"},
         "ratio": {"description": "A ratio.", "type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1,
-                  "x-added-in": "1.3.0"},
+                  "x-rule": "RATIO_RANGE", "x-added-in": "1.3.0"},
     },
     "tensor": {"layout": {"description": "Memory layout.", "type": "string", "enum": ["row_major", "col_major"],
-                          "x-added-in": "1.3.0"},
+                          "x-rule": "LAYOUT_NAME", "x-added-in": "1.3.0"},
                "scales": {"description": "Block scales.", "type": "array", "minItems": 1, "maxItems": 3,
-                          "x-added-in": "1.3.0", "items": {"type": "object", "required": ["block"], "properties": {
+                          "x-rule": "SCALES_FORMAT", "x-added-in": "1.3.0", "items": {"type": "object", "required": ["block"], "properties": {
                               "block": {"type": "integer", "minimum": 1, "maximum": 4096, "x-added-in": "1.3.0"}}}}},
-    "shard": {"lanes": {"description": "Lanes.", "type": "array", "maxItems": 4, "x-added-in": "1.3.0",
+    "shard": {"lanes": {"description": "Lanes.", "type": "array", "maxItems": 4, "x-rule": "LANES_RANGE", "x-added-in": "1.3.0",
                         "items": {"type": "integer", "minimum": 0, "maximum": 255}}},
 }  # fmt: skip
-SPEC_ROW = "| `JOB_ID_FORMAT` | (1.3.0) `job_id`, when present, MUST match `^[a-z][a-z0-9-]*$` and have at most 64 characters. | `/job_id` |"
+#: each member's rule (docs/wire-model.md: a member's keywords past its type state an ``x-rule``)
+SPEC_ROW = "\n".join((
+    "| `JOB_ID_FORMAT` | (1.3.0) `job_id`, when present, MUST match `^[a-z][a-z0-9-]*$` and have at most 64 characters. | `/job_id` |",
+    "| `JOB_FORMAT` | (1.3.0) `job`, when present, MUST hold `rank` in [0, 1023] and `world_size` in [1, 1024], and no other member. | `/job` |",
+    "| `RATIO_RANGE` | (1.3.0) `ratio`, when present and not `null`, MUST be a number in (0, 1]. | `/ratio` |",
+    "| `LAYOUT_NAME` | (1.3.0) `layout`, when present, MUST be `row_major` or `col_major`. | `/tensors/i/layout` |",
+    "| `SCALES_FORMAT` | (1.3.0) `scales`, when present, MUST hold 1 to 3 objects, each with a `block` in [1, 4096]. | `/tensors/i/scales` |",
+    "| `LANES_RANGE` | (1.3.0) `lanes`, when present, MUST hold at most 4 integers in [0, 255]. | `/tensors/i/shards/j/lanes` |",
+))  # fmt: skip
 T, S = "/tensors/0", "/tensors/0/shards/0"
 #: member tag -> (keyword, rule, pointer at 1.3.0) that its invalid vectors must name, each
 WANTED: dict[str, set[tuple[str, str, str]]] = {
-    "/tensors/*/layout": {("enum", "SCHEMA", f"{T}/layout"), ("type", "TYPE", f"{T}/layout")},
-    "/job": {("required", "REQUIRED", "/job"), ("additionalProperties", "SCHEMA", "/job"),
-             ("minimum", "SCHEMA", "/job/rank"), ("maximum", "SCHEMA", "/job/rank"),
-             ("minimum", "SCHEMA", "/job/world_size"), ("maximum", "SCHEMA", "/job/world_size"),
+    "/tensors/*/layout": {("enum", "LAYOUT_NAME", f"{T}/layout"), ("type", "TYPE", f"{T}/layout")},
+    "/job": {("required", "REQUIRED", "/job"), ("additionalProperties", "JOB_FORMAT", "/job"),
+             ("minimum", "JOB_FORMAT", "/job/rank"), ("maximum", "JOB_FORMAT", "/job/rank"),
+             ("minimum", "JOB_FORMAT", "/job/world_size"), ("maximum", "JOB_FORMAT", "/job/world_size"),
              ("type", "TYPE", "/job/rank"), ("type", "TYPE", "/job"),
              ("integer-literal", "INTEGER_LITERAL", "/job/rank")},
-    "/tensors/*/shards/*/lanes": {("maxItems", "SCHEMA", f"{S}/lanes"), ("minimum", "SCHEMA", f"{S}/lanes/0"),
-                                  ("maximum", "SCHEMA", f"{S}/lanes/0"), ("maximum", "SCHEMA", f"{S}/lanes/1"),
+    "/tensors/*/shards/*/lanes": {("maxItems", "LANES_RANGE", f"{S}/lanes"), ("minimum", "LANES_RANGE", f"{S}/lanes/0"),
+                                  ("maximum", "LANES_RANGE", f"{S}/lanes/0"), ("maximum", "LANES_RANGE", f"{S}/lanes/1"),
                                   ("type", "TYPE", f"{S}/lanes/0"), ("type", "TYPE", f"{S}/lanes")},
-    "/tensors/*/scales": {("minItems", "SCHEMA", f"{T}/scales"), ("maxItems", "SCHEMA", f"{T}/scales"),
+    "/tensors/*/scales": {("minItems", "SCALES_FORMAT", f"{T}/scales"), ("maxItems", "SCALES_FORMAT", f"{T}/scales"),
                           ("required", "REQUIRED", f"{T}/scales/0")},
     "/tensors/*/scales/*/block": {("integer-literal", "INTEGER_LITERAL", f"{T}/scales/0/block"),
-                                  ("maximum", "SCHEMA", f"{T}/scales/0/block")},
+                                  ("maximum", "SCALES_FORMAT", f"{T}/scales/0/block")},
     "/job_id": {("maxLength", "JOB_ID_FORMAT", "/job_id"), ("pattern", "JOB_ID_FORMAT", "/job_id"),
                 ("type", "TYPE", "/job_id")},
-    "/ratio": {("exclusiveMinimum", "SCHEMA", "/ratio"), ("maximum", "SCHEMA", "/ratio"), ("type", "TYPE", "/ratio")},
+    "/ratio": {("exclusiveMinimum", "RATIO_RANGE", "/ratio"), ("maximum", "RATIO_RANGE", "/ratio"), ("type", "TYPE", "/ratio")},
 }  # fmt: skip
 #: keyword -> the new member whose vector must catch a reader blind to it
 BLIND_TO = {"enum": "/tensors/*/layout", "required": "/job", "additionalProperties": "/job", "minimum": "/job",
@@ -263,7 +272,7 @@ def test_writers_are_handed_every_value_and_asked_to_refuse_every_break(
         for word in words:
             assert any(word in d for d in described), (member, word, described)
     rules = {(d.split(":")[0], r) for r, d in seen["refusals"] if "pattern" in d or "one of its values" in d}
-    assert {("/job_id", "JOB_ID_FORMAT"), ("/tensors/0/layout", "SCHEMA")} <= rules
+    assert {("/job_id", "JOB_ID_FORMAT"), ("/tensors/0/layout", "LAYOUT_NAME")} <= rules
     for place, values in seen["domains"].items():
         carried = [value for payload in seen["asked"] for value in _values_at(payload, place.split("/")[1:])]
         present = [v for v in values if v is not None]
