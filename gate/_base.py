@@ -352,6 +352,15 @@ def run_against_base(
     if _started_badly(head):  # not started in either: nothing was judged, so nothing is compatible
         failed = next(r for r in head.results if r.case == HANDSHAKE_CASE)
         who = failed.writer or failed.reader or "the implementation under test"
-        return MatrixOutcome("errored", f"{who} did not start in the change: {failed.message[:2000]}"), notes
+        return MatrixOutcome("errored", f"{who} did not start in the change: {elided(failed.message)}"), notes
     against_text = f"{base.label} ({base.commit[:12]})"
     return judge_change(head, found, against_text, rerun, released, allow_missing), notes
+
+
+def elided(text: str, keep: int = 1000) -> str:
+    """``text`` whole, or its first and last ``keep`` characters with what was left out counted
+    between them: a reason is never cut mid-string without saying so (a testee's error may
+    quote a long reply)."""
+    if len(text) <= 2 * keep:
+        return text
+    return f"{text[:keep]} ... ({len(text) - 2 * keep} characters left out) ... {text[-keep:]}"

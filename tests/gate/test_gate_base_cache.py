@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from refitwire.gate._base import Base, UnderTest, cache_key, find_base
+from refitwire.gate._base import Base, UnderTest, cache_key, elided, find_base
 
 
 def _key(root: Path, schemas: Path, commit: str = "a" * 40, seed: int = 5, examples: int = 50,
@@ -49,3 +49,11 @@ def test_without_git_or_a_main_branch_there_is_no_base_and_it_says_why(tmp_path:
     found = find_base(repo, None)
     assert isinstance(found, str) and "no main branch found" in found
     assert isinstance(find_base(repo, "HEAD"), Base)
+
+
+def test_a_long_reason_is_elided_in_the_middle_and_says_how_much() -> None:
+    text = "start " + "x" * 5000 + " the key line"
+    shown = elided(text)
+    assert shown.startswith("start ") and shown.endswith(" the key line")
+    assert f"({len(text) - 2000} characters left out)" in shown
+    assert elided("short reason") == "short reason"
