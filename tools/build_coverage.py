@@ -41,7 +41,10 @@ def required_cells() -> dict[tuple[str, str], str]:
         if member.const is NO_CONST and member.types:  # a constant's other values break its own rule
             cells[("TYPE", at)] = "a value of a wrong JSON type"  # (SPEC 2.7 step 2); any type: none
         if member.const is not NO_CONST or member.pattern is not None or member.bounds != (None, None):
-            cells[(member.rule or "SCHEMA", at)] = "a value outside its constant, pattern or bounds"
+            # the rule a break names: the member's x-rule, else the nearest one around it (rule_at)
+            cells[(model.rule_at("maximum", member.first_path()), at)] = (
+                "a value outside its constant, pattern or bounds"
+            )
         if member.required:
             cells[("REQUIRED", at)] = "the member left out"
         if member.types == ("integer",):
@@ -50,7 +53,9 @@ def required_cells() -> dict[tuple[str, str], str]:
             cells[("TYPE", join(at, "*"))] = "an item of a wrong JSON type"
             if member.holds_integers:
                 if member.items.bounds != (None, None):  # (unbounded items have no value outside them)
-                    cells[(member.item_rule() or "SCHEMA", join(at, "*"))] = "an item outside its bounds"
+                    cells[(model.rule_at("maximum", member.first_path(item=True)), join(at, "*"))] = (
+                        "an item outside its bounds"
+                    )
                 cells[("INTEGER_LITERAL", join(at, "*"))] = "an item written with a fraction or exponent"
     spec = (ROOT / "schema" / "SPEC.md").read_text(encoding="utf-8")
     for section in ("2.1", "2.3"):

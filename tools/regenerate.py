@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import _clone
 
 if TYPE_CHECKING:
-    from refitwire.wire import Member, Registry
+    from refitwire.wire import Registry
 
 TOOLS = Path(__file__).resolve().parent
 STEPS = (
@@ -121,10 +121,10 @@ def members_without_rule(registry: Registry) -> list[str]:
         for version in registry.known_versions(document):
             model = registry.wire_model(document, version)
             for member in model.members():
-                at: list[str | int] = [part for step in member.level for part in (step, 0)]
-                value: Member | None = member
-                while value is not None:
-                    at.append(value.name if value is member else 0)
+                for value in (member, member.items):  # (its items are a member of their own)
+                    if value is None:
+                        continue
+                    at = member.first_path(item=value is not member)
                     asserting = [k for k in value.schema if k in KEYWORDS and k != "type"
                                  and KEYWORDS[k].asserts and KEYWORDS[k].descent is None]  # fmt: skip
                     unruled = [k for k in asserting if model.rule_at(k, at) not in known]
@@ -133,7 +133,6 @@ def members_without_rule(registry: Registry) -> list[str]:
                         missing.append(
                             f"schema/{document}/{version}.json {where}: {', '.join(unruled)} with no x-rule"
                         )
-                    value = value.items
     return missing
 
 

@@ -85,6 +85,13 @@ class Member:
         """The rule of an item of this array, else of the member."""
         return (self.items.rule if self.items is not None else None) or self.rule
 
+    def first_path(self, *, item: bool = False) -> tuple[str | int, ...]:
+        """The instance path of this member in the first object of every array on the way
+        (``("tensors", 0, "shards", 0, "addr")``), or of its first item: what
+        :meth:`WireModel.rule_at` reads to find the rule a break there names."""
+        path: tuple[str | int, ...] = (*[step for name in self.level for step in (name, 0)], self.name)
+        return (*path, 0) if item else path
+
 
 @dataclass(frozen=True)
 class Level:
