@@ -220,11 +220,11 @@ def test_the_clones_tests_pass_after_new_shapes(shapes: dict[str, Any]) -> None:
 @pytest.mark.xfail(
     strict=True,  # (a fix is noticed: the test then passes, and strict makes that a failure to remove this)
     raises=AssertionError,
-    reason="issue 45, open: such a clone's quick tier still fails where tests copy the clone's SPEC.md with "
-    "its 1.3.0 rows (gate tests see extra SPEC_TEXT_ADDED), where vectors name the fallback rule SCHEMA of "
-    "a member without x-rule, in test_new_level's fixture, test_merge_cases, test_hostile_testees, "
-    "test_candidate_registry's matrix run, test_codec's lazy table and test_released_text "
-    "(53 failed and 37 errors at 4520a2c; the failing ones rerun at ff0da2d: 26 failed and 6 errors)",
+    reason="issue 45, open: in such a clone test_merge_cases' wrong merges find no Required case (the merge "
+    "vectors' tables carry the candidate's shard member `anything` and all 7 MERGE_REPLICAS vectors are "
+    "measured Recommended, Required here) and test_candidate_registry's matrix run fails "
+    "788 Required cases (its own 1.3.0 over the clone's); the files of the 53 failed and 37 errors at "
+    "4520a2c rerun at 17be1dc: 5 failed, 812 passed (the stale-table one since fixed)",
 )
 def test_the_clones_whole_quick_tier_passes_after_new_shapes(shapes: dict[str, Any]) -> None:
     summary = _quick_tier_passes(shapes["repo"]).strip().splitlines()[-1]
