@@ -19,7 +19,8 @@ class Participant:
 
     label: str
     command: tuple[str, ...]
-    kind: str  # "reference", "generation", "upstream", "upstream-source", "example", "third-party"
+    #: "reference", "candidate", "generation", "upstream", "upstream-source", "example", "third-party"
+    kind: str
     # The part of ``label`` that stands in until the start reply names the implementation: it is
     # then replaced by ``name@version`` from that reply (a testee's command says nothing reliable:
     # ``env VAR=1 ./t`` would be "env").
