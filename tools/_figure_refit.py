@@ -110,6 +110,13 @@ def _failed(run: dict[str, Any]) -> str | None:
     return None
 
 
+def _unmeasured_row(label: str, run: dict[str, Any], columns: int) -> str | None:
+    """A table row that says why ``run`` gives no figures (it failed, or had no warm step), or
+    None when it has them."""
+    why = _failed(run) or (None if run["warm"] else "no warm step")
+    return None if why is None else f"| {label} | {why} |" + " |" * (columns - 2)
+
+
 def demo_text(run: dict[str, Any], stamp: str) -> str:
     failed = _failed(run)
     if failed:
@@ -124,9 +131,8 @@ def models_text(runs: dict[str, Any], stamp: str) -> str:
     lines = ["| model | bytes per step | transfer | step wall | wall / transfer | of raw | step wall per MiB |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for model, run in runs.items():
-        failed = _failed(run)
-        if failed or not run["warm"]:
-            lines.append(f"| `{model}` | {failed or 'no warm step'} | | | | | |")
+        if row := _unmeasured_row(f"`{model}`", run, 7):
+            lines.append(row)
             continue
         warm = run["warm"]
         mib = warm[0]["wire_bytes"] / 2**20
@@ -148,9 +154,8 @@ def shapes_text(runs: dict[str, Any], stamp: str) -> str:
              "| check | transfer | verify | wall / transfer | of raw (same descriptors / large ones) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for layout, run in runs.items():
-        failed = _failed(run)
-        if failed or not run["warm"]:
-            lines.append(f"| `{layout}` | {failed or 'no warm step'} |" + " |" * 9)
+        if row := _unmeasured_row(f"`{layout}`", run, 11):
+            lines.append(row)
             continue
         cold, warm = run["summary"]["cold"], run["summary"]["warm"]
         phase = warm["phases_s"]
@@ -170,9 +175,8 @@ def scaling_text(runs: dict[str, Any], stamp: str) -> str:
         "|---|---|---|---|---|",
     ]
     for fleet, run in runs.items():
-        failed = _failed(run)
-        if failed or not run["warm"]:
-            lines.append(f"| {fleet} | {failed or 'no warm step'} | | | |")
+        if row := _unmeasured_row(fleet, run, 5):
+            lines.append(row)
             continue
         warm = run["warm"]
         rate = statistics.median(r["bytes_per_s"] for r in warm)
